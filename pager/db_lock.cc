@@ -1,0 +1,67 @@
+#include "pager/db_lock.h"
+
+#include "base/status_macros.h"
+
+namespace journalkv::pager {
+
+using vfs::LockMode;
+
+absl::StatusOr<bool> DbLock::TryShared() {
+  JKV_ASSIGN_OR_RETURN(bool pending_free, file_->TryLock(kPendingByte, 1, LockMode::kShared));
+  if (!pending_free) return false;
+  absl::StatusOr<bool> shared = file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared);
+  JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 1));
+  JKV_RETURN_IF_ERROR(shared.status());
+  if (*shared) level_ = LockLevel::kShared;
+  return *shared;
+}
+
+absl::StatusOr<bool> DbLock::TryReserved() {
+  JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kReservedByte, 1, LockMode::kExclusive));
+  if (ok) level_ = LockLevel::kReserved;
+  return ok;
+}
+
+absl::StatusOr<bool> DbLock::TryExclusive() {
+  if (!pending_held_) {
+    JKV_ASSIGN_OR_RETURN(bool pending, file_->TryLock(kPendingByte, 1, LockMode::kExclusive));
+    if (!pending) return false;
+    pending_held_ = true;
+  }
+  JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kExclusive));
+  if (ok) level_ = LockLevel::kExclusive;
+  return ok;
+}
+
+absl::StatusOr<bool> DbLock::WriterPending() {
+  JKV_ASSIGN_OR_RETURN(bool free, file_->TryLock(kPendingByte, 1, LockMode::kShared));
+  if (free) JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 1));
+  return !free;
+}
+
+absl::Status DbLock::DropPending() {
+  if (!pending_held_) return absl::OkStatus();
+  pending_held_ = false;
+  return file_->Unlock(kPendingByte, 1);
+}
+
+absl::Status DbLock::DowngradeToShared() {
+  if (level_ == LockLevel::kExclusive) {
+    JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared));
+    if (!ok) return absl::InternalError("downgrading the database lock failed");
+  }
+  JKV_RETURN_IF_ERROR(DropPending());
+  if (level_ >= LockLevel::kReserved) JKV_RETURN_IF_ERROR(file_->Unlock(kReservedByte, 1));
+  if (level_ != LockLevel::kNone) level_ = LockLevel::kShared;
+  return absl::OkStatus();
+}
+
+absl::Status DbLock::Release() {
+  if (level_ == LockLevel::kNone && !pending_held_) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, kSharedSize + 2));
+  level_ = LockLevel::kNone;
+  pending_held_ = false;
+  return absl::OkStatus();
+}
+
+}  // namespace journalkv::pager

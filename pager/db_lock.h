@@ -1,0 +1,65 @@
+// The locks on the database file in rollback-journal modes, in the style of SQLite's: byte-range
+// locks on bytes far past any page a small database uses (the ranges are only advisory, so a
+// database larger than 1 GiB simply has pages there).
+//
+//   level      | held ranges                         | meaning
+//   -----------+-------------------------------------+-----------------------------------------
+//   kNone      | -                                   |
+//   kShared    | SHARED range: shared                | reading; the file will not change
+//   kReserved  | + RESERVED byte: exclusive          | the one writer; readers still welcome
+//   kExclusive | + PENDING byte and SHARED range:    | writing the database file; PENDING keeps
+//              |   exclusive                         | new readers out while old ones drain
+//
+// A reader takes the PENDING byte shared for a moment before taking SHARED, so a writer that
+// holds PENDING is not starved by a stream of new readers.
+//
+// Each method makes one attempt and never sleeps: the pager retries until its busy timeout.
+// Thread-safety: not thread-safe; the pager calls it under its mutex.
+#ifndef JOURNALKV_PAGER_DB_LOCK_H_
+#define JOURNALKV_PAGER_DB_LOCK_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::pager {
+
+enum class LockLevel { kNone = 0, kShared = 1, kReserved = 2, kExclusive = 3 };
+
+inline constexpr uint64_t kPendingByte = 0x40000000;
+inline constexpr uint64_t kReservedByte = kPendingByte + 1;
+inline constexpr uint64_t kSharedFirst = kPendingByte + 2;
+inline constexpr uint64_t kSharedSize = 510;
+
+class DbLock {
+ public:
+  explicit DbLock(vfs::File* file) : file_(file) {}
+
+  LockLevel level() const { return level_; }
+
+  // kNone -> kShared. False when a writer holds PENDING or EXCLUSIVE.
+  absl::StatusOr<bool> TryShared();
+  // kShared -> kReserved. False when another connection is the writer.
+  absl::StatusOr<bool> TryReserved();
+  // kReserved -> kExclusive. Takes PENDING (kept even when this returns false, so that new
+  // readers stay out while the caller retries), then the SHARED range exclusively.
+  absl::StatusOr<bool> TryExclusive();
+  // True when another connection holds PENDING or EXCLUSIVE (a reader should wait).
+  absl::StatusOr<bool> WriterPending();
+  // Any level -> kShared (drops RESERVED and PENDING).
+  absl::Status DowngradeToShared();
+  // Gives up a PENDING lock taken by a TryExclusive that did not succeed.
+  absl::Status DropPending();
+  // Any level -> kNone.
+  absl::Status Release();
+
+ private:
+  vfs::File* const file_;
+  LockLevel level_ = LockLevel::kNone;
+  bool pending_held_ = false;
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_DB_LOCK_H_

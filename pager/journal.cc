@@ -1,0 +1,313 @@
+#include "pager/journal.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/endian.h"
+#include "base/hash.h"
+#include "base/status_macros.h"
+#include "pager/db_format.h"
+
+namespace journalkv::pager {
+namespace {
+
+uint64_t NewNonce() {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  return rng() ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull);
+}
+
+absl::Span<const uint8_t> AsBytes(const std::string& s) {
+  return absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+// Reads a journal file: its header, the records that check and the seal if it checks.
+// std::nullopt when the header is not valid.
+absl::StatusOr<std::optional<ParsedJournal>> ParseJournal(vfs::File* file,
+                                                          const std::string& path) {
+  std::vector<uint8_t> header_bytes(kJournalHeaderSize);
+  absl::Status s = file->Read(0, absl::MakeSpan(header_bytes));
+  if (absl::IsOutOfRange(s)) return std::optional<ParsedJournal>();
+  JKV_RETURN_IF_ERROR(s);
+  std::optional<JournalHeader> header = DecodeJournalHeader(header_bytes);
+  if (!header.has_value()) return std::optional<ParsedJournal>();
+  if (!IsValidPageSize(header->page_size)) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": journal header has invalid page size ", header->page_size));
+  }
+  ParsedJournal parsed;
+  parsed.header = *header;
+  const uint32_t page_size = header->page_size;
+  std::vector<uint8_t> record(RecordSize(page_size));
+  uint64_t offset = kJournalHeaderSize;
+  while (true) {
+    absl::Span<uint8_t> prefix(record.data(), kRecordPrefixSize);
+    s = file->Read(offset, prefix);
+    if (absl::IsOutOfRange(s)) break;
+    JKV_RETURN_IF_ERROR(s);
+    const uint32_t page_no = base::DecodeFixed32(record.data());
+    const uint32_t kind = base::DecodeFixed32(record.data() + 4);
+    if (kind == kRecordKindPage && page_no != 0) {
+      s = file->Read(offset, absl::MakeSpan(record));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const size_t body = kRecordPrefixSize + page_size;
+      if (base::DecodeFixed64(record.data() + body) !=
+          base::Xxh3(record.data(), body, header->nonce)) {
+        break;
+      }
+      parsed.records.push_back({PageNo(page_no), offset + kRecordPrefixSize});
+      offset += record.size();
+      continue;
+    }
+    if (kind == kRecordKindSeal && page_no == 0) {
+      uint8_t count_bytes[8];
+      s = file->Read(offset + 8, absl::MakeSpan(count_bytes));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const uint32_t n = base::DecodeFixed32(count_bytes);
+      if (n > (1u << 26)) break;  // larger than any database this format can hold
+      std::vector<uint8_t> seal(16 + uint64_t{kSealEntrySize} * n + 8);
+      s = file->Read(offset, absl::MakeSpan(seal));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const size_t body = seal.size() - 8;
+      if (base::DecodeFixed64(seal.data() + body) != base::Xxh3(seal.data(), body, header->nonce)) {
+        break;
+      }
+      Seal decoded;
+      decoded.new_pages = base::DecodeFixed32(seal.data() + 12);
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint8_t* e = seal.data() + 16 + kSealEntrySize * i;
+        decoded.entries.push_back({PageNo(base::DecodeFixed32(e)), base::DecodeFixed64(e + 4)});
+      }
+      parsed.seal = std::move(decoded);
+    }
+    break;
+  }
+  return std::optional<ParsedJournal>(std::move(parsed));
+}
+
+// True when every page the seal lists already carries its sealed trailer in `db`.
+absl::StatusOr<bool> SealedPagesPresent(const Seal& seal, uint32_t page_size, vfs::File* db) {
+  std::vector<uint8_t> page(page_size);
+  for (const SealEntry& entry : seal.entries) {
+    absl::Status s = db->Read(uint64_t{entry.page_no.value() - 1} * page_size, absl::MakeSpan(page));
+    if (absl::IsOutOfRange(s)) return false;
+    JKV_RETURN_IF_ERROR(s);
+    if (StoredPageChecksum(page) != entry.trailer || !PageChecksumOk(entry.page_no, page)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Writes the journaled originals back (the earliest image of a page wins) and cuts the file
+// back to the original page count.
+absl::Status ApplyRollback(const ParsedJournal& journal, vfs::File* journal_file, vfs::File* db) {
+  const uint32_t page_size = journal.header.page_size;
+  std::vector<uint8_t> image(page_size);
+  for (auto it = journal.records.rbegin(); it != journal.records.rend(); ++it) {
+    JKV_RETURN_IF_ERROR(journal_file->Read(it->image_offset, absl::MakeSpan(image)));
+    JKV_RETURN_IF_ERROR(db->Write(uint64_t{it->page_no.value() - 1} * page_size, image));
+  }
+  JKV_ASSIGN_OR_RETURN(uint64_t size, db->Size());
+  const uint64_t orig_size = uint64_t{journal.header.orig_pages} * page_size;
+  if (size > orig_size) JKV_RETURN_IF_ERROR(db->Truncate(orig_size));
+  return absl::OkStatus();
+}
+
+// Ends a journal found on disk and makes that durable, so that it cannot reappear after a
+// power loss and be applied a second time.
+absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
+                                   std::unique_ptr<vfs::File> file, JournalMode mode,
+                                   SyncLevel sync) {
+  const bool do_sync = sync != SyncLevel::kOff;
+  if (mode == JournalMode::kTruncate) {
+    JKV_RETURN_IF_ERROR(file->Truncate(0));
+    return do_sync ? file->Sync(vfs::SyncKind::kAll) : absl::OkStatus();
+  }
+  if (mode == JournalMode::kPersist) {
+    std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
+    JKV_RETURN_IF_ERROR(file->Write(0, zeros));
+    return do_sync ? file->Sync(vfs::SyncKind::kData) : absl::OkStatus();
+  }
+  file.reset();
+  JKV_RETURN_IF_ERROR(fs->Delete(path));
+  return do_sync ? fs->SyncDirectory(vfs::DirName(path)) : absl::OkStatus();
+}
+
+}  // namespace
+
+Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
+                 uint32_t page_size)
+    : fs_(fs), path_(std::move(journal_path)), mode_(mode), sync_(sync), page_size_(page_size) {}
+
+Journal::~Journal() = default;
+
+void Journal::Begin(uint32_t orig_pages) {
+  header_ = JournalHeader{page_size_, NewNonce(), orig_pages};
+  written_ = false;
+  end_offset_ = 0;
+  pending_.clear();
+  memory_images_.clear();
+}
+
+void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
+  if (in_memory()) {
+    memory_images_.try_emplace(page_no.value(),
+                               std::string(reinterpret_cast<const char*>(image.data()),
+                                           image.size()));
+    return;
+  }
+  AppendRecord(header_.nonce, page_no, image, &pending_);
+}
+
+absl::Status Journal::OpenForTransaction() {
+  if (file_ != nullptr) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<vfs::File>> file =
+      fs_->Open(path_, {vfs::OpenMode::kCreateExclusive, vfs::FileKind::kJournal});
+  created_ = file.ok();
+  if (absl::IsAlreadyExists(file.status())) {
+    file = fs_->Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kJournal});
+  }
+  JKV_RETURN_IF_ERROR(file.status());
+  file_ = std::move(file).value();
+  return absl::OkStatus();
+}
+
+absl::Status Journal::SyncIfNeeded() {
+  if (sync_ == SyncLevel::kOff) return absl::OkStatus();
+  // Journal records durable before the first database page is overwritten: pager I1.
+  JKV_RETURN_IF_ERROR(file_->Sync(vfs::SyncKind::kData));
+  if (created_ || !dir_synced_once_) {
+    // The journal's directory entry durable too, or a power loss could remove the journal
+    // while the database holds half a transaction: pager I1.
+    JKV_RETURN_IF_ERROR(fs_->SyncDirectory(vfs::DirName(path_)));
+    dir_synced_once_ = true;
+    created_ = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Journal::Flush(const Seal* seal) {
+  if (in_memory()) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(OpenForTransaction());
+  std::string buffer;
+  if (!written_) {
+    buffer.resize(kJournalHeaderSize);
+    EncodeJournalHeader(header_, absl::MakeSpan(reinterpret_cast<uint8_t*>(buffer.data()),
+                                                buffer.size()));
+  }
+  buffer += pending_;
+  if (seal != nullptr) AppendSeal(header_.nonce, *seal, &buffer);
+  JKV_RETURN_IF_ERROR(file_->Write(end_offset_, AsBytes(buffer)));
+  written_ = true;
+  end_offset_ += buffer.size();
+  pending_.clear();
+  return SyncIfNeeded();
+}
+
+absl::Status Journal::Finish() {
+  pending_.clear();
+  memory_images_.clear();
+  if (in_memory() || !written_) return absl::OkStatus();
+  written_ = false;
+  const bool extra = sync_ == SyncLevel::kExtra;
+  switch (mode_) {
+    case JournalMode::kDelete: {
+      file_.reset();
+      JKV_RETURN_IF_ERROR(fs_->Delete(path_));
+      // The unlink durable: only EXTRA pays for it, the seal makes it unnecessary (I4).
+      return extra ? fs_->SyncDirectory(vfs::DirName(path_)) : absl::OkStatus();
+    }
+    case JournalMode::kTruncate:
+      JKV_RETURN_IF_ERROR(file_->Truncate(0));
+      return extra ? file_->Sync(vfs::SyncKind::kAll) : absl::OkStatus();
+    case JournalMode::kPersist: {
+      std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
+      JKV_RETURN_IF_ERROR(file_->Write(0, zeros));
+      return extra ? file_->Sync(vfs::SyncKind::kData) : absl::OkStatus();
+    }
+    case JournalMode::kMemory:
+    case JournalMode::kOff:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Journal::RollBack(vfs::File* db) {
+  if (in_memory()) {
+    for (const auto& [page_no, image] : memory_images_) {
+      JKV_RETURN_IF_ERROR(db->Write(uint64_t{page_no - 1} * page_size_, AsBytes(image)));
+    }
+    memory_images_.clear();
+    JKV_ASSIGN_OR_RETURN(uint64_t size, db->Size());
+    const uint64_t orig_size = uint64_t{header_.orig_pages} * page_size_;
+    if (size > orig_size) JKV_RETURN_IF_ERROR(db->Truncate(orig_size));
+    return absl::OkStatus();
+  }
+  pending_.clear();
+  if (!written_) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(std::optional<ParsedJournal> parsed, ParseJournal(file_.get(), path_));
+  if (!parsed.has_value() || parsed->header.nonce != header_.nonce) {
+    return absl::DataLossError(absl::StrCat(path_, ": journal unreadable during rollback"));
+  }
+  JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file_.get(), db));
+  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(db->Sync(vfs::SyncKind::kData));
+  return Finish();
+}
+
+absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path) {
+  absl::StatusOr<std::unique_ptr<vfs::File>> file =
+      fs->Open(journal_path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kJournal});
+  if (absl::IsNotFound(file.status())) return false;
+  JKV_RETURN_IF_ERROR(file.status());
+  std::vector<uint8_t> header(kJournalHeaderSize);
+  absl::Status s = (*file)->Read(0, absl::MakeSpan(header));
+  if (absl::IsOutOfRange(s)) return false;
+  JKV_RETURN_IF_ERROR(s);
+  return DecodeJournalHeader(header).has_value();
+}
+
+absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
+                                               const std::string& journal_path, vfs::File* db,
+                                               std::optional<uint32_t> db_page_size,
+                                               JournalMode mode, SyncLevel sync,
+                                               AccessMode access) {
+  const bool read_only = access == AccessMode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<vfs::File>> file = fs->Open(
+      journal_path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kReadWrite,
+                     vfs::FileKind::kJournal});
+  if (absl::IsNotFound(file.status())) return JournalRecovery::kNone;
+  JKV_RETURN_IF_ERROR(file.status());
+  JKV_ASSIGN_OR_RETURN(std::optional<ParsedJournal> parsed,
+                       ParseJournal(file->get(), journal_path));
+  if (!parsed.has_value()) return JournalRecovery::kNone;
+  const uint32_t page_size = parsed->header.page_size;
+  if (db_page_size.has_value() && *db_page_size != page_size) {
+    return absl::DataLossError(absl::StrCat(journal_path, ": journal page size ", page_size,
+                                            " differs from the database's ", *db_page_size));
+  }
+  bool complete = false;
+  if (parsed->seal.has_value()) {
+    JKV_ASSIGN_OR_RETURN(complete, SealedPagesPresent(*parsed->seal, page_size, db));
+  }
+  if (read_only) {
+    if (complete) return JournalRecovery::kStale;
+    return absl::FailedPreconditionError(
+        absl::StrCat(journal_path, ": hot journal must be rolled back first; "
+                                   "open the database read-write once"));
+  }
+  if (!complete) {
+    JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file->get(), db));
+    // Database restored durably before the journal may go: pager I3.
+    if (sync != SyncLevel::kOff) JKV_RETURN_IF_ERROR(db->Sync(vfs::SyncKind::kData));
+  }
+  JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
+  return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
+}
+
+}  // namespace journalkv::pager

@@ -1,0 +1,115 @@
+// The rollback journal of one database: writing it during a write transaction, ending it at
+// commit, rolling a transaction back from it, and recovering a hot journal left by a crash.
+//
+// The format is in journal_format.h. The commit protocol (pager I1..I4 in pager.h):
+//
+//   1. Flush(): header, original images and the seal are written in one sequential write and
+//      synced (sync >= NORMAL), with the directory synced when the journal file was just
+//      created. Nothing in the database file has changed yet.
+//   2. The pager writes the new pages and syncs the database file (sync >= NORMAL).
+//   3. Finish(): the journal is ended by mode (DELETE unlinks, TRUNCATE truncates to 0, PERSIST
+//      zeroes the header). Only EXTRA makes this durable: if a power loss undoes it, the seal
+//      proves the transaction complete and the next opener discards the journal unapplied.
+//
+// MEMORY and OFF keep original images in memory only (needed when a transaction that spilled is
+// rolled back); they never create a file and are not crash-atomic.
+//
+// Thread-safety: used by the single write transaction of a pager; recovery is called with the
+// pager's lock held.
+#ifndef JOURNALKV_PAGER_JOURNAL_H_
+#define JOURNALKV_PAGER_JOURNAL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "base/types.h"
+#include "pager/journal_format.h"
+#include "pager/pager_options.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::pager {
+
+class Journal {
+ public:
+  Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
+          uint32_t page_size);
+  ~Journal();
+
+  // Starts the journal of a new write transaction (nothing is written yet).
+  void Begin(uint32_t orig_pages);
+
+  // Queues the original image (a whole page) of a page the transaction is about to write to the
+  // database file for the first time.
+  void AddOriginal(PageNo page_no, absl::Span<const uint8_t> image);
+
+  // Writes everything queued (the header first, if this transaction has not written it yet),
+  // followed by `seal` when given, and makes it durable as the sync level asks. When this
+  // returns OK the database file may be written. On error the database file is untouched by
+  // this call.
+  absl::Status Flush(const Seal* seal);
+
+  // Ends the journal after the database file holds (and, at sync >= NORMAL, has synced) the
+  // transaction. REQUIRES: Flush() succeeded.
+  absl::Status Finish();
+
+  // Undoes the transaction's writes to `db`: restores every journaled original, cuts the file
+  // back to orig_pages, syncs it (sync != OFF) and ends the journal. Used when a transaction
+  // whose pages spilled into the database file is rolled back.
+  absl::Status RollBack(vfs::File* db);
+
+  // True once this transaction has written to the journal file or the in-memory journal.
+  bool touched() const { return written_ || !memory_images_.empty(); }
+  // Journal bytes written by this transaction so far.
+  uint64_t bytes_written() const { return end_offset_; }
+
+ private:
+  bool in_memory() const { return mode_ == JournalMode::kMemory || mode_ == JournalMode::kOff; }
+  absl::Status OpenForTransaction();
+  absl::Status SyncIfNeeded();
+
+  vfs::FileSystem* const fs_;
+  const std::string path_;
+  const JournalMode mode_;
+  const SyncLevel sync_;
+  const uint32_t page_size_;
+
+  std::unique_ptr<vfs::File> file_;  // open while a transaction uses it (file modes)
+  bool created_ = false;             // file_ was created by this transaction
+  bool dir_synced_once_ = false;     // TRUNCATE/PERSIST: the file's directory entry is durable
+  JournalHeader header_;
+  bool written_ = false;    // the header of this transaction is in the file
+  uint64_t end_offset_ = 0;  // where the next record goes
+  std::string pending_;      // encoded records not yet written
+  absl::flat_hash_map<uint32_t, std::string> memory_images_;  // MEMORY/OFF modes
+};
+
+// What recovery found.
+enum class JournalRecovery {
+  kNone,        // no journal, or one with no valid header
+  kStale,       // a completed transaction's journal: discarded, database untouched
+  kRolledBack,  // a hot journal: the database was restored to the state before it
+};
+
+// Inspects the journal of a database and, when it is hot, rolls the database back.
+// REQUIRES: the caller holds the EXCLUSIVE lock on `db` (so no live writer owns the journal).
+// `db_page_size` is the page size the database header gives, if it could be read.
+// DataLoss when the journal's page size contradicts the database's. `read_only`: report a hot
+// journal as FailedPrecondition instead of touching anything.
+absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
+                                               const std::string& journal_path, vfs::File* db,
+                                               std::optional<uint32_t> db_page_size,
+                                               JournalMode mode, SyncLevel sync,
+                                               AccessMode access);
+
+// True when a journal file with a valid header exists (cheap pre-check before locking).
+absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path);
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_JOURNAL_H_

@@ -1,0 +1,120 @@
+// The rollback journal file format (`x.db-journal`).
+//
+// This comment is the specification of the journal; keep it exact. All integers little-endian.
+//
+// journal := header (kJournalHeaderSize bytes) record* seal? garbage?
+//
+// header (one 512-byte sector, so that zeroing it in PERSIST mode cannot tear a record):
+//
+//   offset | size | field          | meaning
+//   -------+------+----------------+--------------------------------------------------------
+//   0      | 8    | magic          | "jkvjrnl\x01" (kJournalMagic)
+//   8      | 4    | format_version | 1
+//   12     | 4    | page_size      | P, equal to the database's
+//   16     | 8    | nonce          | random per transaction; seeds every record checksum, so
+//          |      |                | records left over from an older transaction never check
+//   24     | 4    | orig_pages     | the database's page_count before the transaction
+//   28     | 4    | sector_size    | 512
+//   32     | 8    | checksum       | XXH3-64 of bytes [0, 32), seed 0
+//   40     | 472  | zero           |
+//
+// record (an original page image, written before the database page is overwritten):
+//
+//   offset | size | field     | meaning
+//   -------+------+-----------+-------------------------------------------------------------
+//   0      | 4    | page_no   | page number, >= 1
+//   4      | 4    | kind      | 1 (kRecordKindPage)
+//   8      | P    | image     | the page as it was before the transaction, trailer included
+//   8+P    | 8    | checksum  | XXH3-64 of bytes [0, 8+P) of the record, seeded with nonce
+//
+// seal (written with the last records, before the first database page of the final commit
+// phase; it lists every page the transaction writes to the database file):
+//
+//   offset | size  | field       | meaning
+//   -------+-------+-------------+----------------------------------------------------------
+//   0      | 4     | zero        | 0 (not a page number)
+//   4      | 4     | kind        | 2 (kRecordKindSeal)
+//   8      | 4     | n           | number of entries
+//   12     | 4     | new_pages   | the database's page_count after the transaction
+//   16     | 12*n  | entries     | n x (page_no: 4, trailer: 8): the checksum trailer each
+//          |       |             | page carries once the transaction's image is written
+//   16+12n | 8     | checksum    | XXH3-64 of bytes [0, 16+12n) of the seal, seeded with nonce
+//
+// Reading: a reader takes the header (invalid header: no journal), then records while each
+// checks; the first record that does not check, or the end of the file, ends the journal.
+//
+// A journal is *hot* (its transaction must be rolled back) when its header is valid and no live
+// writer holds the RESERVED lock, unless it has a valid seal and every sealed page in the
+// database already carries its sealed trailer (then the transaction completed and the journal is
+// *stale*: it is discarded without touching the database). This is what lets a commit be durable
+// without syncing the end of the journal.
+#ifndef JOURNALKV_PAGER_JOURNAL_FORMAT_H_
+#define JOURNALKV_PAGER_JOURNAL_FORMAT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "base/types.h"
+
+namespace journalkv::pager {
+
+inline constexpr char kJournalMagic[8] = {'j', 'k', 'v', 'j', 'r', 'n', 'l', 1};
+inline constexpr uint32_t kJournalFormatVersion = 1;
+inline constexpr uint32_t kJournalHeaderSize = 512;
+inline constexpr uint32_t kJournalSectorSize = 512;
+// On disk: never renumber.
+inline constexpr uint32_t kRecordKindPage = 1;
+inline constexpr uint32_t kRecordKindSeal = 2;
+inline constexpr uint32_t kRecordPrefixSize = 8;
+inline constexpr uint32_t kRecordChecksumSize = 8;
+inline constexpr uint32_t kSealEntrySize = 12;
+
+inline constexpr uint64_t RecordSize(uint32_t page_size) {
+  return kRecordPrefixSize + page_size + kRecordChecksumSize;
+}
+
+struct JournalHeader {
+  uint32_t page_size = 0;
+  uint64_t nonce = 0;
+  uint32_t orig_pages = 0;
+};
+
+struct SealEntry {
+  PageNo page_no;
+  uint64_t trailer = 0;
+};
+
+struct Seal {
+  uint32_t new_pages = 0;
+  std::vector<SealEntry> entries;
+};
+
+// Fills `out` (kJournalHeaderSize bytes).
+void EncodeJournalHeader(const JournalHeader& header, absl::Span<uint8_t> out);
+// std::nullopt when the bytes are not a valid header (zeroed, torn, foreign).
+std::optional<JournalHeader> DecodeJournalHeader(absl::Span<const uint8_t> in);
+
+// Appends one record to `out`. `image` is a whole page (P bytes).
+void AppendRecord(uint64_t nonce, PageNo page_no, absl::Span<const uint8_t> image,
+                  std::string* out);
+// Appends the seal to `out`.
+void AppendSeal(uint64_t nonce, const Seal& seal, std::string* out);
+
+// A journal as read back: the header, the records that check, and the seal if one checks.
+struct ParsedJournal {
+  JournalHeader header;
+  struct Record {
+    PageNo page_no;
+    uint64_t image_offset = 0;  // file offset of the P-byte image
+  };
+  std::vector<Record> records;
+  std::optional<Seal> seal;
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_JOURNAL_FORMAT_H_

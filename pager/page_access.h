@@ -1,0 +1,90 @@
+// The page-level view of a transaction that the B+tree works through.
+//
+// PageReader is one consistent snapshot of the database's pages; PageWriter adds the changes of
+// a write transaction. The pager's ReadTxn and WriteTxn implement them; tests of the layers
+// above may implement them over plain memory.
+//
+// Pages are seen without their 8-byte checksum trailer: every span is UsableSize(page_size)
+// bytes. Page 1 is the pager's header page and is never handed out; the layers above keep
+// their few global values in the header's meta slots.
+//
+// Thread-safety: a transaction is used by one thread at a time.
+#ifndef JOURNALKV_PAGER_PAGE_ACCESS_H_
+#define JOURNALKV_PAGER_PAGE_ACCESS_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "base/types.h"
+
+namespace journalkv::pager {
+
+// A whole page image (page_size bytes, trailer included). Shared between the cache, readers and
+// the writer; immutable once published to the cache.
+struct PageBuffer {
+  explicit PageBuffer(uint32_t size) : bytes(new uint8_t[size]()), size(size) {}
+  std::unique_ptr<uint8_t[]> bytes;
+  uint32_t size;
+};
+
+// A pinned, read-only page. Cheap to copy; keeps the page image alive while it exists. The bytes
+// do not change for the life of the PageRef unless the same transaction modifies that page
+// through PageWriter::GetMutable (then the PageRef sees the change).
+class PageRef {
+ public:
+  PageRef() = default;
+  PageRef(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint32_t usable_size)
+      : page_no_(page_no), buffer_(std::move(buffer)), usable_size_(usable_size) {}
+
+  PageNo page_no() const { return page_no_; }
+  absl::Span<const uint8_t> data() const {
+    return absl::Span<const uint8_t>(buffer_->bytes.get(), usable_size_);
+  }
+  bool valid() const { return buffer_ != nullptr; }
+
+ private:
+  PageNo page_no_;
+  std::shared_ptr<const PageBuffer> buffer_;
+  uint32_t usable_size_ = 0;
+};
+
+struct MutablePage {
+  PageNo page_no;
+  absl::Span<uint8_t> data;  // UsableSize bytes, valid until the transaction ends
+};
+
+class PageReader {
+ public:
+  virtual ~PageReader() = default;
+
+  // The page as of this transaction. InvalidArgument for page 1, page 0 or a page past
+  // page_count(); DataLoss ("x.db page 7: checksum mismatch") when the stored page is damaged.
+  virtual absl::StatusOr<PageRef> Get(PageNo page_no) = 0;
+
+  virtual uint32_t page_count() const = 0;
+  virtual uint32_t usable_size() const = 0;
+  virtual uint32_t meta(int slot) const = 0;  // header meta slot, 0..kNumMetaSlots-1
+};
+
+class PageWriter : public PageReader {
+ public:
+  // The page made writable for this transaction; the span stays valid, and keeps its contents,
+  // until the transaction ends. Same errors as Get.
+  virtual absl::StatusOr<absl::Span<uint8_t>> GetMutable(PageNo page_no) = 0;
+
+  // A new page, zero-filled and writable: from the freelist when it has one, else past the end.
+  virtual absl::StatusOr<MutablePage> Allocate() = 0;
+
+  // Gives the page back to the freelist. Its content is not kept. REQUIRES: the page is in use
+  // by the caller (freeing a free page is detected by the structure check, not here).
+  virtual absl::Status Free(PageNo page_no) = 0;
+
+  virtual void set_meta(int slot, uint32_t value) = 0;
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_PAGE_ACCESS_H_

@@ -1,0 +1,712 @@
+#include "pager/pager.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/endian.h"
+#include "base/status_macros.h"
+#include "pager/freelist.h"
+
+namespace journalkv::pager {
+namespace {
+
+absl::Span<uint8_t> Whole(PageBuffer& b) { return absl::Span<uint8_t>(b.bytes.get(), b.size); }
+absl::Span<const uint8_t> Whole(const PageBuffer& b) {
+  return absl::Span<const uint8_t>(b.bytes.get(), b.size);
+}
+
+uint64_t Offset(PageNo page_no, uint32_t page_size) {
+  return uint64_t{page_no.value() - 1} * page_size;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Opening
+
+Pager::Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
+             std::unique_ptr<vfs::File> db_file)
+    : fs_(fs),
+      path_(std::move(path)),
+      journal_path_(path_ + "-journal"),
+      options_(options),
+      db_file_(std::move(db_file)),
+      lock_(db_file_.get()),
+      cache_(std::max<uint32_t>(options.cache_pages, 16)) {}
+
+Pager::~Pager() {
+  std::unique_lock lk(mu_);
+  lock_.Release().IgnoreError();  // closing the file drops every lock anyway
+}
+
+absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const std::string& path,
+                                                   const PagerOptions& options) {
+  if (!IsValidPageSize(options.page_size)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "page size ", options.page_size, " is not a power of two in [512, 65536]"));
+  }
+  JKV_ASSIGN_OR_RETURN(bool is_dir, fs->IsDirectory(path));
+  if (is_dir) return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
+  const bool read_only = options.access == AccessMode::kReadOnly;
+  JKV_ASSIGN_OR_RETURN(
+      std::unique_ptr<vfs::File> file,
+      fs->Open(path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate,
+                      vfs::FileKind::kDatabase}));
+  std::unique_ptr<Pager> pager(new Pager(fs, path, options, std::move(file)));
+  std::unique_lock lk(pager->mu_);
+  absl::Status s = pager->OpenLocked(lk);
+  absl::Status released = pager->lock_.Release();
+  JKV_RETURN_IF_ERROR(s);
+  JKV_RETURN_IF_ERROR(released);
+  pager->journal_ = std::make_unique<Journal>(fs, pager->journal_path_, options.journal_mode,
+                                              options.sync, pager->page_size_);
+  lk.unlock();
+  return pager;
+}
+
+absl::Status Pager::OpenLocked(std::unique_lock<std::mutex>& lk) {
+  const absl::Time deadline = Deadline();
+  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing the database",
+                            [&] { return lock_.TryShared(); }));
+  JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
+  if (size == 0) {
+    if (options_.access == AccessMode::kReadOnly) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path_, ": empty file cannot be opened read-only"));
+    }
+    return InitializeNewLocked(lk, deadline);
+  }
+  return RecoverLocked(lk, deadline);
+}
+
+absl::Status Pager::InitializeNewLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is creating the database",
+                            [&] { return lock_.TryReserved(); }));
+  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is reading the database",
+                            [&] { return lock_.TryExclusive(); }));
+  JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
+  if (size != 0) return RecoverLocked(lk, deadline);  // another connection created it first
+  DbHeader header;
+  header.page_size = options_.page_size;
+  PageBuffer page(header.page_size);
+  EncodeDbHeader(header, Whole(page));
+  SealPage(PageNo(1), Whole(page));
+  JKV_RETURN_IF_ERROR(db_file_->Write(0, Whole(page)));
+  if (options_.sync != SyncLevel::kOff) {
+    // The new database and its directory entry durable before the first commit relies on them.
+    JKV_RETURN_IF_ERROR(db_file_->Sync(vfs::SyncKind::kAll));
+    JKV_RETURN_IF_ERROR(fs_->SyncDirectory(vfs::DirName(path_)));
+  }
+  header_ = header;
+  page_size_ = header.page_size;
+  return lock_.DowngradeToShared();
+}
+
+absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
+  uint8_t prefix[kHeaderPrefixSize];
+  absl::Status s = db_file_->Read(0, absl::MakeSpan(prefix));
+  if (absl::IsOutOfRange(s)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": not a journalkv database (file too short for a header)"));
+  }
+  JKV_RETURN_IF_ERROR(s);
+  JKV_ASSIGN_OR_RETURN(uint32_t page_size, DecodeHeaderPrefix(prefix, path_));
+  PageBuffer page(page_size);
+  s = db_file_->Read(0, Whole(page));
+  if (absl::IsOutOfRange(s)) {
+    return absl::DataLossError(absl::StrCat(path_, ": truncated: shorter than one page of ",
+                                            page_size, " bytes"));
+  }
+  JKV_RETURN_IF_ERROR(s);
+  if (!PageChecksumOk(PageNo(1), Whole(page))) {
+    return absl::DataLossError(absl::StrCat(path_, " page 1: checksum mismatch"));
+  }
+  JKV_ASSIGN_OR_RETURN(DbHeader header, DecodeDbHeader(Whole(page), path_));
+  if (header.page_size != page_size) {
+    return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
+  }
+  JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
+  if (size < uint64_t{header.page_count} * page_size) {
+    return absl::DataLossError(absl::StrCat(path_, ": truncated: the header counts ",
+                                            header.page_count, " pages of ", page_size,
+                                            " bytes but the file holds ", size, " bytes"));
+  }
+  return header;
+}
+
+// REQUIRES: SHARED held. Rolls back a hot journal if there is one, then (re)reads the header
+// and empties the cache.
+absl::Status Pager::RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+  std::optional<uint32_t> db_page_size;
+  {
+    uint8_t prefix[kHeaderPrefixSize];
+    absl::Status s = db_file_->Read(0, absl::MakeSpan(prefix));
+    if (s.ok()) {
+      // A foreign file is refused before its neighbour named like a journal is even opened.
+      JKV_ASSIGN_OR_RETURN(db_page_size, DecodeHeaderPrefix(prefix, path_));
+    } else if (!absl::IsOutOfRange(s)) {
+      return s;
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(bool journal_valid, JournalHeaderValid(fs_, journal_path_));
+  if (journal_valid) {
+    // A journal next to a live writer (one holding RESERVED) is that writer's: it has not
+    // touched the database file, which it cannot do while this connection holds SHARED.
+    JKV_ASSIGN_OR_RETURN(bool live_writer,
+                         db_file_->TryLock(kReservedByte, 1, vfs::LockMode::kShared));
+    live_writer = !live_writer;
+    if (!live_writer) {
+      JKV_RETURN_IF_ERROR(db_file_->Unlock(kReservedByte, 1));
+      absl::StatusOr<JournalRecovery> result;
+      if (options_.access == AccessMode::kReadOnly) {
+        result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
+                                options_.journal_mode, options_.sync, options_.access);
+      } else {
+        JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing",
+                                  [&] { return lock_.TryReserved(); }));
+        absl::Status s = Retry(lk, deadline, false, "readers hold the database during recovery",
+                               [&] { return lock_.TryExclusive(); });
+        if (s.ok()) {
+          result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
+                                  options_.journal_mode, options_.sync, options_.access);
+        } else {
+          result = s;
+        }
+        JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
+      }
+      JKV_RETURN_IF_ERROR(result.status());
+      if (*result == JournalRecovery::kRolledBack) ++stats_.recoveries;
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(header_, ReadHeaderFromFile());
+  page_size_ = header_.page_size;
+  cache_.Clear();
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locking helpers
+
+template <typename F>
+absl::Status Pager::Retry(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                          bool unlock_while_sleeping, absl::string_view what, F attempt) {
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    absl::StatusOr<bool> ok = attempt();
+    JKV_RETURN_IF_ERROR(ok.status());
+    if (*ok) return absl::OkStatus();
+    if (absl::Now() >= deadline) return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
+    if (unlock_while_sleeping) lk.unlock();
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    if (unlock_while_sleeping) lk.lock();
+    sleep = std::min(sleep * 2, absl::Milliseconds(5));
+  }
+}
+
+template <typename F>
+absl::Status Pager::WaitFor(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                            absl::string_view what, F done) {
+  while (!done()) {
+    if (!sticky_.ok()) return sticky_;
+    if (cv_.wait_until(lk, absl::ToChronoTime(deadline)) == std::cv_status::timeout &&
+        !done()) {
+      return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Pager::AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing the database",
+                            [&] { return lock_.TryShared(); }));
+  absl::Status s = ValidateCacheLocked(lk, deadline);
+  if (!s.ok()) lock_.Release().IgnoreError();  // the caller gives up; the error is s
+  return s;
+}
+
+// REQUIRES: SHARED held. Another connection may have committed since this pager last held a
+// lock: page 1 (written first by every commit, I5) tells.
+absl::Status Pager::ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+  PageBuffer page(page_size_);
+  absl::Status s = db_file_->Read(0, Whole(page));
+  if (s.ok() && PageChecksumOk(PageNo(1), Whole(page)) &&
+      base::DecodeFixed64(page.bytes.get() + 24) == header_.change_counter) {
+    return absl::OkStatus();
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return RecoverLocked(lk, deadline);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read transactions
+
+absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
+  std::unique_lock lk(mu_);
+  const absl::Time deadline = Deadline();
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    JKV_RETURN_IF_ERROR(sticky_);
+    JKV_RETURN_IF_ERROR(WaitFor(lk, deadline, "a write transaction is committing",
+                                [&] { return !writer_exclusive_; }));
+    if (lock_.level() == LockLevel::kNone) {
+      JKV_RETURN_IF_ERROR(AcquireSharedLocked(lk, deadline));
+      break;
+    }
+    if (writer_active_) break;  // this pager is the writer: no one else can be pending
+    // SHARED is already held for other readers. Let a writer elsewhere that waits for them
+    // (it holds PENDING) go first rather than starve it.
+    JKV_ASSIGN_OR_RETURN(bool pending, lock_.WriterPending());
+    if (!pending) break;
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError("busy: another connection is committing");
+    }
+    lk.unlock();
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    sleep = std::min(sleep * 2, absl::Milliseconds(5));
+    lk.lock();
+  }
+  ++readers_;
+  return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_));
+}
+
+void Pager::EndRead() {
+  std::unique_lock lk(mu_);
+  --readers_;
+  if (readers_ == 0 && !writer_active_) {
+    absl::Status s = lock_.Release();
+    if (!s.ok()) SetStickyError(s);
+  }
+  cv_.notify_all();
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadPage(PageNo page_no) {
+  auto buffer = std::make_shared<PageBuffer>(page_size_);
+  absl::Status s = db_file_->Read(Offset(page_no, page_size_), Whole(*buffer));
+  if (absl::IsOutOfRange(s)) {
+    return absl::DataLossError(absl::StrCat(path_, " page ", page_no.value(),
+                                            ": past the end of the file (truncated database)"));
+  }
+  JKV_RETURN_IF_ERROR(s);
+  if (!PageChecksumOk(page_no, Whole(*buffer))) {
+    return absl::DataLossError(
+        absl::StrCat(path_, " page ", page_no.value(), ": checksum mismatch"));
+  }
+  return std::shared_ptr<const PageBuffer>(std::move(buffer));
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(PageNo page_no) {
+  {
+    std::unique_lock lk(mu_);
+    if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no)) {
+      ++stats_.cache_hits;
+      return hit;
+    }
+  }
+  // The file cannot change under a transaction (its SHARED lock, or this pager's own writer),
+  // so the page can be read without holding mu_.
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded, LoadPage(page_no));
+  std::unique_lock lk(mu_);
+  ++stats_.cache_misses;
+  cache_.Insert(page_no, loaded);
+  return loaded;
+}
+
+ReadTxn::~ReadTxn() { pager_->EndRead(); }
+
+absl::StatusOr<PageRef> ReadTxn::Get(PageNo page_no) {
+  if (page_no.value() < 2 || page_no.value() > header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
+                                                   " out of range [2, ", header_.page_count, "]"));
+  }
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, pager_->CleanPage(page_no));
+  return PageRef(page_no, std::move(buffer), usable_size());
+}
+
+absl::StatusOr<std::vector<PageNo>> ReadTxn::FreelistPages() {
+  return WalkFreelist(*this, header_);
+}
+
+absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
+  std::vector<std::string> problems;
+  for (uint32_t n = 1; n <= header_.page_count; ++n) {
+    absl::StatusOr<std::shared_ptr<const PageBuffer>> page = pager_->LoadPage(PageNo(n));
+    if (!page.ok()) problems.push_back(std::string(page.status().message()));
+  }
+  absl::StatusOr<std::vector<PageNo>> free_pages = FreelistPages();
+  if (!free_pages.ok()) problems.push_back(std::string(free_pages.status().message()));
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write transactions: the pager's side
+
+absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
+  if (options_.access == AccessMode::kReadOnly) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": database opened read-only"));
+  }
+  std::unique_lock lk(mu_);
+  const absl::Time deadline = Deadline();
+  JKV_RETURN_IF_ERROR(sticky_);
+  JKV_RETURN_IF_ERROR(WaitFor(lk, deadline, "another write transaction of this handle is open",
+                              [&] { return !writer_active_; }));
+  writer_active_ = true;
+  absl::Status s;
+  if (lock_.level() == LockLevel::kNone) s = AcquireSharedLocked(lk, deadline);
+  if (s.ok()) {
+    s = Retry(lk, deadline, true, "another connection is writing the database",
+              [&] { return lock_.TryReserved(); });
+  }
+  if (!s.ok()) {
+    writer_active_ = false;
+    if (readers_ == 0) lock_.Release().IgnoreError();  // giving up; s is the error to report
+    cv_.notify_all();
+    return s;
+  }
+  return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_));
+}
+
+absl::Status Pager::AcquireExclusive() {
+  std::unique_lock lk(mu_);
+  const absl::Time deadline = Deadline();
+  writer_exclusive_ = true;  // new readers of this pager wait from here on
+  absl::Status s = WaitFor(lk, deadline, "readers of this handle are still open",
+                           [&] { return readers_ == 0; });
+  if (s.ok()) {
+    s = Retry(lk, deadline, true, "readers of another connection are still open",
+              [&] { return lock_.TryExclusive(); });
+  }
+  if (!s.ok()) {
+    writer_exclusive_ = false;
+    lock_.DropPending().IgnoreError();  // giving up; s is the error to report
+    cv_.notify_all();
+  }
+  return s;
+}
+
+void Pager::CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer) {
+  std::unique_lock lk(mu_);
+  cache_.Insert(page_no, std::move(buffer));
+}
+
+void Pager::Publish(WriteTxn& txn, const DbHeader& header) {
+  std::unique_lock lk(mu_);
+  for (auto& [page_no, dirty] : txn.dirty_) cache_.Insert(PageNo(page_no), dirty.buffer);
+  header_ = header;
+  ++stats_.commits;
+}
+
+void Pager::EndWrite(bool clear_cache) {
+  std::unique_lock lk(mu_);
+  if (clear_cache) cache_.Clear();
+  writer_active_ = false;
+  writer_exclusive_ = false;
+  absl::Status s =
+      (readers_ == 0 || !sticky_.ok()) ? lock_.Release() : lock_.DowngradeToShared();
+  if (!s.ok()) SetStickyError(s);
+  cv_.notify_all();
+}
+
+void Pager::SetStickyError(const absl::Status& status) {
+  // REQUIRES: mu_ held by the caller.
+  if (sticky_.ok()) {
+    sticky_ = absl::Status(status.code(),
+                           absl::StrCat(status.message(),
+                                        " (the database handle is now in its error state; "
+                                        "reopen it to recover)"));
+  }
+}
+
+absl::Status Pager::sticky_error() {
+  std::unique_lock lk(mu_);
+  return sticky_;
+}
+
+PagerStats Pager::Stats() {
+  std::unique_lock lk(mu_);
+  PagerStats s = stats_;
+  s.page_count = header_.page_count;
+  s.freelist_count = header_.freelist_count;
+  s.cached_pages = cache_.size();
+  s.page_size = page_size_;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write transactions: pages
+
+WriteTxn::WriteTxn(Pager* pager, const DbHeader& header)
+    : pager_(pager), start_header_(header), header_(header) {
+  pager_->journal_->Begin(header.page_count);
+}
+
+WriteTxn::~WriteTxn() { Rollback().IgnoreError(); }  // a failure here is sticky in the pager
+
+absl::Status WriteTxn::CheckUsable() const {
+  if (finished_) return absl::FailedPreconditionError("write transaction already ended");
+  if (!failed_.ok()) {
+    return absl::Status(failed_.code(), absl::StrCat("write transaction failed earlier and "
+                                                     "must be rolled back: ",
+                                                     failed_.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::CheckPageNo(PageNo page_no) const {
+  if (page_no.value() < 2 || page_no.value() > header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
+                                                   " out of range [2, ", header_.page_count, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PageRef> WriteTxn::Get(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
+    return PageRef(page_no, it->second.buffer, usable_size());
+  }
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, pager_->CleanPage(page_no));
+  return PageRef(page_no, std::move(buffer), usable_size());
+}
+
+absl::StatusOr<WriteTxn::DirtyPage*> WriteTxn::MakeDirty(PageNo page_no) {
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) return &it->second;
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(page_no));
+  auto copy = std::make_shared<PageBuffer>(clean->size);
+  std::memcpy(copy->bytes.get(), clean->bytes.get(), clean->size);
+  DirtyPage& dirty = dirty_[page_no.value()];
+  dirty.buffer = std::move(copy);
+  if (page_no.value() <= start_header_.page_count && !journaled_.contains(page_no.value())) {
+    dirty.original = std::move(clean);
+  }
+  return &dirty;
+}
+
+WriteTxn::DirtyPage* WriteTxn::AddZeroedPage(PageNo page_no) {
+  DirtyPage& dirty = dirty_[page_no.value()];
+  dirty.buffer = std::make_shared<PageBuffer>(header_.page_size);
+  dirty.original = nullptr;
+  return &dirty;
+}
+
+absl::StatusOr<absl::Span<uint8_t>> WriteTxn::GetMutable(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  JKV_ASSIGN_OR_RETURN(DirtyPage * dirty, MakeDirty(page_no));
+  return absl::Span<uint8_t>(dirty->buffer->bytes.get(), usable_size());
+}
+
+absl::StatusOr<MutablePage> WriteTxn::Allocate() {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  DirtyPage* page = nullptr;
+  PageNo page_no;
+  if (header_.freelist_head.value() != 0) {
+    const PageNo trunk_no = header_.freelist_head;
+    JKV_ASSIGN_OR_RETURN(DirtyPage * trunk, MakeDirty(trunk_no));
+    uint8_t* t = trunk->buffer->bytes.get();
+    const uint32_t n = base::DecodeFixed32(t + 4);
+    if (n > TrunkCapacity(usable_size())) {
+      return absl::DataLossError(absl::StrCat("freelist trunk page ", trunk_no.value(),
+                                              ": impossible leaf count ", n));
+    }
+    if (n > 0) {
+      page_no = PageNo(base::DecodeFixed32(t + kTrunkHeaderSize + 4 * (n - 1)));
+      JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+      base::EncodeFixed32(t + 4, n - 1);
+      if (freed_.erase(page_no.value()) > 0) {
+        // Freed by this transaction: it was in use when the transaction began, so a rollback
+        // must restore it and it is journaled like any other page.
+        JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      } else {
+        page = AddZeroedPage(page_no);  // free at the start: nothing to journal (freelist.h)
+      }
+    } else {
+      page_no = trunk_no;
+      header_.freelist_head = PageNo(base::DecodeFixed32(t));
+      freed_.erase(page_no.value());
+      page = trunk;
+    }
+    --header_.freelist_count;
+  } else {
+    page_no = PageNo(++header_.page_count);
+    page = AddZeroedPage(page_no);
+  }
+  std::memset(page->buffer->bytes.get(), 0, page->buffer->size);
+  return MutablePage{page_no, absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size())};
+}
+
+absl::Status WriteTxn::Free(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  const PageNo head = header_.freelist_head;
+  if (head.value() != 0) {
+    JKV_ASSIGN_OR_RETURN(DirtyPage * trunk, MakeDirty(head));
+    uint8_t* t = trunk->buffer->bytes.get();
+    const uint32_t n = base::DecodeFixed32(t + 4);
+    if (n < TrunkCapacity(usable_size())) {
+      base::EncodeFixed32(t + kTrunkHeaderSize + 4 * n, page_no.value());
+      base::EncodeFixed32(t + 4, n + 1);
+      ++header_.freelist_count;
+      freed_.insert(page_no.value());
+      return absl::OkStatus();
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(DirtyPage * page, MakeDirty(page_no));
+  uint8_t* p = page->buffer->bytes.get();
+  std::memset(p, 0, page->buffer->size);
+  base::EncodeFixed32(p, head.value());
+  header_.freelist_head = page_no;
+  ++header_.freelist_count;
+  freed_.insert(page_no.value());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PageNo>> WriteTxn::FreelistPages() {
+  return WalkFreelist(*this, header_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write transactions: spill, commit, rollback
+
+absl::Status WriteTxn::SpillIfNeeded() {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  if (dirty_.size() <= pager_->options_.cache_pages) return absl::OkStatus();
+  absl::Status s = Spill();
+  if (!s.ok() && failed_.ok()) failed_ = s;
+  return s;
+}
+
+// Writes dirty pages in page order, page 1 first when present (I5), sealing each.
+absl::Status WriteTxn::WritePages(std::vector<PageNo>& pages) {
+  std::sort(pages.begin(), pages.end());
+  for (PageNo page_no : pages) {
+    PageBuffer& buffer = *dirty_[page_no.value()].buffer;
+    JKV_RETURN_IF_ERROR(pager_->db_file_->Write(Offset(page_no, buffer.size), Whole(buffer)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::Spill() {
+  if (!exclusive_) {
+    JKV_RETURN_IF_ERROR(pager_->AcquireExclusive());
+    exclusive_ = true;
+  }
+  Journal& journal = *pager_->journal_;
+  std::vector<PageNo> pages;
+  for (auto& [n, dirty] : dirty_) {
+    if (dirty.original != nullptr) {
+      journal.AddOriginal(PageNo(n), Whole(*dirty.original));
+      journaled_.insert(n);
+    }
+    SealPage(PageNo(n), Whole(*dirty.buffer));
+    spilled_trailers_[n] = StoredPageChecksum(Whole(*dirty.buffer));
+    pages.push_back(PageNo(n));
+  }
+  JKV_RETURN_IF_ERROR(journal.Flush(nullptr));
+  spilled_ = true;  // from here on the database file may differ from the last commit
+  absl::Status s = WritePages(pages);
+  if (!s.ok()) {
+    std::unique_lock lk(pager_->mu_);
+    pager_->SetStickyError(s);
+    return s;
+  }
+  for (auto& [n, dirty] : dirty_) pager_->CacheSpilled(PageNo(n), std::move(dirty.buffer));
+  dirty_.clear();
+  std::unique_lock lk(pager_->mu_);
+  ++pager_->stats_.spills;
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::Commit() {
+  JKV_RETURN_IF_ERROR(finished_ ? CheckUsable() : absl::OkStatus());
+  if (!failed_.ok()) {
+    const absl::Status failure = CheckUsable();
+    Rollback().IgnoreError();  // the failure that forced it is what the caller needs
+    return failure;
+  }
+  if (dirty_.empty() && !spilled_ && header_ == start_header_) {
+    End(/*clear_cache=*/false);
+    return absl::OkStatus();
+  }
+  absl::Status s = CommitToFile();
+  if (s.ok()) return s;
+  if (!spilled_) {
+    Rollback().IgnoreError();  // the database file is untouched: nothing can fail here
+  } else {
+    {
+      std::unique_lock lk(pager_->mu_);
+      pager_->SetStickyError(s);
+    }
+    finished_ = true;
+    dirty_.clear();
+    pager_->EndWrite(/*clear_cache=*/true);
+  }
+  return s;
+}
+
+absl::Status WriteTxn::CommitToFile() {
+  DbHeader new_header = header_;
+  ++new_header.change_counter;
+  {
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(PageNo(1)));
+    DirtyPage& page1 = dirty_[1];
+    page1.buffer = std::make_shared<PageBuffer>(clean->size);
+    page1.original = journaled_.contains(1) ? nullptr : std::move(clean);
+    EncodeDbHeader(new_header, Whole(*page1.buffer));
+  }
+  if (!exclusive_) {
+    JKV_RETURN_IF_ERROR(pager_->AcquireExclusive());
+    exclusive_ = true;
+  }
+  Journal& journal = *pager_->journal_;
+  const bool file_journal = pager_->options_.journal_mode != JournalMode::kMemory &&
+                            pager_->options_.journal_mode != JournalMode::kOff;
+  Seal seal;
+  seal.new_pages = new_header.page_count;
+  std::vector<PageNo> pages;
+  for (auto& [n, dirty] : dirty_) {
+    if (file_journal && dirty.original != nullptr) {
+      journal.AddOriginal(PageNo(n), Whole(*dirty.original));
+    }
+    SealPage(PageNo(n), Whole(*dirty.buffer));
+    seal.entries.push_back({PageNo(n), StoredPageChecksum(Whole(*dirty.buffer))});
+    spilled_trailers_.erase(n);
+    pages.push_back(PageNo(n));
+  }
+  for (const auto& [n, trailer] : spilled_trailers_) seal.entries.push_back({PageNo(n), trailer});
+  JKV_RETURN_IF_ERROR(journal.Flush(&seal));
+  spilled_ = true;  // the database file is about to change
+  JKV_RETURN_IF_ERROR(WritePages(pages));
+  if (pager_->options_.sync != SyncLevel::kOff) {
+    // Every page of the transaction durable before its journal may end: I2.
+    JKV_RETURN_IF_ERROR(pager_->db_file_->Sync(vfs::SyncKind::kData));
+  }
+  JKV_RETURN_IF_ERROR(journal.Finish());
+  pager_->Publish(*this, new_header);
+  End(/*clear_cache=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::Rollback() {
+  if (finished_) return absl::OkStatus();
+  absl::Status s;
+  if (spilled_) s = pager_->journal_->RollBack(pager_->db_file_.get());
+  {
+    std::unique_lock lk(pager_->mu_);
+    if (!s.ok()) pager_->SetStickyError(s);
+    ++pager_->stats_.rollbacks;
+  }
+  End(/*clear_cache=*/spilled_);
+  return s;
+}
+
+void WriteTxn::End(bool clear_cache) {
+  finished_ = true;
+  dirty_.clear();
+  pager_->EndWrite(clear_cache);
+}
+
+}  // namespace journalkv::pager

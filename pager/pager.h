@@ -1,0 +1,258 @@
+// The pager: page-level transactions over one database file, with a page cache, the freelist,
+// the rollback journal and the database file locks.
+//
+// Users: the B+tree (through PageReader / PageWriter) and the engine (Open, transactions,
+// stats). Thread-safety: a Pager is safe to use from many threads; each transaction object is
+// used by one thread at a time. Any number of ReadTxn may be open at once, and at most one
+// WriteTxn per database across all threads and processes (others wait up to the busy timeout,
+// then get ResourceExhausted("busy: ...")).
+//
+// States of a pager (rollback-journal modes; `readers_` counts open ReadTxn):
+//
+//      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
+//      |  IDLE  | ------------------------> | SHARED | --------------> | RESERVED |
+//      | no lock| <------------------------ |        | <-------------- | writer   |
+//      +--------+  last txn ends            +--------+  Commit/Rollback+----------+
+//                                                ^                         | Commit, spill
+//                                                |  commit done            v
+//                                                |                   +-----------+
+//                                                +------------------ | EXCLUSIVE |
+//                                                                    +-----------+
+//   transition                    | method
+//   IDLE -> SHARED                | AcquireSharedLocked (BeginRead, BeginWrite)
+//   SHARED -> RESERVED            | BeginWrite
+//   RESERVED -> EXCLUSIVE         | AcquireExclusive (WriteTxn::Commit, WriteTxn::Spill)
+//   any -> SHARED or IDLE         | EndWrite, EndRead
+//   any -> ERROR (sticky)         | SetStickyError: a failure after the database file was touched
+//
+// Guarantees per state: SHARED: the database file does not change and the cache is valid.
+// RESERVED: this pager's WriteTxn is the only writer; nothing but the journal has been written.
+// EXCLUSIVE: no reader anywhere; the database file may hold the writer's pages.
+//
+// Invariants of the commit protocol (cited at each Sync call site):
+//   I1. Journal records (and, for a new journal file, its directory entry) are durable before
+//       the first database page of their transaction is overwritten.
+//   I2. All database writes of a transaction are synced before its journal ends.
+//   I3. A rollback restores the database durably before the journal is ended.
+//   I4. The seal lists every page the transaction writes with its final trailer, so a journal
+//       whose end was lost to a power loss is recognised as complete and not applied.
+//   I5. Page 1 (with the new change counter) is written before any other page of a commit, so
+//       another process that sees an unchanged change counter knows no commit touched the file.
+#ifndef JOURNALKV_PAGER_PAGER_H_
+#define JOURNALKV_PAGER_PAGER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/types.h"
+#include "pager/db_format.h"
+#include "pager/db_lock.h"
+#include "pager/journal.h"
+#include "pager/page_access.h"
+#include "pager/page_cache.h"
+#include "pager/pager_options.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::pager {
+
+class Pager;
+
+struct PagerStats {
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t commits = 0;
+  uint64_t rollbacks = 0;
+  uint64_t spills = 0;
+  uint64_t recoveries = 0;  // hot journals rolled back by this pager
+  uint32_t page_count = 0;
+  uint32_t freelist_count = 0;
+  uint64_t cached_pages = 0;
+  uint32_t page_size = 0;
+};
+
+// A read transaction: one snapshot of the database for its whole life.
+class ReadTxn final : public PageReader {
+ public:
+  ~ReadTxn() override;
+  ReadTxn(const ReadTxn&) = delete;
+  ReadTxn& operator=(const ReadTxn&) = delete;
+
+  absl::StatusOr<PageRef> Get(PageNo page_no) override;
+  uint32_t page_count() const override { return header_.page_count; }
+  uint32_t usable_size() const override { return UsableSize(header_.page_size); }
+  uint32_t meta(int slot) const override { return header_.meta[slot]; }
+
+  // Every page on the freelist (trunks and leaves). DataLoss when the freelist is damaged.
+  absl::StatusOr<std::vector<PageNo>> FreelistPages();
+  // Reads every page of the database from the file and checks its checksum and the freelist;
+  // returns one line per problem found (empty: all good).
+  absl::StatusOr<std::vector<std::string>> CheckPages();
+  const DbHeader& header() const { return header_; }
+
+ private:
+  friend class Pager;
+  ReadTxn(Pager* pager, const DbHeader& header) : pager_(pager), header_(header) {}
+  Pager* const pager_;
+  const DbHeader header_;
+};
+
+// The write transaction. Destroying it without Commit rolls back.
+class WriteTxn final : public PageWriter {
+ public:
+  ~WriteTxn() override;
+  WriteTxn(const WriteTxn&) = delete;
+  WriteTxn& operator=(const WriteTxn&) = delete;
+
+  absl::StatusOr<PageRef> Get(PageNo page_no) override;
+  uint32_t page_count() const override { return header_.page_count; }
+  uint32_t usable_size() const override { return UsableSize(header_.page_size); }
+  uint32_t meta(int slot) const override { return header_.meta[slot]; }
+
+  absl::StatusOr<absl::Span<uint8_t>> GetMutable(PageNo page_no) override;
+  absl::StatusOr<MutablePage> Allocate() override;
+  absl::Status Free(PageNo page_no) override;
+  void set_meta(int slot, uint32_t value) override { header_.meta[slot] = value; }
+
+  // Makes the transaction durable (as the sync level promises) and visible. On error the
+  // transaction has been rolled back (or, when the database file was already touched, the pager
+  // is in its sticky error state). FailedPrecondition after Commit or Rollback.
+  absl::Status Commit();
+  // Discards every change. Idempotent.
+  absl::Status Rollback();
+
+  // When the transaction holds more dirty pages than the cache capacity, writes them to the
+  // database file (journaling their originals first) and drops them from memory, so that a
+  // transaction larger than the cache still works. This takes the EXCLUSIVE lock until the
+  // transaction ends. Every span returned by GetMutable or Allocate before this call is invalid
+  // after it: call it only between operations (the engine does, after each Put and Delete).
+  absl::Status SpillIfNeeded();
+
+  absl::StatusOr<std::vector<PageNo>> FreelistPages();
+  const DbHeader& header() const { return header_; }
+  size_t dirty_pages() const { return dirty_.size(); }
+
+ private:
+  friend class Pager;
+  struct DirtyPage {
+    std::shared_ptr<PageBuffer> buffer;
+    std::shared_ptr<const PageBuffer> original;  // null: nothing to journal for this page
+  };
+
+  WriteTxn(Pager* pager, const DbHeader& header);
+  absl::Status CheckUsable() const;
+  absl::Status CheckPageNo(PageNo page_no) const;
+  absl::StatusOr<DirtyPage*> MakeDirty(PageNo page_no);
+  DirtyPage* AddZeroedPage(PageNo page_no);
+  absl::Status Spill();
+  absl::Status WritePages(std::vector<PageNo>& pages);
+  absl::Status CommitToFile();
+  void End(bool committed);
+
+  Pager* const pager_;
+  const DbHeader start_header_;
+  DbHeader header_;
+  bool finished_ = false;
+  bool spilled_ = false;    // some pages of this transaction are in the database file
+  bool exclusive_ = false;  // holds the EXCLUSIVE lock
+  absl::Status failed_;     // a failure that forces rollback
+  absl::flat_hash_map<uint32_t, DirtyPage> dirty_;
+  absl::flat_hash_set<uint32_t> journaled_;         // original already in the journal
+  absl::flat_hash_set<uint32_t> freed_;             // freed by this transaction
+  absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
+};
+
+class Pager {
+ public:
+  // Opens (creating when missing, unless read-only) the database at `path`. Rolls back a hot
+  // journal. InvalidArgument for a directory or a file that is not a journalkv database,
+  // FailedPrecondition for a newer format, DataLoss for a truncated or damaged header. A file
+  // that is refused is left untouched.
+  static absl::StatusOr<std::unique_ptr<Pager>> Open(vfs::FileSystem* fs, const std::string& path,
+                                                     const PagerOptions& options);
+  ~Pager();
+  Pager(const Pager&) = delete;
+  Pager& operator=(const Pager&) = delete;
+
+  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead();
+  // FailedPrecondition on a read-only pager.
+  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite();
+
+  uint32_t page_size() const { return page_size_; }
+  const PagerOptions& options() const { return options_; }
+  const std::string& path() const { return path_; }
+  const std::string& journal_path() const { return journal_path_; }
+  vfs::FileSystem* fs() const { return fs_; }
+  PagerStats Stats();
+  // The first error that put the pager in its error state (OK when none).
+  absl::Status sticky_error();
+
+ private:
+  friend class ReadTxn;
+  friend class WriteTxn;
+
+  Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
+        std::unique_ptr<vfs::File> db_file);
+  absl::Status OpenLocked(std::unique_lock<std::mutex>& lk);
+  absl::Status InitializeNewLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  absl::StatusOr<DbHeader> ReadHeaderFromFile();
+  // Retries `attempt` (one try of a lock) with growing sleeps, unlocking mu_ while asleep.
+  // Retries `attempt` (one try of a file lock, returning StatusOr<bool>) with growing sleeps
+  // until it succeeds or `deadline` passes (ResourceExhausted "busy: <what>"). With
+  // `unlock_while_sleeping`, mu_ (held through `lk`) is released during each sleep.
+  template <typename F>
+  absl::Status Retry(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                     bool unlock_while_sleeping, absl::string_view what, F attempt);
+  // Waits on cv_ until `done()` or the deadline (ResourceExhausted "busy: <what>").
+  template <typename F>
+  absl::Status WaitFor(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                       absl::string_view what, F done);
+  absl::Status AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  absl::Status ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  absl::Status RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+
+  // Used by the transactions.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(PageNo page_no);
+  void EndRead();
+  absl::Status AcquireExclusive();
+  void Publish(WriteTxn& txn, const DbHeader& header);
+  void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer);
+  void EndWrite(bool clear_cache);
+  void SetStickyError(const absl::Status& status);
+  absl::Time Deadline() const { return absl::Now() + options_.busy_timeout; }
+
+  // Immutable after Open().
+  vfs::FileSystem* const fs_;
+  const std::string path_;
+  const std::string journal_path_;
+  const PagerOptions options_;
+  const std::unique_ptr<vfs::File> db_file_;
+  uint32_t page_size_ = 0;
+  std::unique_ptr<Journal> journal_;  // used by the writer only
+
+  // State below is guarded by mu_.
+  std::mutex mu_;                // a plain std::mutex so that condition waits can use it
+  std::condition_variable cv_;  // signalled when readers_, writer_active_ or exclusive change
+  DbLock lock_ ABSL_GUARDED_BY(mu_);
+  DbHeader header_ ABSL_GUARDED_BY(mu_);  // as last committed
+  PageCache cache_ ABSL_GUARDED_BY(mu_);
+  int readers_ ABSL_GUARDED_BY(mu_) = 0;
+  bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
+  bool writer_exclusive_ ABSL_GUARDED_BY(mu_) = false;  // new readers wait
+  absl::Status sticky_ ABSL_GUARDED_BY(mu_);
+  PagerStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_PAGER_H_

@@ -1,0 +1,58 @@
+#include "pager/pager_options.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace journalkv::pager {
+
+absl::string_view JournalModeName(JournalMode mode) {
+  switch (mode) {
+    case JournalMode::kDelete:
+      return "delete";
+    case JournalMode::kTruncate:
+      return "truncate";
+    case JournalMode::kPersist:
+      return "persist";
+    case JournalMode::kMemory:
+      return "memory";
+    case JournalMode::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+absl::string_view SyncLevelName(SyncLevel level) {
+  switch (level) {
+    case SyncLevel::kOff:
+      return "off";
+    case SyncLevel::kNormal:
+      return "normal";
+    case SyncLevel::kFull:
+      return "full";
+    case SyncLevel::kExtra:
+      return "extra";
+  }
+  return "?";
+}
+
+absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(text);
+  for (JournalMode m : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist,
+                        JournalMode::kMemory, JournalMode::kOff}) {
+    if (lower == JournalModeName(m)) return m;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory or off)"));
+}
+
+absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(text);
+  for (SyncLevel l : {SyncLevel::kOff, SyncLevel::kNormal, SyncLevel::kFull, SyncLevel::kExtra}) {
+    if (lower == SyncLevelName(l)) return l;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown sync level \"", text, "\" (expected off, normal, full or extra)"));
+}
+
+}  // namespace journalkv::pager

@@ -1,0 +1,52 @@
+// Options of the pager: journal mode, sync level, page size, cache size, busy timeout.
+// The engine's public Options map onto these one to one.
+#ifndef JOURNALKV_PAGER_PAGER_OPTIONS_H_
+#define JOURNALKV_PAGER_PAGER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "pager/db_format.h"
+
+namespace journalkv::pager {
+
+// How a write transaction protects the database file against a crash. See README.md for the
+// exact guarantee of every mode and sync level.
+enum class JournalMode {
+  kDelete,    // journal file created per transaction, unlinked at commit
+  kTruncate,  // journal file kept, truncated to 0 bytes at commit
+  kPersist,   // journal file kept, its header zeroed at commit
+  kMemory,    // original pages kept in memory only: not crash-atomic
+  kOff,       // no journal file: not crash-atomic (in-process rollback still works)
+};
+
+// How hard commits push data to stable storage.
+enum class SyncLevel {
+  kOff,     // never syncs
+  kNormal,  // syncs where atomicity needs it
+  kFull,    // every acknowledged commit survives power loss
+  kExtra,   // FULL, and the end of every journal is made durable too
+};
+
+absl::string_view JournalModeName(JournalMode mode);
+absl::string_view SyncLevelName(SyncLevel level);
+absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text);
+absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text);
+
+enum class AccessMode { kReadWrite, kReadOnly };
+
+struct PagerOptions {
+  JournalMode journal_mode = JournalMode::kDelete;
+  SyncLevel sync = SyncLevel::kFull;
+  uint32_t page_size = kDefaultPageSize;  // used only when the database is created
+  uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
+  absl::Duration busy_timeout = absl::Seconds(5);
+  AccessMode access = AccessMode::kReadWrite;
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_PAGER_OPTIONS_H_
