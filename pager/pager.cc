@@ -140,50 +140,51 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
 // REQUIRES: SHARED held. Rolls back a hot journal if there is one, then (re)reads the header
 // and empties the cache.
 absl::Status Pager::RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
-  std::optional<uint32_t> db_page_size;
-  {
-    uint8_t prefix[kHeaderPrefixSize];
-    absl::Status s = db_file_->Read(0, absl::MakeSpan(prefix));
-    if (s.ok()) {
-      // A foreign file is refused before its neighbour named like a journal is even opened.
-      JKV_ASSIGN_OR_RETURN(db_page_size, DecodeHeaderPrefix(prefix, path_));
-    } else if (!absl::IsOutOfRange(s)) {
-      return s;
-    }
-  }
+  uint8_t prefix[kHeaderPrefixSize];
+  absl::Status read = db_file_->Read(0, absl::MakeSpan(prefix));
+  if (!read.ok() && !absl::IsOutOfRange(read)) return read;
+  absl::StatusOr<uint32_t> decoded =
+      read.ok() ? DecodeHeaderPrefix(prefix, path_) : absl::StatusOr<uint32_t>(read);
   JKV_ASSIGN_OR_RETURN(bool journal_valid, JournalHeaderValid(fs_, journal_path_));
+  // A header that does not decode is refused (untouched by ReadHeaderFromFile) unless a valid
+  // journal stands next to it: then a power loss tore page 1 mid-commit and the journal holds
+  // its original.
   if (journal_valid) {
-    // A journal next to a live writer (one holding RESERVED) is that writer's: it has not
-    // touched the database file, which it cannot do while this connection holds SHARED.
-    JKV_ASSIGN_OR_RETURN(bool live_writer,
-                         db_file_->TryLock(kReservedByte, 1, vfs::LockMode::kShared));
-    live_writer = !live_writer;
-    if (!live_writer) {
-      JKV_RETURN_IF_ERROR(db_file_->Unlock(kReservedByte, 1));
-      absl::StatusOr<JournalRecovery> result;
-      if (options_.access == AccessMode::kReadOnly) {
-        result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
-                                options_.journal_mode, options_.sync, options_.access);
-      } else {
-        JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing",
-                                  [&] { return lock_.TryReserved(); }));
-        absl::Status s = Retry(lk, deadline, false, "readers hold the database during recovery",
-                               [&] { return lock_.TryExclusive(); });
-        if (s.ok()) {
-          result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
-                                  options_.journal_mode, options_.sync, options_.access);
-        } else {
-          result = s;
-        }
-        JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
-      }
-      JKV_RETURN_IF_ERROR(result.status());
-      if (*result == JournalRecovery::kRolledBack) ++stats_.recoveries;
-    }
+    std::optional<uint32_t> db_page_size;
+    if (decoded.ok()) db_page_size = *decoded;
+    JKV_RETURN_IF_ERROR(RollBackHotJournalLocked(lk, deadline, db_page_size));
   }
   JKV_ASSIGN_OR_RETURN(header_, ReadHeaderFromFile());
   page_size_ = header_.page_size;
   cache_.Clear();
+  return absl::OkStatus();
+}
+
+absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                                             std::optional<uint32_t> db_page_size) {
+  // A journal next to a live writer (one holding RESERVED) is that writer's: it has not
+  // touched the database file, which it cannot do while this connection holds SHARED.
+  JKV_ASSIGN_OR_RETURN(bool reserved_free,
+                       db_file_->TryLock(kReservedByte, 1, vfs::LockMode::kShared));
+  if (!reserved_free) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(db_file_->Unlock(kReservedByte, 1));
+  absl::StatusOr<JournalRecovery> result;
+  if (options_.access == AccessMode::kReadOnly) {
+    result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
+                            options_.journal_mode, options_.sync, options_.access);
+  } else {
+    JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing",
+                              [&] { return lock_.TryReserved(); }));
+    result = Retry(lk, deadline, false, "readers hold the database during recovery",
+                   [&] { return lock_.TryExclusive(); });
+    if (result.ok()) {
+      result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
+                              options_.journal_mode, options_.sync, options_.access);
+    }
+    JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
+  }
+  JKV_RETURN_IF_ERROR(result.status());
+  if (*result == JournalRecovery::kRolledBack) ++stats_.recoveries;
   return absl::OkStatus();
 }
 
@@ -396,6 +397,7 @@ void Pager::Publish(WriteTxn& txn, const DbHeader& header) {
   for (auto& [page_no, dirty] : txn.dirty_) cache_.Insert(PageNo(page_no), dirty.buffer);
   header_ = header;
   ++stats_.commits;
+  stats_.journal_end_failures += txn.journal_end_failures_;
 }
 
 void Pager::EndWrite(bool clear_cache) {
@@ -633,17 +635,10 @@ absl::Status WriteTxn::Commit() {
   }
   absl::Status s = CommitToFile();
   if (s.ok()) return s;
-  if (!spilled_) {
-    Rollback().IgnoreError();  // the database file is untouched: nothing can fail here
-  } else {
-    {
-      std::unique_lock lk(pager_->mu_);
-      pager_->SetStickyError(s);
-    }
-    finished_ = true;
-    dirty_.clear();
-    pager_->EndWrite(/*clear_cache=*/true);
-  }
+  // Undo in this process. When the database file was touched this restores the originals from
+  // the journal; if that fails too, the pager enters its error state and the next opener rolls
+  // the hot journal back. Either way the caller's error is the commit's.
+  Rollback().IgnoreError();
   return s;
 }
 
@@ -662,13 +657,13 @@ absl::Status WriteTxn::CommitToFile() {
     exclusive_ = true;
   }
   Journal& journal = *pager_->journal_;
-  const bool file_journal = pager_->options_.journal_mode != JournalMode::kMemory &&
-                            pager_->options_.journal_mode != JournalMode::kOff;
+  // OFF keeps no originals for a commit, so a commit that fails half-way cannot be undone.
+  const bool keep_originals = pager_->options_.journal_mode != JournalMode::kOff;
   Seal seal;
   seal.new_pages = new_header.page_count;
   std::vector<PageNo> pages;
   for (auto& [n, dirty] : dirty_) {
-    if (file_journal && dirty.original != nullptr) {
+    if (keep_originals && dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));
     }
     SealPage(PageNo(n), Whole(*dirty.buffer));
@@ -684,7 +679,10 @@ absl::Status WriteTxn::CommitToFile() {
     // Every page of the transaction durable before its journal may end: I2.
     JKV_RETURN_IF_ERROR(pager_->db_file_->Sync(vfs::SyncKind::kData));
   }
-  JKV_RETURN_IF_ERROR(journal.Finish());
+  // The transaction is durable now (I4): failing to end the journal does not undo it. The
+  // journal is left complete and sealed, so the next opener discards it, and the next
+  // transaction overwrites it.
+  if (!journal.Finish().ok()) ++journal_end_failures_;
   pager_->Publish(*this, new_header);
   End(/*clear_cache=*/false);
   return absl::OkStatus();

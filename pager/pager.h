@@ -74,6 +74,7 @@ struct PagerStats {
   uint64_t rollbacks = 0;
   uint64_t spills = 0;
   uint64_t recoveries = 0;  // hot journals rolled back by this pager
+  uint64_t journal_end_failures = 0;  // commits whose journal could not be ended (harmless)
   uint32_t page_count = 0;
   uint32_t freelist_count = 0;
   uint64_t cached_pages = 0;
@@ -165,6 +166,7 @@ class WriteTxn final : public PageWriter {
   bool spilled_ = false;    // some pages of this transaction are in the database file
   bool exclusive_ = false;  // holds the EXCLUSIVE lock
   absl::Status failed_;     // a failure that forces rollback
+  uint64_t journal_end_failures_ = 0;
   absl::flat_hash_map<uint32_t, DirtyPage> dirty_;
   absl::flat_hash_set<uint32_t> journaled_;         // original already in the journal
   absl::flat_hash_set<uint32_t> freed_;             // freed by this transaction
@@ -219,6 +221,8 @@ class Pager {
   absl::Status AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
   absl::Status ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
   absl::Status RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  absl::Status RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+                                        std::optional<uint32_t> db_page_size);
 
   // Used by the transactions.
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);

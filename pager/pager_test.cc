@@ -514,7 +514,8 @@ TEST(PagerConcurrencyTest, ReadersInThreadsSeeWholeTransactions) {
       }
     });
   }
-  for (uint32_t tag = 1; tag <= 200; ++tag) {
+  // Keep writing until the readers have overlapped with a good number of commits.
+  for (uint32_t tag = 1; tag <= 200 || reads.load() < 100; ++tag) {
     auto txn = pager.BeginWrite();
     ASSERT_THAT(txn, IsOk());
     for (int i = 0; i < kPages; ++i) {
