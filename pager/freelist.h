@@ -15,7 +15,9 @@
 // the first trunk, or makes the freed page the new first trunk when that one is full.
 //
 // A leaf that was free when a transaction began needs no journal record when the transaction
-// reuses it: its old content is meaningless, so a rollback need not restore it.
+// reuses it: its old content is meaningless, so a rollback need not restore it. For the same
+// reason a leaf's checksum is not checked: a crash may leave a torn write in a page that the
+// rollback returns to the freelist, and nothing ever reads a leaf before overwriting it whole.
 #ifndef JOURNALKV_PAGER_FREELIST_H_
 #define JOURNALKV_PAGER_FREELIST_H_
 

@@ -41,7 +41,7 @@ absl::StatusOr<std::optional<ParsedJournal>> ParseJournal(vfs::File* file,
   parsed.header = *header;
   const uint32_t page_size = header->page_size;
   std::vector<uint8_t> record(RecordSize(page_size));
-  uint64_t offset = kJournalHeaderSize;
+  uint64_t offset = header->records_offset;
   while (true) {
     absl::Span<uint8_t> prefix(record.data(), kRecordPrefixSize);
     s = file->Read(offset, prefix);
@@ -147,8 +147,9 @@ Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode
 
 Journal::~Journal() = default;
 
-void Journal::Begin(uint32_t orig_pages) {
-  header_ = JournalHeader{page_size_, NewNonce(), orig_pages};
+void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
+  header_ = JournalHeader{page_size_, NewNonce(), orig_pages, kJournalHeaderSize};
+  start_counter_ = change_counter;
   written_ = false;
   end_offset_ = 0;
   pending_.clear();
@@ -166,16 +167,47 @@ void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
 }
 
 absl::Status Journal::OpenForTransaction() {
-  if (file_ != nullptr) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<vfs::File>> file =
-      fs_->Open(path_, {vfs::OpenMode::kCreateExclusive, vfs::FileKind::kJournal});
-  created_ = file.ok();
-  if (absl::IsAlreadyExists(file.status())) {
-    file = fs_->Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kJournal});
+  if (file_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<vfs::File>> file =
+        fs_->Open(path_, {vfs::OpenMode::kCreateExclusive, vfs::FileKind::kJournal});
+    created_ = file.ok();
+    if (absl::IsAlreadyExists(file.status())) {
+      file = fs_->Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kJournal});
+    }
+    JKV_RETURN_IF_ERROR(file.status());
+    file_ = std::move(file).value();
+    if (created_) {
+      protected_.clear();
+      known_counter_ = start_counter_;
+    }
   }
-  JKV_RETURN_IF_ERROR(file.status());
-  file_ = std::move(file).value();
+  if (known_counter_ == start_counter_) return absl::OkStatus();
+  // Another connection committed since this one last wrote the journal (or this is the first
+  // use): where its journal lies is unknown. Make the file's present state durable; then at
+  // most a journal whose header is valid now can come back after a power loss.
+  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(file_->Sync(vfs::SyncKind::kAll));
+  protected_.clear();
+  std::vector<uint8_t> header(kJournalHeaderSize);
+  absl::Status s = file_->Read(0, absl::MakeSpan(header));
+  if (!absl::IsOutOfRange(s)) JKV_RETURN_IF_ERROR(s);
+  if (s.ok() && DecodeJournalHeader(header).has_value()) {
+    JKV_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+    protected_.push_back({kJournalHeaderSize, size});
+  }
+  known_counter_ = start_counter_;
   return absl::OkStatus();
+}
+
+uint64_t Journal::PlaceRecords(std::optional<uint64_t> size_bytes) const {
+  uint64_t after_all = kJournalHeaderSize;
+  bool fits_at_start = size_bytes.has_value();
+  for (const auto& [start, end] : protected_) {
+    after_all = std::max(after_all, end);
+    if (size_bytes.has_value() && start < kJournalHeaderSize + *size_bytes) fits_at_start = false;
+  }
+  if (fits_at_start) return kJournalHeaderSize;
+  // Round up to a sector so that no sector holds bytes of two journals.
+  return (after_all + kJournalSectorSize - 1) / kJournalSectorSize * kJournalSectorSize;
 }
 
 absl::Status Journal::SyncIfNeeded() {
@@ -195,27 +227,45 @@ absl::Status Journal::SyncIfNeeded() {
 absl::Status Journal::Flush(const Seal* seal) {
   if (in_memory()) return absl::OkStatus();
   JKV_RETURN_IF_ERROR(OpenForTransaction());
+  std::string body = std::move(pending_);
+  pending_.clear();
+  if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
   std::string buffer;
   if (!written_) {
+    // The whole size is known only when this is the transaction's one and only flush.
+    header_.records_offset =
+        PlaceRecords(seal != nullptr ? std::optional<uint64_t>(body.size()) : std::nullopt);
+    end_offset_ = header_.records_offset;
     buffer.resize(kJournalHeaderSize);
     EncodeJournalHeader(header_, absl::MakeSpan(reinterpret_cast<uint8_t*>(buffer.data()),
                                                 buffer.size()));
+    if (end_offset_ != kJournalHeaderSize) {
+      JKV_RETURN_IF_ERROR(file_->Write(0, AsBytes(buffer)));
+      buffer.clear();
+    }
+    written_ = true;
   }
-  buffer += pending_;
-  if (seal != nullptr) AppendSeal(header_.nonce, *seal, &buffer);
-  JKV_RETURN_IF_ERROR(file_->Write(end_offset_, AsBytes(buffer)));
-  written_ = true;
-  end_offset_ += buffer.size();
-  pending_.clear();
-  return SyncIfNeeded();
+  const uint64_t write_at = end_offset_ - buffer.size();
+  buffer += body;
+  JKV_RETURN_IF_ERROR(file_->Write(write_at, AsBytes(buffer)));
+  end_offset_ = write_at + buffer.size();
+  const std::pair<uint64_t, uint64_t> region{header_.records_offset, end_offset_};
+  absl::Status synced = SyncIfNeeded();
+  if (synced.ok() && sync_ != SyncLevel::kOff) {
+    protected_ = {region};  // this header is the durable one: older journals are dead
+  } else {
+    protected_.push_back(region);
+  }
+  return synced;
 }
 
-absl::Status Journal::Finish() {
+absl::Status Journal::Finish(Outcome committed) {
   pending_.clear();
   memory_images_.clear();
   if (in_memory() || !written_) return absl::OkStatus();
   written_ = false;
   const bool extra = sync_ == SyncLevel::kExtra;
+  if (committed == Outcome::kCommitted) known_counter_ = start_counter_ + 1;
   switch (mode_) {
     case JournalMode::kDelete: {
       file_.reset();
@@ -257,7 +307,7 @@ absl::Status Journal::RollBack(vfs::File* db) {
   }
   JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file_.get(), db));
   if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(db->Sync(vfs::SyncKind::kData));
-  return Finish();
+  return Finish(Outcome::kRolledBack);
 }
 
 absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path) {

@@ -41,8 +41,10 @@ class Journal {
           uint32_t page_size);
   ~Journal();
 
-  // Starts the journal of a new write transaction (nothing is written yet).
-  void Begin(uint32_t orig_pages);
+  // Starts the journal of a new write transaction (nothing is written yet). `change_counter`
+  // is the database's at the start: it tells whether another connection has committed (and
+  // written the journal) since this one last did.
+  void Begin(uint32_t orig_pages, uint64_t change_counter);
 
   // Queues the original image (a whole page) of a page the transaction is about to write to the
   // database file for the first time.
@@ -54,9 +56,10 @@ class Journal {
   // this call.
   absl::Status Flush(const Seal* seal);
 
+  enum class Outcome { kCommitted, kRolledBack };
   // Ends the journal after the database file holds (and, at sync >= NORMAL, has synced) the
-  // transaction. REQUIRES: Flush() succeeded.
-  absl::Status Finish();
+  // transaction, or after a rollback restored the database.
+  absl::Status Finish(Outcome outcome);
 
   // Undoes the transaction's writes to `db`: restores every journaled original, cuts the file
   // back to orig_pages, syncs it (sync != OFF) and ends the journal. Used when a transaction
@@ -65,13 +68,13 @@ class Journal {
 
   // True once this transaction has written to the journal file or the in-memory journal.
   bool touched() const { return written_ || !memory_images_.empty(); }
-  // Journal bytes written by this transaction so far.
-  uint64_t bytes_written() const { return end_offset_; }
 
  private:
   bool in_memory() const { return mode_ == JournalMode::kMemory || mode_ == JournalMode::kOff; }
   absl::Status OpenForTransaction();
   absl::Status SyncIfNeeded();
+  // Chooses records_offset for this transaction's records (journal_format.h, "Placement").
+  uint64_t PlaceRecords(std::optional<uint64_t> size_bytes) const;
 
   vfs::FileSystem* const fs_;
   const std::string path_;
@@ -85,6 +88,13 @@ class Journal {
   JournalHeader header_;
   bool written_ = false;    // the header of this transaction is in the file
   uint64_t end_offset_ = 0;  // where the next record goes
+  // Byte ranges of the file holding records of journals whose header may still be the durable
+  // one; this transaction's records must not overwrite them.
+  std::vector<std::pair<uint64_t, uint64_t>> protected_;
+  uint64_t start_counter_ = 0;
+  // The change counter at which protected_ was last known to be complete; a different counter
+  // at Begin means another connection has written the journal since.
+  std::optional<uint64_t> known_counter_;
   std::string pending_;      // encoded records not yet written
   absl::flat_hash_map<uint32_t, std::string> memory_images_;  // MEMORY/OFF modes
 };

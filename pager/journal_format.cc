@@ -21,19 +21,22 @@ void EncodeJournalHeader(const JournalHeader& h, absl::Span<uint8_t> out) {
   EncodeFixed64(p + 16, h.nonce);
   EncodeFixed32(p + 24, h.orig_pages);
   EncodeFixed32(p + 28, kJournalSectorSize);
-  EncodeFixed64(p + 32, base::Xxh3(p, 32, 0));
+  EncodeFixed64(p + 32, h.records_offset);
+  EncodeFixed64(p + 40, base::Xxh3(p, 40, 0));
 }
 
 std::optional<JournalHeader> DecodeJournalHeader(absl::Span<const uint8_t> in) {
-  if (in.size() < 40) return std::nullopt;
+  if (in.size() < 48) return std::nullopt;
   const uint8_t* p = in.data();
   if (std::memcmp(p, kJournalMagic, sizeof(kJournalMagic)) != 0) return std::nullopt;
-  if (DecodeFixed64(p + 32) != base::Xxh3(p, 32, 0)) return std::nullopt;
+  if (DecodeFixed64(p + 40) != base::Xxh3(p, 40, 0)) return std::nullopt;
   if (DecodeFixed32(p + 8) != kJournalFormatVersion) return std::nullopt;
   JournalHeader h;
   h.page_size = DecodeFixed32(p + 12);
   h.nonce = DecodeFixed64(p + 16);
   h.orig_pages = DecodeFixed32(p + 24);
+  h.records_offset = DecodeFixed64(p + 32);
+  if (h.records_offset < kJournalHeaderSize) return std::nullopt;
   return h;
 }
 

@@ -2,7 +2,11 @@
 //
 // This comment is the specification of the journal; keep it exact. All integers little-endian.
 //
-// journal := header (kJournalHeaderSize bytes) record* seal? garbage?
+// journal := header (kJournalHeaderSize bytes) gap record* seal? garbage?
+//
+// The records start at records_offset (>= 512), not always right after the header: a new
+// transaction places its records where they cannot overwrite the records of an older journal
+// whose header may still be the durable one (see "Placement" below).
 //
 // header (one 512-byte sector, so that zeroing it in PERSIST mode cannot tear a record):
 //
@@ -15,8 +19,9 @@
 //          |      |                | records left over from an older transaction never check
 //   24     | 4    | orig_pages     | the database's page_count before the transaction
 //   28     | 4    | sector_size    | 512
-//   32     | 8    | checksum       | XXH3-64 of bytes [0, 32), seed 0
-//   40     | 472  | zero           |
+//   32     | 8    | records_offset | file offset of the first record, >= 512
+//   40     | 8    | checksum       | XXH3-64 of bytes [0, 40), seed 0
+//   48     | 464  | zero           |
 //
 // record (an original page image, written before the database page is overwritten):
 //
@@ -39,6 +44,14 @@
 //   16     | 12*n  | entries     | n x (page_no: 4, trailer: 8): the checksum trailer each
 //          |       |             | page carries once the transaction's image is written
 //   16+12n | 8     | checksum    | XXH3-64 of bytes [0, 16+12n) of the seal, seeded with nonce
+//
+// Placement. Ending a journal (truncate, zeroed header, unlink) is not synced below EXTRA, so
+// after a power loss the previous transaction's journal may come back, complete with its seal.
+// If the next transaction's unsynced records had overwritten part of it, its seal would be
+// lost and a prefix of a committed transaction would be rolled back. So a transaction writes
+// its records only into bytes that no journal which may still be durable occupies: at 512 when
+// they fit before the previous journal's records, else after them. (Once a transaction's
+// journal is synced, its header is the durable one and older journals are dead.)
 //
 // Reading: a reader takes the header (invalid header: no journal), then records while each
 // checks; the first record that does not check, or the end of the file, ends the journal.
@@ -81,6 +94,7 @@ struct JournalHeader {
   uint32_t page_size = 0;
   uint64_t nonce = 0;
   uint32_t orig_pages = 0;
+  uint64_t records_offset = kJournalHeaderSize;
 };
 
 struct SealEntry {

@@ -16,29 +16,31 @@ namespace {
 
 TEST(JournalFormatTest, HeaderMatchesTheSpecification) {
   std::vector<uint8_t> out(kJournalHeaderSize, 0xee);
-  EncodeJournalHeader({4096, 0x0102030405060708ull, 77}, absl::MakeSpan(out));
-  const uint8_t expected[32] = {
+  EncodeJournalHeader({4096, 0x0102030405060708ull, 77, 0x1234}, absl::MakeSpan(out));
+  const uint8_t expected[40] = {
       'j', 'k', 'v', 'j', 'r', 'n', 'l', 1,  // magic
       1, 0, 0, 0,                              // format_version
       0x00, 0x10, 0, 0,                        // page_size 4096
       8, 7, 6, 5, 4, 3, 2, 1,                  // nonce
       77, 0, 0, 0,                             // orig_pages
       0x00, 0x02, 0, 0,                        // sector_size 512
+      0x34, 0x12, 0, 0, 0, 0, 0, 0,            // records_offset
   };
-  EXPECT_EQ(std::memcmp(out.data(), expected, 32), 0);
-  EXPECT_EQ(base::DecodeFixed64(out.data() + 32), base::Xxh3(expected, 32, 0));
-  for (size_t i = 40; i < out.size(); ++i) ASSERT_EQ(out[i], 0) << i;
+  EXPECT_EQ(std::memcmp(out.data(), expected, 40), 0);
+  EXPECT_EQ(base::DecodeFixed64(out.data() + 40), base::Xxh3(expected, 40, 0));
+  for (size_t i = 48; i < out.size(); ++i) ASSERT_EQ(out[i], 0) << i;
 
   auto decoded = DecodeJournalHeader(out);
   ASSERT_TRUE(decoded.has_value());
   EXPECT_EQ(decoded->page_size, 4096u);
   EXPECT_EQ(decoded->nonce, 0x0102030405060708ull);
   EXPECT_EQ(decoded->orig_pages, 77u);
+  EXPECT_EQ(decoded->records_offset, 0x1234u);
 }
 
 TEST(JournalFormatTest, DamagedOrZeroedHeaderIsNotAHeader) {
   std::vector<uint8_t> out(kJournalHeaderSize);
-  EncodeJournalHeader({512, 1, 2}, absl::MakeSpan(out));
+  EncodeJournalHeader({512, 1, 2, 512}, absl::MakeSpan(out));
   out[20] ^= 1;
   EXPECT_FALSE(DecodeJournalHeader(out).has_value());
   std::vector<uint8_t> zeros(kJournalHeaderSize, 0);

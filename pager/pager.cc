@@ -175,12 +175,11 @@ absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, a
   } else {
     JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing",
                               [&] { return lock_.TryReserved(); }));
-    result = Retry(lk, deadline, false, "readers hold the database during recovery",
-                   [&] { return lock_.TryExclusive(); });
-    if (result.ok()) {
-      result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
-                              options_.journal_mode, options_.sync, options_.access);
-    }
+    absl::Status locked = Retry(lk, deadline, false, "readers hold the database during recovery",
+                                [&] { return lock_.TryExclusive(); });
+    result = locked.ok() ? RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
+                                          options_.journal_mode, options_.sync, options_.access)
+                         : absl::StatusOr<JournalRecovery>(locked);
     JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
   }
   JKV_RETURN_IF_ERROR(result.status());
@@ -332,12 +331,24 @@ absl::StatusOr<std::vector<PageNo>> ReadTxn::FreelistPages() {
 
 absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
   std::vector<std::string> problems;
+  absl::StatusOr<std::vector<PageNo>> free_pages = FreelistPages();
+  absl::flat_hash_set<uint32_t> leaves;
+  if (free_pages.ok()) {
+    for (PageNo p : *free_pages) leaves.insert(p.value());
+    // Trunks are read (and checked) like any page; only leaves are exempt (freelist.h).
+    for (PageNo p = header_.freelist_head; p.value() != 0;) {
+      leaves.erase(p.value());
+      JKV_ASSIGN_OR_RETURN(PageRef trunk, Get(p));
+      p = PageNo(base::DecodeFixed32(trunk.data().data()));
+    }
+  } else {
+    problems.push_back(std::string(free_pages.status().message()));
+  }
   for (uint32_t n = 1; n <= header_.page_count; ++n) {
+    if (leaves.contains(n)) continue;
     absl::StatusOr<std::shared_ptr<const PageBuffer>> page = pager_->LoadPage(PageNo(n));
     if (!page.ok()) problems.push_back(std::string(page.status().message()));
   }
-  absl::StatusOr<std::vector<PageNo>> free_pages = FreelistPages();
-  if (!free_pages.ok()) problems.push_back(std::string(free_pages.status().message()));
   return problems;
 }
 
@@ -441,7 +452,7 @@ PagerStats Pager::Stats() {
 
 WriteTxn::WriteTxn(Pager* pager, const DbHeader& header)
     : pager_(pager), start_header_(header), header_(header) {
-  pager_->journal_->Begin(header.page_count);
+  pager_->journal_->Begin(header.page_count, header.change_counter);
 }
 
 WriteTxn::~WriteTxn() { Rollback().IgnoreError(); }  // a failure here is sticky in the pager
@@ -682,7 +693,7 @@ absl::Status WriteTxn::CommitToFile() {
   // The transaction is durable now (I4): failing to end the journal does not undo it. The
   // journal is left complete and sealed, so the next opener discards it, and the next
   // transaction overwrites it.
-  if (!journal.Finish().ok()) ++journal_end_failures_;
+  if (!journal.Finish(Journal::Outcome::kCommitted).ok()) ++journal_end_failures_;
   pager_->Publish(*this, new_header);
   End(/*clear_cache=*/false);
   return absl::OkStatus();
