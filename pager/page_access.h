@@ -23,9 +23,10 @@
 namespace journalkv::pager {
 
 // A whole page image (page_size bytes, trailer included). Shared between the cache, readers and
-// the writer; immutable once published to the cache.
+// the writer; immutable once published to the cache. The bytes start uninitialized: every
+// creator fills the whole page (a read, a copy, or an explicit zero fill).
 struct PageBuffer {
-  explicit PageBuffer(uint32_t size) : bytes(new uint8_t[size]()), size(size) {}
+  explicit PageBuffer(uint32_t size) : bytes(new uint8_t[size]), size(size) {}
   std::unique_ptr<uint8_t[]> bytes;
   uint32_t size;
 };

@@ -498,7 +498,8 @@ absl::StatusOr<WriteTxn::DirtyPage*> WriteTxn::MakeDirty(PageNo page_no) {
   return &dirty;
 }
 
-WriteTxn::DirtyPage* WriteTxn::AddZeroedPage(PageNo page_no) {
+// A dirty page whose bytes the caller fills (Allocate zero-fills it).
+WriteTxn::DirtyPage* WriteTxn::AddBlankPage(PageNo page_no) {
   DirtyPage& dirty = dirty_[page_no.value()];
   dirty.buffer = std::make_shared<PageBuffer>(header_.page_size);
   dirty.original = nullptr;
@@ -534,7 +535,7 @@ absl::StatusOr<MutablePage> WriteTxn::Allocate() {
         // must restore it and it is journaled like any other page.
         JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
       } else {
-        page = AddZeroedPage(page_no);  // free at the start: nothing to journal (freelist.h)
+        page = AddBlankPage(page_no);  // free at the start: nothing to journal (freelist.h)
       }
     } else {
       page_no = trunk_no;
@@ -545,7 +546,7 @@ absl::StatusOr<MutablePage> WriteTxn::Allocate() {
     --header_.freelist_count;
   } else {
     page_no = PageNo(++header_.page_count);
-    page = AddZeroedPage(page_no);
+    page = AddBlankPage(page_no);
   }
   std::memset(page->buffer->bytes.get(), 0, page->buffer->size);
   return MutablePage{page_no, absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size())};

@@ -153,7 +153,7 @@ class WriteTxn final : public PageWriter {
   absl::Status CheckUsable() const;
   absl::Status CheckPageNo(PageNo page_no) const;
   absl::StatusOr<DirtyPage*> MakeDirty(PageNo page_no);
-  DirtyPage* AddZeroedPage(PageNo page_no);
+  DirtyPage* AddBlankPage(PageNo page_no);
   absl::Status Spill();
   absl::Status WritePages(std::vector<PageNo>& pages);
   absl::Status CommitToFile();

@@ -1,0 +1,412 @@
+// fault_injecting_fs.cc: FaultInjectingFileSystem and its File (see fault_injecting_fs.h).
+//
+// Every operation that changes the model (the Inodes, names_, dir_ops_, counters) runs under
+// FaultInjectingFileSystem::mu_, held across the base call, so the model sees the base's
+// changes in the order the base applied them. FaultInjectingFile is a thin forwarder.
+//
+// Thread-safety: an Inode's fields are guarded by the file system's mu_. FaultInjectingFile's
+// fields are immutable; its base File is thread-safe itself.
+#include "vfs/fault_injecting_fs.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "vfs/errno_status.h"
+#include "vfs/power_loss_model.h"
+
+namespace journalkv::vfs {
+
+struct FaultInjectingFileSystem::Inode {
+  std::vector<uint8_t> durable;
+  std::vector<PendingOp> pending;  // since the last Sync, oldest first
+};
+
+class FaultInjectingFile final : public File {
+ public:
+  using Inode = FaultInjectingFileSystem::Inode;
+
+  FaultInjectingFile(FaultInjectingFileSystem* fs, std::unique_ptr<File> base,
+                     std::shared_ptr<Inode> inode, const OpenOptions& options, uint64_t generation)
+      : fs_(fs),
+        base_(std::move(base)),
+        inode_(std::move(inode)),
+        kind_(options.kind),
+        read_only_(options.mode == OpenMode::kReadOnly),
+        generation_(generation) {}
+  FaultInjectingFile(const FaultInjectingFile&) = delete;
+  FaultInjectingFile& operator=(const FaultInjectingFile&) = delete;
+
+  absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override {
+    return fs_->FileRead(*this, offset, out);
+  }
+  absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override {
+    return fs_->FileWrite(*this, offset, data);
+  }
+  absl::Status Sync(SyncKind kind) override { return fs_->FileSync(*this, kind); }
+  absl::Status Truncate(uint64_t size_bytes) override {
+    return fs_->FileTruncate(*this, size_bytes);
+  }
+  absl::StatusOr<uint64_t> Size() override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->Size();
+  }
+  absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->TryLock(offset, length, mode);
+  }
+  absl::Status Unlock(uint64_t offset, uint64_t length) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->Unlock(offset, length);
+  }
+  absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->MapSharedRegion(region, region_size);
+  }
+  const std::string& path() const override { return base_->path(); }
+
+  File& base() { return *base_; }
+  Inode& inode() { return *inode_; }
+  FileKind kind() const { return kind_; }
+  bool read_only() const { return read_only_; }
+  uint64_t generation() const { return generation_; }
+
+ private:
+  FaultInjectingFileSystem* const fs_;
+  const std::unique_ptr<File> base_;
+  const std::shared_ptr<Inode> inode_;
+  const FileKind kind_;
+  const bool read_only_;
+  const uint64_t generation_;
+};
+
+namespace {
+
+bool Creates(OpenMode mode) {
+  return mode == OpenMode::kCreate || mode == OpenMode::kCreateExclusive;
+}
+
+// The directory name SyncDirectory(dir_path) makes durable, spelled as DirName spells it.
+std::string NormalizeDir(const std::string& dir_path) {
+  if (dir_path.empty()) return ".";
+  const size_t last = dir_path.find_last_not_of('/');
+  return last == std::string::npos ? "/" : dir_path.substr(0, last + 1);
+}
+
+// How much of a write of `size` bytes a short write applies.
+size_t ShortWriteBytes(size_t size) { return size / 2 / kSectorSize * kSectorSize; }
+
+// Reads the whole content of file: the durable image of a file the wrapper starts tracking.
+absl::StatusOr<std::vector<uint8_t>> ReadAll(File& file) {
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file.Size());
+  std::vector<uint8_t> content(size);
+  JKV_RETURN_IF_ERROR(file.Read(0, absl::MakeSpan(content)));
+  return content;
+}
+
+}  // namespace
+
+FaultInjectingFileSystem::FaultInjectingFileSystem(FileSystem* base) : base_(base) {}
+FaultInjectingFileSystem::~FaultInjectingFileSystem() = default;
+
+// ---- File operations ----
+
+absl::Status FaultInjectingFileSystem::CheckAlive(const FaultInjectingFile& file) const {
+  if (file.generation() == generation_.load(std::memory_order_acquire)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(file.path(), ": file handle invalidated by simulated power loss"));
+}
+
+absl::Status FaultInjectingFileSystem::FileRead(FaultInjectingFile& file, uint64_t offset,
+                                                absl::Span<uint8_t> out) {
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  std::optional<FaultRule> fault;
+  {
+    base::MutexLock lock(&mu_);
+    fault = CountOp(FaultOp::kRead);
+  }
+  if (fault) {
+    return ErrnoToStatus(fault->err, absl::StrCat(file.path(), ": pread at offset ", offset));
+  }
+  JKV_RETURN_IF_ERROR(file.base().Read(offset, out));
+  stats().AddRead(file.kind(), out.size());
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjectingFileSystem::FileWrite(FaultInjectingFile& file, uint64_t offset,
+                                                 absl::Span<const uint8_t> data) {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  if (file.read_only()) return ReadOnlyError(file.path(), "pwrite");
+  const std::string context = absl::StrCat(file.path(), ": pwrite at offset ", offset);
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  const std::optional<FaultRule> fault = CountOp(FaultOp::kWrite);
+  if (fault && !fault->short_write) return ErrnoToStatus(fault->err, context);
+  const absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size())) : data;
+  JKV_RETURN_IF_ERROR(file.base().Write(offset, applied));
+  if (!applied.empty()) file.inode().pending.push_back(PendingOp::Write(offset, applied));
+  if (fault) {
+    // Reported as the pwrite(2) that failed after the first part went through would be.
+    return ErrnoToStatus(fault->err,
+                         absl::StrCat(file.path(), ": pwrite at offset ", offset + applied.size()));
+  }
+  ++mutation_count_;
+  stats().AddWrite(file.kind(), data.size());
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjectingFileSystem::FileTruncate(FaultInjectingFile& file, uint64_t size_bytes) {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  if (file.read_only()) return ReadOnlyError(file.path(), "ftruncate");
+  const std::string context = absl::StrCat(file.path(), ": ftruncate to ", size_bytes);
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (auto fault = CountOp(FaultOp::kTruncate)) return ErrnoToStatus(fault->err, context);
+  JKV_RETURN_IF_ERROR(file.base().Truncate(size_bytes));
+  file.inode().pending.push_back(PendingOp::Truncate(size_bytes));
+  ++mutation_count_;
+  stats().AddTruncate(file.kind());
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjectingFileSystem::FileSync(FaultInjectingFile& file, SyncKind kind) {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  const std::string context =
+      absl::StrCat(file.path(), kind == SyncKind::kData ? ": fdatasync" : ": fsync");
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (auto fault = CountOp(FaultOp::kSync)) return ErrnoToStatus(fault->err, context);
+  JKV_RETURN_IF_ERROR(file.base().Sync(kind));
+  Inode& inode = file.inode();
+  for (const PendingOp& op : inode.pending) ApplyPendingOp(op, inode.durable);
+  inode.pending.clear();
+  CountSync();
+  stats().AddSync(file.kind());
+  return absl::OkStatus();
+}
+
+// ---- FileSystem operations ----
+
+absl::StatusOr<std::unique_ptr<File>> FaultInjectingFileSystem::Open(const std::string& path,
+                                                                     const OpenOptions& options) {
+  base::MutexLock lock(&mu_);
+  std::shared_ptr<Inode> inode;
+  if (auto it = names_.find(path); it != names_.end()) {
+    inode = it->second;
+  } else {
+    JKV_ASSIGN_OR_RETURN(const bool exists, base_->Exists(path));
+    if (!exists && Creates(options.mode)) return CreateFile(path, options);
+  }
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> base_file, base_->Open(path, options));
+  if (inode == nullptr) {
+    // First open of a file that existed before: what it holds now is taken to be durable.
+    JKV_ASSIGN_OR_RETURN(std::vector<uint8_t> content, ReadAll(*base_file));
+    inode = std::make_shared<Inode>(Inode{std::move(content), {}});
+    names_[path] = inode;
+  }
+  return Wrap(std::move(base_file), std::move(inode), options);
+}
+
+absl::StatusOr<std::unique_ptr<File>> FaultInjectingFileSystem::CreateFile(
+    const std::string& path, const OpenOptions& options) {
+  const std::string context = absl::StrCat(path, ": open");
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (auto fault = CountOp(FaultOp::kCreate)) return ErrnoToStatus(fault->err, context);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> base_file, base_->Open(path, options));
+  auto inode = std::make_shared<Inode>();
+  names_[path] = inode;
+  dir_ops_[DirName(path)].push_back(EntryOp{EntryOp::Kind::kCreate, path, inode});
+  ++mutation_count_;
+  return Wrap(std::move(base_file), std::move(inode), options);
+}
+
+std::unique_ptr<File> FaultInjectingFileSystem::Wrap(std::unique_ptr<File> base_file,
+                                                     std::shared_ptr<Inode> inode,
+                                                     const OpenOptions& options) {
+  return std::make_unique<FaultInjectingFile>(this, std::move(base_file), std::move(inode), options,
+                                              generation_.load(std::memory_order_acquire));
+}
+
+absl::Status FaultInjectingFileSystem::Delete(const std::string& path) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(path, ": unlink");
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (auto fault = CountOp(FaultOp::kDelete)) return ErrnoToStatus(fault->err, context);
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<Inode> inode, InodeOf(path));
+  JKV_RETURN_IF_ERROR(base_->Delete(path));  // reports a missing file or a directory
+  // Only a file created in the base behind the wrapper's back gets here without an inode.
+  if (inode == nullptr) inode = std::make_shared<Inode>();
+  names_.erase(path);
+  dir_ops_[DirName(path)].push_back(EntryOp{EntryOp::Kind::kDelete, path, std::move(inode)});
+  ++mutation_count_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<FaultInjectingFileSystem::Inode>> FaultInjectingFileSystem::InodeOf(
+    const std::string& path) {
+  if (auto it = names_.find(path); it != names_.end()) return it->second;
+  JKV_ASSIGN_OR_RETURN(const bool exists, base_->Exists(path));
+  JKV_ASSIGN_OR_RETURN(const bool is_directory, base_->IsDirectory(path));
+  if (!exists || is_directory) return nullptr;
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                       base_->Open(path, OpenOptions{OpenMode::kReadOnly, FileKind::kOther}));
+  JKV_ASSIGN_OR_RETURN(std::vector<uint8_t> content, ReadAll(*file));
+  return std::make_shared<Inode>(Inode{std::move(content), {}});
+}
+
+absl::StatusOr<bool> FaultInjectingFileSystem::Exists(const std::string& path) {
+  return base_->Exists(path);
+}
+
+absl::StatusOr<bool> FaultInjectingFileSystem::IsDirectory(const std::string& path) {
+  return base_->IsDirectory(path);
+}
+
+absl::Status FaultInjectingFileSystem::SyncDirectory(const std::string& dir_path) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(dir_path, ": fsync directory");
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (auto fault = CountOp(FaultOp::kDirSync)) return ErrnoToStatus(fault->err, context);
+  JKV_RETURN_IF_ERROR(base_->SyncDirectory(dir_path));
+  dir_ops_.erase(NormalizeDir(dir_path));
+  CountSync();
+  stats().AddDirSync();
+  return absl::OkStatus();
+}
+
+// ---- Power loss ----
+
+absl::Status FaultInjectingFileSystem::SimulatePowerLoss(uint64_t seed) {
+  base::MutexLock lock(&mu_);
+  std::mt19937_64 rng(seed);
+  const TearOptions tear{garbage_in_torn_sectors_};
+  std::map<std::string, std::vector<uint8_t>> images;
+  for (const auto& [path, inode] : NamesAfterPowerLoss()) {
+    images[path] = ImageAfterPowerLoss(inode->durable, inode->pending, tear, rng);
+  }
+  JKV_RETURN_IF_ERROR(RewriteBase(images));
+  names_.clear();
+  dir_ops_.clear();
+  for (auto& [path, image] : images) {
+    names_[path] = std::make_shared<Inode>(Inode{std::move(image), {}});
+  }
+  crash_at_mutation_.reset();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+std::map<std::string, std::shared_ptr<FaultInjectingFileSystem::Inode>>
+FaultInjectingFileSystem::NamesAfterPowerLoss() const {
+  std::map<std::string, std::shared_ptr<Inode>> names = names_;
+  // Undoing each directory's changes newest first leads back to its last synced state. Paths of
+  // different directories never collide, so the order across directories does not matter.
+  for (const auto& [dir, ops] : dir_ops_) {
+    for (auto op = ops.rbegin(); op != ops.rend(); ++op) {
+      if (op->kind == EntryOp::Kind::kCreate) {
+        names.erase(op->path);
+      } else {
+        names[op->path] = op->inode;
+      }
+    }
+  }
+  return names;
+}
+
+// Deletes every tracked path from the base and creates the survivors afresh, so that no File
+// opened before the power loss shares content, locks or mappings with the new files.
+absl::Status FaultInjectingFileSystem::RewriteBase(
+    const std::map<std::string, std::vector<uint8_t>>& images) {
+  std::set<std::string> paths;
+  for (const auto& [path, inode] : names_) paths.insert(path);
+  for (const auto& [path, image] : images) paths.insert(path);
+  for (const std::string& path : paths) {
+    JKV_ASSIGN_OR_RETURN(const bool exists, base_->Exists(path));
+    if (exists) JKV_RETURN_IF_ERROR(base_->Delete(path));
+  }
+  for (const auto& [path, image] : images) {
+    JKV_ASSIGN_OR_RETURN(
+        std::unique_ptr<File> file,
+        base_->Open(path, OpenOptions{OpenMode::kCreateExclusive, FileKind::kOther}));
+    JKV_RETURN_IF_ERROR(file->Write(0, image));
+  }
+  return absl::OkStatus();
+}
+
+void FaultInjectingFileSystem::SetTornSectorGarbage(bool enabled) {
+  base::MutexLock lock(&mu_);
+  garbage_in_torn_sectors_ = enabled;
+}
+
+// ---- Counters, crash points and fault rules ----
+
+uint64_t FaultInjectingFileSystem::mutation_count() const {
+  base::MutexLock lock(&mu_);
+  return mutation_count_;
+}
+
+uint64_t FaultInjectingFileSystem::sync_count() const {
+  base::MutexLock lock(&mu_);
+  return sync_mutation_indexes_.size();
+}
+
+std::vector<uint64_t> FaultInjectingFileSystem::sync_mutation_indexes() const {
+  base::MutexLock lock(&mu_);
+  return sync_mutation_indexes_;
+}
+
+void FaultInjectingFileSystem::CountSync() {
+  ++mutation_count_;
+  sync_mutation_indexes_.push_back(mutation_count_);
+}
+
+void FaultInjectingFileSystem::CrashAfterMutations(uint64_t n) {
+  base::MutexLock lock(&mu_);
+  crash_at_mutation_ = mutation_count_ + n;
+}
+
+absl::Status FaultInjectingFileSystem::CheckNotCrashed(absl::string_view context) const {
+  if (!crash_at_mutation_.has_value() || mutation_count_ < *crash_at_mutation_) {
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrCat("simulated power loss: ", context, ": not applied"));
+}
+
+void FaultInjectingFileSystem::FailNth(FaultOp op, uint64_t n, int err, bool persistent) {
+  AddFaultRule(FaultRule{op, n, err, persistent, /*short_write=*/false});
+}
+
+void FaultInjectingFileSystem::ShortWriteNth(uint64_t n, int err) {
+  AddFaultRule(FaultRule{FaultOp::kWrite, n, err, /*persistent=*/false, /*short_write=*/true});
+}
+
+// rule.nth arrives relative to now; it is stored as an absolute operation count.
+void FaultInjectingFileSystem::AddFaultRule(const FaultRule& rule) {
+  base::MutexLock lock(&mu_);
+  FaultRule absolute = rule;
+  absolute.nth = op_counts_[static_cast<int>(rule.op)] + std::max<uint64_t>(rule.nth, 1);
+  fault_rules_.push_back(absolute);
+}
+
+void FaultInjectingFileSystem::ClearFaults() {
+  base::MutexLock lock(&mu_);
+  fault_rules_.clear();
+}
+
+uint64_t FaultInjectingFileSystem::op_count(FaultOp op) const {
+  base::MutexLock lock(&mu_);
+  return op_counts_[static_cast<int>(op)];
+}
+
+std::optional<FaultInjectingFileSystem::FaultRule> FaultInjectingFileSystem::CountOp(FaultOp op) {
+  const uint64_t count = ++op_counts_[static_cast<int>(op)];
+  for (const FaultRule& rule : fault_rules_) {
+    if (rule.op != op) continue;
+    if (count == rule.nth || (rule.persistent && count > rule.nth)) return rule;
+  }
+  return std::nullopt;
+}
+
+}  // namespace journalkv::vfs

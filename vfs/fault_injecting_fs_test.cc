@@ -1,0 +1,561 @@
+// Tests of FaultInjectingFileSystem over both MemFileSystem and PosixFileSystem: it passes the
+// conformance suite, its power-loss model yields exactly the states a disk may hold, crash
+// points stop mutations, and injected errors carry POSIX codes and are not applied.
+#include "vfs/fault_injecting_fs.h"
+
+#include <cerrno>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/file_system_conformance.h"
+#include "vfs/file_system_testing.h"
+
+namespace journalkv::vfs {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
+using ::testing::ElementsAre;
+
+// Matches an OK StatusOr whose value equals expected (base/status_matchers.h has no such
+// matcher yet).
+MATCHER_P(IsOkAndHolds, expected, "is OK and holds " + ::testing::PrintToString(expected)) {
+  if (!arg.ok()) {
+    *result_listener << "status is " << arg.status().ToString();
+    return false;
+  }
+  *result_listener << "holds " << ::testing::PrintToString(*arg);
+  return *arg == expected;
+}
+
+constexpr OpenOptions kCreate{OpenMode::kCreate, FileKind::kOther};
+constexpr OpenOptions kReadWrite{OpenMode::kReadWrite, FileKind::kOther};
+constexpr int kSeeds = 100;
+
+// A FaultInjectingFileSystem over another environment's file system.
+class FaultInjectingEnv final : public FileSystemEnv {
+ public:
+  explicit FaultInjectingEnv(std::unique_ptr<FileSystemEnv> base)
+      : base_(std::move(base)), fs_(&base_->fs()) {}
+  FaultInjectingFileSystem& fs() override { return fs_; }
+  FileSystem& base_fs() { return base_->fs(); }
+  const std::string& dir() const override { return base_->dir(); }
+
+ private:
+  std::unique_ptr<FileSystemEnv> base_;  // declared first: outlives fs_
+  FaultInjectingFileSystem fs_;
+};
+
+std::unique_ptr<FaultInjectingEnv> MakeFaultOnMemEnv() {
+  return std::make_unique<FaultInjectingEnv>(MakeMemEnv());
+}
+std::unique_ptr<FaultInjectingEnv> MakeFaultOnPosixEnv() {
+  return std::make_unique<FaultInjectingEnv>(MakePosixEnv());
+}
+
+INSTANTIATE_TEST_SUITE_P(FaultInjecting, FileSystemConformanceTest,
+                         ::testing::Values(FileSystemEnvFactory{"OnMem", &MakeFaultOnMemEnv},
+                                           FileSystemEnvFactory{"OnPosix", &MakeFaultOnPosixEnv}),
+                         FileSystemEnvFactoryName);
+
+struct BaseParam {
+  std::string name;
+  std::unique_ptr<FaultInjectingEnv> (*make)();
+};
+void PrintTo(const BaseParam& param, std::ostream* os) { *os << param.name; }
+
+class FaultInjectingFsTest : public ::testing::TestWithParam<BaseParam> {
+ protected:
+  void SetUp() override { env_ = GetParam().make(); }
+
+  FaultInjectingFileSystem& fs() { return env_->fs(); }
+  std::string Path(absl::string_view name) const { return env_->Path(name); }
+
+  // Creates or replaces name with content and makes both content and name durable.
+  absl::Status WriteDurably(absl::string_view name, absl::string_view content) {
+    JKV_RETURN_IF_ERROR(WriteStringToFile(fs(), Path(name), content));
+    JKV_ASSIGN_OR_RETURN(auto file, fs().Open(Path(name), kReadWrite));
+    JKV_RETURN_IF_ERROR(file->Sync(SyncKind::kData));
+    return fs().SyncDirectory(env_->dir());
+  }
+  // Writes without any sync through a File that is closed again.
+  absl::Status WriteUnsynced(absl::string_view name, uint64_t offset, absl::string_view bytes) {
+    JKV_ASSIGN_OR_RETURN(auto file, fs().Open(Path(name), kCreate));
+    return WriteString(*file, offset, bytes);
+  }
+  absl::StatusOr<std::string> Content(absl::string_view name) {
+    return ReadFileToString(fs(), Path(name));
+  }
+  bool Exists(absl::string_view name) {
+    absl::StatusOr<bool> exists = fs().Exists(Path(name));
+    EXPECT_THAT(exists, IsOk());
+    return exists.value_or(false);
+  }
+
+  std::unique_ptr<FaultInjectingEnv> env_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Bases, FaultInjectingFsTest,
+                         ::testing::Values(BaseParam{"Mem", &MakeFaultOnMemEnv},
+                                           BaseParam{"Posix", &MakeFaultOnPosixEnv}),
+                         [](const auto& info) { return info.param.name; });
+
+// ---- Power loss: content ----
+
+TEST_P(FaultInjectingFsTest, SyncedWriteSurvivesEveryPowerLoss) {
+  const std::string data = std::string(3000, 'd') + "end";
+  JKV_ASSERT_OK(WriteDurably("a", data));
+  for (int seed = 0; seed < kSeeds / 4; ++seed) {
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    EXPECT_THAT(Content("a"), IsOkAndHolds(data)) << "seed " << seed;
+  }
+}
+
+// How an unsynced write of 'n' bytes over 'o' bytes came through a power loss.
+enum class Outcome { kKept, kDropped, kTorn };
+
+// Classifies content (expected: 'o' everywhere except where [begin, end) may hold 'n') and
+// checks that every sector-aligned piece of [begin, end) is entirely old or entirely new.
+Outcome ClassifySectors(const std::string& content, size_t begin, size_t end) {
+  int pieces_new = 0;
+  int pieces_old = 0;
+  for (size_t start = begin; start < end;) {
+    const size_t next = std::min(end, (start / 512 + 1) * 512);
+    const std::string piece = content.substr(start, next - start);
+    if (piece == std::string(piece.size(), 'n')) {
+      ++pieces_new;
+    } else {
+      EXPECT_EQ(piece, std::string(piece.size(), 'o')) << "sector piece at " << start;
+      ++pieces_old;
+    }
+    start = next;
+  }
+  EXPECT_EQ(content.substr(0, begin), std::string(begin, 'o'));
+  EXPECT_EQ(content.substr(end), std::string(content.size() - end, 'o'));
+  if (pieces_old == 0) return Outcome::kKept;
+  return pieces_new == 0 ? Outcome::kDropped : Outcome::kTorn;
+}
+
+TEST_P(FaultInjectingFsTest, UnsyncedOverwriteIsKeptDroppedOrTornAtSectorGranularity) {
+  fs().SetTornSectorGarbage(false);
+  // [100, 2100) spans five sector pieces: 100-511, 512-1023, ..., 2048-2099.
+  constexpr size_t kBegin = 100;
+  constexpr size_t kEnd = 2100;
+  int outcomes[3] = {0, 0, 0};
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(4096, 'o')));
+    JKV_ASSERT_OK(WriteUnsynced("a", kBegin, std::string(kEnd - kBegin, 'n')));
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    ASSERT_EQ(content.size(), 4096u) << "seed " << seed;
+    ++outcomes[static_cast<int>(ClassifySectors(content, kBegin, kEnd))];
+  }
+  EXPECT_GT(outcomes[static_cast<int>(Outcome::kKept)], 0);
+  EXPECT_GT(outcomes[static_cast<int>(Outcome::kDropped)], 0);
+  EXPECT_GT(outcomes[static_cast<int>(Outcome::kTorn)], 0);
+}
+
+TEST_P(FaultInjectingFsTest, TornSectorsMayHoldGarbageButOnlyInsideTheWrite) {
+  bool saw_garbage = false;
+  for (int seed = 0; seed < kSeeds && !saw_garbage; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(8192, 'o')));
+    JKV_ASSERT_OK(WriteUnsynced("a", 1024, std::string(4096, 'n')));
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    ASSERT_EQ(content.size(), 8192u);
+    EXPECT_EQ(content.substr(0, 1024), std::string(1024, 'o'));
+    EXPECT_EQ(content.substr(5120), std::string(3072, 'o'));
+    saw_garbage = content.substr(1024, 4096).find_first_not_of("on") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_garbage);
+}
+
+TEST_P(FaultInjectingFsTest, UnsyncedAppendNeverDamagesTheSyncedPrefix) {
+  fs().SetTornSectorGarbage(false);
+  for (int seed = 0; seed < kSeeds / 4; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(1000, 'o')));
+    JKV_ASSERT_OK(WriteUnsynced("a", 1000, std::string(3000, 'n')));
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    EXPECT_TRUE(content.size() == 1000 || content.size() == 4000) << content.size();
+    EXPECT_EQ(content.substr(0, 1000), std::string(1000, 'o'));
+    // Dropped sectors past the old end read as zeros; kept ones as the new bytes.
+    EXPECT_EQ(content.substr(1000).find_first_not_of(std::string("n\0", 2)), std::string::npos);
+  }
+}
+
+TEST_P(FaultInjectingFsTest, TheSameSeedAndHistoryGiveTheSameState) {
+  std::vector<std::string> results;
+  for (int run = 0; run < 2; ++run) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(4096, 'o')));
+    JKV_ASSERT_OK(WriteUnsynced("a", 0, std::string(4096, 'n')));
+    JKV_ASSERT_OK(WriteUnsynced("a", 2000, std::string(1000, 'm')));
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(42));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    results.push_back(content);
+  }
+  EXPECT_TRUE(results[0] == results[1]);
+}
+
+TEST_P(FaultInjectingFsTest, UnsyncedTruncateIsKeptOrDropped) {
+  bool kept = false;
+  bool dropped = false;
+  for (int seed = 0; seed < kSeeds / 2; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(8192, 'o')));
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+      JKV_ASSERT_OK(file->Truncate(1000));
+    }
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    ASSERT_TRUE(content.size() == 1000 || content.size() == 8192) << content.size();
+    EXPECT_EQ(content, std::string(content.size(), 'o'));
+    (content.size() == 1000 ? kept : dropped) = true;
+  }
+  EXPECT_TRUE(kept);
+  EXPECT_TRUE(dropped);
+}
+
+TEST_P(FaultInjectingFsTest, SyncedTruncateSurvives) {
+  JKV_ASSERT_OK(WriteDurably("a", std::string(8192, 'o')));
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+    JKV_ASSERT_OK(file->Truncate(10));
+    JKV_ASSERT_OK(file->Sync(SyncKind::kData));
+  }
+  for (int seed = 0; seed < 10; ++seed) {
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    EXPECT_THAT(Content("a"), IsOkAndHolds(std::string(10, 'o')));
+  }
+}
+
+// ---- Power loss: directory entries ----
+
+TEST_P(FaultInjectingFsTest, UnsyncedCreateIsUndoneEvenWhenTheFileWasSynced) {
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("new"), kCreate));
+    JKV_ASSERT_OK(WriteString(*file, 0, "data"));
+    JKV_ASSERT_OK(file->Sync(SyncKind::kAll));  // content durable, directory entry not
+  }
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_FALSE(Exists("new"));
+}
+
+TEST_P(FaultInjectingFsTest, CreateSurvivesOnceTheDirectoryIsSynced) {
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("new"), kCreate));
+    JKV_ASSERT_OK(WriteString(*file, 0, "data"));
+    JKV_ASSERT_OK(file->Sync(SyncKind::kData));
+  }
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir() + "/"));  // trailing slash names the same dir
+  for (int seed = 0; seed < 10; ++seed) {
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    EXPECT_THAT(Content("new"), IsOkAndHolds("data"));
+  }
+}
+
+TEST_P(FaultInjectingFsTest, UnsyncedDeleteIsUndoneWithTheDurableContent) {
+  JKV_ASSERT_OK(WriteDurably("a", "precious"));
+  JKV_ASSERT_OK(fs().Delete(Path("a")));
+  EXPECT_FALSE(Exists("a"));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_THAT(Content("a"), IsOkAndHolds("precious"));
+}
+
+TEST_P(FaultInjectingFsTest, DeleteSurvivesOnceTheDirectoryIsSynced) {
+  JKV_ASSERT_OK(WriteDurably("a", "gone"));
+  JKV_ASSERT_OK(fs().Delete(Path("a")));
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_FALSE(Exists("a"));
+}
+
+TEST_P(FaultInjectingFsTest, UnsyncedDeleteAndRecreateBringsBackTheOldFile) {
+  JKV_ASSERT_OK(WriteDurably("a", "old"));
+  JKV_ASSERT_OK(fs().Delete(Path("a")));
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+    JKV_ASSERT_OK(WriteString(*file, 0, "new"));
+    JKV_ASSERT_OK(file->Sync(SyncKind::kData));
+  }
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_THAT(Content("a"), IsOkAndHolds("old"));
+}
+
+TEST_P(FaultInjectingFsTest, FilesThatExistedBeforeAreDurableAndOthersUntouched) {
+  JKV_ASSERT_OK(WriteStringToFile(env_->base_fs(), Path("pre"), "pre"));
+  JKV_ASSERT_OK(WriteStringToFile(env_->base_fs(), Path("other"), "other"));
+  JKV_ASSERT_OK(WriteUnsynced("pre", 0, "PRE"));  // first opened here: "pre" is durable
+  JKV_ASSERT_OK(fs().Delete(Path("other")));
+  JKV_ASSERT_OK(WriteStringToFile(env_->base_fs(), Path("untracked"), "u"));
+  fs().SetTornSectorGarbage(false);
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(3));
+  JKV_ASSERT_OK_AND_ASSIGN(std::string pre, Content("pre"));
+  EXPECT_TRUE(pre == "pre" || pre == "PRE") << pre;
+  EXPECT_THAT(Content("other"), IsOkAndHolds("other"));
+  EXPECT_THAT(Content("untracked"), IsOkAndHolds("u"));
+}
+
+// ---- Power loss: handles ----
+
+TEST_P(FaultInjectingFsTest, FilesOpenedBeforeAPowerLossAreDead) {
+  JKV_ASSERT_OK(WriteDurably("a", "data"));
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+  JKV_ASSERT_OK_AND_ASSIGN(bool locked, file->TryLock(0, 0, LockMode::kExclusive));
+  ASSERT_TRUE(locked);
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(0));
+  const auto dead = StatusIs(absl::StatusCode::kFailedPrecondition,
+                             "file handle invalidated by simulated power loss");
+  EXPECT_THAT(ReadString(*file, 0, 1), dead);
+  EXPECT_THAT(WriteString(*file, 0, "x"), dead);
+  EXPECT_THAT(file->Sync(SyncKind::kData), dead);
+  EXPECT_THAT(file->Truncate(0), dead);
+  EXPECT_THAT(file->Size(), dead);
+  EXPECT_THAT(file->TryLock(0, 1, LockMode::kShared), dead);
+  EXPECT_THAT(file->Unlock(0, 1), dead);
+  EXPECT_THAT(file->MapSharedRegion(0, 64 << 10), dead);
+  // A new File works, and the dead File's lock does not get in its way.
+  JKV_ASSERT_OK_AND_ASSIGN(auto fresh, fs().Open(Path("a"), kReadWrite));
+  JKV_ASSERT_OK_AND_ASSIGN(locked, fresh->TryLock(0, 0, LockMode::kExclusive));
+  EXPECT_TRUE(locked);
+  EXPECT_THAT(ReadString(*fresh, 0, 4), IsOkAndHolds("data"));
+}
+
+// ---- Crash points and counters ----
+
+TEST_P(FaultInjectingFsTest, MutationCountCountsEachMutatingOperationOnce) {
+  const uint64_t start = fs().mutation_count();
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));  // 1
+  JKV_ASSERT_OK(WriteString(*file, 0, "abc"));                         // 2
+  JKV_ASSERT_OK(file->Truncate(2));                                    // 3
+  JKV_ASSERT_OK(file->Sync(SyncKind::kData));                          // 4
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));                      // 5
+  // None of these mutate.
+  JKV_ASSERT_OK(ReadString(*file, 0, 2).status());
+  JKV_ASSERT_OK(file->Size().status());
+  JKV_ASSERT_OK(file->TryLock(0, 1, LockMode::kShared).status());
+  JKV_ASSERT_OK(fs().Open(Path("a"), kCreate).status());
+  JKV_ASSERT_OK(fs().Exists(Path("a")).status());
+  file.reset();
+  JKV_ASSERT_OK(fs().Delete(Path("a")));  // 6
+  EXPECT_EQ(fs().mutation_count() - start, 6u);
+  EXPECT_EQ(fs().sync_count(), 2u);
+  EXPECT_THAT(fs().sync_mutation_indexes(), ElementsAre(start + 4, start + 5));
+}
+
+TEST_P(FaultInjectingFsTest, CrashAfterMutationsStopsApplyingMutationsUntilPowerLoss) {
+  JKV_ASSERT_OK(WriteDurably("a", "aaaa"));
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+  const uint64_t before = fs().mutation_count();
+  fs().CrashAfterMutations(1);
+  JKV_ASSERT_OK(WriteString(*file, 0, "b"));
+  const auto crashed = StatusIs(absl::StatusCode::kInternal, "simulated power loss");
+  EXPECT_THAT(WriteString(*file, 1, "c"), crashed);
+  EXPECT_THAT(file->Truncate(0), crashed);
+  EXPECT_THAT(file->Sync(SyncKind::kData), crashed);
+  EXPECT_THAT(fs().Delete(Path("a")), crashed);
+  EXPECT_THAT(fs().SyncDirectory(env_->dir()), crashed);
+  EXPECT_THAT(fs().Open(Path("new"), kCreate), crashed);
+  EXPECT_FALSE(Exists("new"));
+  // Reads and opens of existing files still work, and show nothing of the refused mutations.
+  EXPECT_THAT(ReadString(*file, 0, 4), IsOkAndHolds("baaa"));
+  JKV_EXPECT_OK(fs().Open(Path("a"), kReadWrite).status());
+  EXPECT_EQ(fs().mutation_count(), before + 1);
+
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(0));
+  JKV_EXPECT_OK(WriteUnsynced("a", 0, "z"));
+}
+
+// The intended use of the counters: run a workload once to count its mutations, then crash
+// after every prefix of it and check what a power loss leaves.
+TEST_P(FaultInjectingFsTest, CrashSweepOverAWorkloadNeverLosesSyncedData) {
+  auto workload = [this]() -> absl::Status {
+    JKV_ASSIGN_OR_RETURN(auto file, fs().Open(Path("log"), kCreate));
+    JKV_RETURN_IF_ERROR(WriteString(*file, 0, "first"));
+    JKV_RETURN_IF_ERROR(file->Sync(SyncKind::kData));
+    JKV_RETURN_IF_ERROR(fs().SyncDirectory(env_->dir()));
+    JKV_RETURN_IF_ERROR(WriteString(*file, 5, "second"));
+    return file->Sync(SyncKind::kData);
+  };
+  const uint64_t start = fs().mutation_count();
+  JKV_ASSERT_OK(workload());
+  const uint64_t n = fs().mutation_count() - start;
+  const std::vector<uint64_t> syncs = fs().sync_mutation_indexes();
+  ASSERT_EQ(syncs.size(), 3u);
+  for (uint64_t k = 0; k <= n; ++k) {
+    if (Exists("log")) {
+      JKV_ASSERT_OK(fs().Delete(Path("log")));
+    }
+    JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));
+    const uint64_t base = fs().mutation_count();
+    fs().CrashAfterMutations(k);
+    workload().IgnoreError();  // fails from mutation k + 1 on: that is the point
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(k));
+    absl::StatusOr<std::string> content = Content("log");
+    if (k >= syncs[1] - start) {  // "first" and its directory entry were durable
+      ASSERT_THAT(content, IsOk()) << "k=" << k;
+      EXPECT_EQ(content->substr(0, 5), "first") << "k=" << k;
+    }
+    if (k >= syncs[2] - start) {
+      EXPECT_THAT(content, IsOkAndHolds("firstsecond")) << "k=" << k;
+    }
+    EXPECT_EQ(fs().mutation_count(), base + k);
+  }
+}
+
+// ---- Injected errors ----
+
+TEST_P(FaultInjectingFsTest, FailNthWriteWithEioIsInternalAndNotApplied) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+  fs().FailNth(FaultOp::kWrite, 2, EIO);
+  JKV_ASSERT_OK(WriteString(*file, 0, "one"));
+  EXPECT_THAT(WriteString(*file, 3, "two"),
+              StatusIs(absl::StatusCode::kInternal,
+                       Path("a") + ": pwrite at offset 3: Input/output error"));
+  JKV_ASSERT_OK(WriteString(*file, 6, "six"));
+  EXPECT_THAT(ReadString(*file, 0, 9), IsOkAndHolds(std::string("one\0\0\0six", 9)));
+}
+
+TEST_P(FaultInjectingFsTest, FailNthWriteWithEnospcIsResourceExhausted) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+  fs().FailNth(FaultOp::kWrite, 1, ENOSPC);
+  EXPECT_THAT(WriteString(*file, 0, "x"),
+              StatusIs(absl::StatusCode::kResourceExhausted, "No space left on device"));
+  JKV_ASSERT_OK_AND_ASSIGN(uint64_t size, file->Size());
+  EXPECT_EQ(size, 0u);
+}
+
+TEST_P(FaultInjectingFsTest, PersistentFaultFailsEveryLaterOperationUntilCleared) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+  fs().FailNth(FaultOp::kSync, 2, EIO, /*persistent=*/true);
+  JKV_EXPECT_OK(file->Sync(SyncKind::kData));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(file->Sync(SyncKind::kAll),
+                StatusIs(absl::StatusCode::kInternal, Path("a") + ": fsync: Input/output error"));
+  }
+  JKV_EXPECT_OK(WriteString(*file, 0, "writes are unaffected"));
+  fs().ClearFaults();
+  JKV_EXPECT_OK(file->Sync(SyncKind::kData));
+}
+
+TEST_P(FaultInjectingFsTest, FailNthReachesEveryOperationKindAndAppliesNothing) {
+  JKV_ASSERT_OK(WriteDurably("a", "abcdef"));
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+  const auto eio = StatusIs(absl::StatusCode::kInternal, "Input/output error");
+  fs().FailNth(FaultOp::kRead, 1, EIO);
+  EXPECT_THAT(ReadString(*file, 0, 1), eio);
+  fs().FailNth(FaultOp::kTruncate, 1, EIO);
+  EXPECT_THAT(file->Truncate(1), eio);
+  EXPECT_THAT(file->Size(), IsOkAndHolds(6u));
+  fs().FailNth(FaultOp::kCreate, 1, ENOSPC);
+  EXPECT_THAT(fs().Open(Path("b"), kCreate),
+              StatusIs(absl::StatusCode::kResourceExhausted, Path("b") + ": open"));
+  EXPECT_FALSE(Exists("b"));
+  fs().FailNth(FaultOp::kDelete, 1, EIO);
+  EXPECT_THAT(fs().Delete(Path("a")), eio);
+  EXPECT_TRUE(Exists("a"));
+  fs().FailNth(FaultOp::kDirSync, 1, EIO);
+  EXPECT_THAT(fs().SyncDirectory(env_->dir()), eio);
+  EXPECT_THAT(ReadString(*file, 0, 6), IsOkAndHolds("abcdef"));
+}
+
+TEST_P(FaultInjectingFsTest, FailedDirectorySyncLeavesTheCreateUndoable) {
+  JKV_ASSERT_OK(WriteUnsynced("new", 0, "x"));
+  fs().FailNth(FaultOp::kDirSync, 1, EIO);
+  EXPECT_FALSE(fs().SyncDirectory(env_->dir()).ok());
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(0));
+  EXPECT_FALSE(Exists("new"));
+}
+
+TEST_P(FaultInjectingFsTest, FailedSyncLeavesTheWritesUnsynced) {
+  bool lost = false;
+  for (int seed = 0; seed < kSeeds && !lost; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("a", std::string(1024, 'o')));
+    JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kReadWrite));
+    JKV_ASSERT_OK(WriteString(*file, 0, std::string(1024, 'n')));
+    fs().FailNth(FaultOp::kSync, 1, EIO);
+    EXPECT_FALSE(file->Sync(SyncKind::kData).ok());
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    JKV_ASSERT_OK_AND_ASSIGN(std::string content, Content("a"));
+    lost = content != std::string(1024, 'n');
+  }
+  EXPECT_TRUE(lost);
+}
+
+TEST_P(FaultInjectingFsTest, ShortWriteAppliesTheFirstHalfRoundedDownToASector) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+  fs().ShortWriteNth(1);
+  EXPECT_THAT(WriteString(*file, 0, std::string(3000, 'n')),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       Path("a") + ": pwrite at offset 1024: No space left on device"));
+  EXPECT_THAT(ReadString(*file, 0, 1024), IsOkAndHolds(std::string(1024, 'n')));
+  EXPECT_THAT(file->Size(), IsOkAndHolds(1024u));
+  fs().ShortWriteNth(1, EIO);
+  EXPECT_THAT(WriteString(*file, 4096, std::string(1000, 'm')),
+              StatusIs(absl::StatusCode::kInternal, "Input/output error"));
+  EXPECT_THAT(file->Size(), IsOkAndHolds(1024u));  // half of 1000 rounds down to nothing
+  JKV_EXPECT_OK(WriteString(*file, 4096, "ok"));
+}
+
+TEST_P(FaultInjectingFsTest, OpCountCountsAttemptsIncludingFailures) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("a"), kCreate));
+  fs().FailNth(FaultOp::kWrite, 1, EIO);
+  EXPECT_FALSE(WriteString(*file, 0, "x").ok());
+  JKV_ASSERT_OK(WriteString(*file, 0, "x"));
+  JKV_ASSERT_OK(ReadString(*file, 0, 1).status());
+  EXPECT_EQ(fs().op_count(FaultOp::kWrite), 2u);
+  EXPECT_EQ(fs().op_count(FaultOp::kRead), 1u);
+  EXPECT_EQ(fs().op_count(FaultOp::kCreate), 1u);
+  EXPECT_EQ(fs().op_count(FaultOp::kSync), 0u);
+}
+
+TEST_P(FaultInjectingFsTest, CountersCountThroughTheWrapperAndInTheBase) {
+  JKV_ASSERT_OK_AND_ASSIGN(
+      auto file, fs().Open(Path("j"), OpenOptions{OpenMode::kCreate, FileKind::kJournal}));
+  JKV_ASSERT_OK(WriteString(*file, 0, "1234"));
+  JKV_ASSERT_OK(file->Sync(SyncKind::kData));
+  fs().FailNth(FaultOp::kWrite, 1, EIO);
+  EXPECT_FALSE(WriteString(*file, 0, "lost").ok());
+  const IoCounts mine = fs().stats().Snapshot(FileKind::kJournal);
+  EXPECT_EQ(mine.writes, 1u);  // the failed write is not counted
+  EXPECT_EQ(mine.bytes_written, 4u);
+  EXPECT_EQ(mine.syncs, 1u);
+  EXPECT_EQ(env_->base_fs().stats().Snapshot(FileKind::kJournal).writes, 1u);
+}
+
+// ---- Concurrency (meaningful under TSan) ----
+
+TEST_P(FaultInjectingFsTest, ThreadsWritingAndSyncingTheirOwnFilesKeepWhatTheySynced) {
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      const std::string name = absl::StrCat("f", t);
+      absl::StatusOr<std::unique_ptr<File>> file = fs().Open(Path(name), kCreate);
+      ASSERT_THAT(file, IsOk());
+      for (int i = 0; i < 20; ++i) {
+        EXPECT_THAT(WriteString(**file, i * 600, std::string(600, 'a' + t)), IsOk());
+        EXPECT_THAT(ReadString(**file, i * 600, 600), IsOk());
+        if (i % 5 == 4) {
+          EXPECT_THAT((*file)->Sync(SyncKind::kData), IsOk());
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(5));
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_THAT(Content(absl::StrCat("f", t)), IsOkAndHolds(std::string(20 * 600, 'a' + t)));
+  }
+}
+
+}  // namespace
+}  // namespace journalkv::vfs

@@ -1,0 +1,231 @@
+// mem_fs.cc: MemFileSystem and its File (see mem_fs.h).
+//
+// A MemNode plays the part of an inode: the name table maps paths to nodes, every MemFile holds
+// a shared_ptr to its node, and a node outlives its name for as long as a File uses it.
+//
+// Thread-safety: MemFileSystem::mu_ guards the name table; MemNode::mu guards everything in the
+// node. A MemFile's own fields are immutable.
+#include "vfs/mem_fs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "vfs/errno_status.h"
+#include "vfs/range_lock_table.h"
+
+namespace journalkv::vfs {
+
+class MemNode {
+ public:
+  struct Region {
+    size_t size;
+    std::unique_ptr<uint8_t[]> memory;
+  };
+
+  base::Mutex mu;
+  std::vector<uint8_t> data ABSL_GUARDED_BY(mu);
+  RangeLockTable locks ABSL_GUARDED_BY(mu);
+  std::map<uint32_t, Region> regions ABSL_GUARDED_BY(mu);
+};
+
+namespace {
+
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;
+constexpr uint64_t kMaxLockOffset = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// EFBIG unless [offset, offset + length) fits in a MemFileSystem file.
+absl::Status CheckFileRange(const std::string& path, absl::string_view op, uint64_t offset,
+                            uint64_t length) {
+  if (offset <= kMaxFileBytes && length <= kMaxFileBytes - offset) return absl::OkStatus();
+  return ErrnoToStatus(EFBIG, absl::StrCat(path, ": ", op, " at offset ", offset));
+}
+
+// The end of the lock range (offset, length); length 0 reaches to the end of every file.
+absl::StatusOr<uint64_t> LockEnd(const std::string& path, uint64_t offset, uint64_t length) {
+  if (offset > kMaxLockOffset || length > kMaxLockOffset - offset) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": lock of ", length, " bytes at offset ",
+                                                   offset, ": beyond the largest file offset"));
+  }
+  return length == 0 ? std::numeric_limits<uint64_t>::max() : offset + length;
+}
+
+class MemFile final : public File {
+ public:
+  MemFile(std::string path, std::shared_ptr<MemNode> node, const OpenOptions& options,
+          IoStats* stats)
+      : path_(std::move(path)),
+        node_(std::move(node)),
+        kind_(options.kind),
+        read_only_(options.mode == OpenMode::kReadOnly),
+        stats_(stats) {}
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+  ~MemFile() override {
+    base::MutexLock lock(&node_->mu);
+    node_->locks.ReleaseAll(this);
+  }
+
+  absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override;
+  absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override;
+  absl::Status Sync(SyncKind) override {
+    stats_->AddSync(kind_);
+    return absl::OkStatus();
+  }
+  absl::Status Truncate(uint64_t size_bytes) override;
+  absl::StatusOr<uint64_t> Size() override {
+    base::MutexLock lock(&node_->mu);
+    return node_->data.size();
+  }
+  absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
+  absl::Status Unlock(uint64_t offset, uint64_t length) override;
+  absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  // Immutable after construction.
+  const std::string path_;
+  const std::shared_ptr<MemNode> node_;
+  const FileKind kind_;
+  const bool read_only_;
+  IoStats* const stats_;
+};
+
+absl::Status MemFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
+  {
+    base::MutexLock lock(&node_->mu);
+    const std::vector<uint8_t>& data = node_->data;
+    const uint64_t available = offset < data.size() ? data.size() - offset : 0;
+    if (available < out.size()) return ShortReadError(path_, offset, out.size(), available);
+    std::copy_n(data.begin() + offset, out.size(), out.begin());
+  }
+  stats_->AddRead(kind_, out.size());
+  return absl::OkStatus();
+}
+
+absl::Status MemFile::Write(uint64_t offset, absl::Span<const uint8_t> data) {
+  if (read_only_) return ReadOnlyError(path_, "pwrite");
+  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "pwrite", offset, data.size()));
+  if (!data.empty()) {  // like pwrite(2), an empty write never extends the file
+    base::MutexLock lock(&node_->mu);
+    std::vector<uint8_t>& bytes = node_->data;
+    if (bytes.size() < offset + data.size()) bytes.resize(offset + data.size());
+    std::copy(data.begin(), data.end(), bytes.begin() + offset);
+  }
+  stats_->AddWrite(kind_, data.size());
+  return absl::OkStatus();
+}
+
+absl::Status MemFile::Truncate(uint64_t size_bytes) {
+  if (read_only_) return ReadOnlyError(path_, "ftruncate");
+  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "ftruncate", size_bytes, 0));
+  {
+    base::MutexLock lock(&node_->mu);
+    node_->data.resize(size_bytes);
+  }
+  stats_->AddTruncate(kind_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> MemFile::TryLock(uint64_t offset, uint64_t length, LockMode mode) {
+  if (read_only_ && mode == LockMode::kExclusive) return ReadOnlyError(path_, "exclusive lock");
+  JKV_ASSIGN_OR_RETURN(const uint64_t end, LockEnd(path_, offset, length));
+  base::MutexLock lock(&node_->mu);
+  return node_->locks.TryLock(this, offset, end, mode);
+}
+
+absl::Status MemFile::Unlock(uint64_t offset, uint64_t length) {
+  JKV_ASSIGN_OR_RETURN(const uint64_t end, LockEnd(path_, offset, length));
+  base::MutexLock lock(&node_->mu);
+  node_->locks.Unlock(this, offset, end);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint8_t*> MemFile::MapSharedRegion(uint32_t region, size_t region_size) {
+  if (read_only_) return ReadOnlyError(path_, "map shared region");
+  const uint64_t offset = uint64_t{region} * region_size;
+  if (region_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": shared region of 0 bytes"));
+  }
+  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "map shared region", offset, region_size));
+  base::MutexLock lock(&node_->mu);
+  if (auto it = node_->regions.find(region); it != node_->regions.end()) {
+    if (it->second.size == region_size) return it->second.memory.get();
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": shared region ", region,
+                                                   " already mapped with ", it->second.size,
+                                                   " bytes, not ", region_size));
+  }
+  std::vector<uint8_t>& data = node_->data;
+  if (data.size() < offset + region_size) data.resize(offset + region_size);
+  auto memory = std::make_unique<uint8_t[]>(region_size);
+  std::memcpy(memory.get(), data.data() + offset, region_size);
+  uint8_t* address = memory.get();
+  node_->regions[region] = MemNode::Region{region_size, std::move(memory)};
+  return address;
+}
+
+bool Creates(OpenMode mode) {
+  return mode == OpenMode::kCreate || mode == OpenMode::kCreateExclusive;
+}
+
+}  // namespace
+
+MemFileSystem::MemFileSystem() = default;
+MemFileSystem::~MemFileSystem() = default;
+
+absl::StatusOr<std::unique_ptr<File>> MemFileSystem::Open(const std::string& path,
+                                                          const OpenOptions& options) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(path, ": open");
+  if (directories_.count(path) != 0) return ErrnoToStatus(EISDIR, context);
+  auto it = files_.find(path);
+  if (it == files_.end()) {
+    if (!Creates(options.mode)) return ErrnoToStatus(ENOENT, context);
+    it = files_.emplace(path, std::make_shared<MemNode>()).first;
+  } else if (options.mode == OpenMode::kCreateExclusive) {
+    return ErrnoToStatus(EEXIST, context);
+  }
+  return std::make_unique<MemFile>(path, it->second, options, &stats());
+}
+
+absl::Status MemFileSystem::Delete(const std::string& path) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(path, ": unlink");
+  if (directories_.count(path) != 0) return ErrnoToStatus(EISDIR, context);
+  if (files_.erase(path) == 0) return ErrnoToStatus(ENOENT, context);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> MemFileSystem::Exists(const std::string& path) {
+  base::MutexLock lock(&mu_);
+  return files_.count(path) != 0 || directories_.count(path) != 0;
+}
+
+absl::StatusOr<bool> MemFileSystem::IsDirectory(const std::string& path) {
+  base::MutexLock lock(&mu_);
+  return directories_.count(path) != 0;
+}
+
+absl::Status MemFileSystem::SyncDirectory(const std::string&) {
+  stats().AddDirSync();
+  return absl::OkStatus();
+}
+
+void MemFileSystem::MakeDirectoryForTesting(const std::string& path) {
+  base::MutexLock lock(&mu_);
+  directories_.insert(path);
+}
+
+std::vector<std::string> MemFileSystem::ListFiles() {
+  base::MutexLock lock(&mu_);
+  std::vector<std::string> paths;
+  paths.reserve(files_.size());
+  for (const auto& [path, node] : files_) paths.push_back(path);
+  return paths;
+}
+
+}  // namespace journalkv::vfs

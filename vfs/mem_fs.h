@@ -1,0 +1,77 @@
+// MemFileSystem: a FileSystem held entirely in memory, for fast unit tests and as the base of
+// FaultInjectingFileSystem. It reproduces PosixFileSystem's observable behaviour, with the same
+// status codes and messages (errno_status.h):
+//  - Files are keyed by path. Every File opened on a path shares that file's content. Delete
+//    unlinks the name only: Files already open keep reading and writing the old content, as with
+//    POSIX inodes, and a later create of the path starts a new, empty file.
+//  - Open: NotFound for a missing file in kReadWrite/kReadOnly, AlreadyExists for
+//    kCreateExclusive of a present one, InvalidArgument ("is a directory") for a directory.
+//  - Read past the end: OutOfRange naming path, offset and bytes available. A read-only File
+//    refuses Write, Truncate, exclusive locks and MapSharedRegion with FailedPrecondition.
+//    Files are limited to 4 GiB (writes beyond fail as EFBIG would).
+//  - Locks: open-file-description semantics (RangeLockTable): each File object is its own owner;
+//    shared and exclusive byte ranges, conversion, sub-range unlock; a File's locks go away when
+//    it is destroyed. As with fcntl, a length of 0 means "to the end of every possible file".
+//  - MapSharedRegion: zero-filled heap memory per (file, region), shared by every File of the
+//    file and stable until the file is deleted and its last File destroyed. A mapping starts with
+//    the file's bytes at that place, and the file is grown to cover the region as on POSIX; after
+//    that the mapping and the file content are independent (writes to one are not mirrored into
+//    the other). No page-alignment requirement.
+//  - Sync does nothing but count: everything is as durable as memory is. Use
+//    FaultInjectingFileSystem to model power loss.
+//  - Directories: every path lives in an implicit directory. IsDirectory is true only for paths
+//    given to MakeDirectoryForTesting; SyncDirectory is a counted no-op for any path.
+//  - Counters: as PosixFileSystem, every operation that succeeds is added to stats().
+//
+// Thread-safety: MemFileSystem and its Files are thread-safe. Lock order: MemFileSystem::mu_,
+// then a file's own mutex. A File must not outlive the MemFileSystem that opened it.
+#ifndef JOURNALKV_VFS_MEM_FS_H_
+#define JOURNALKV_VFS_MEM_FS_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::vfs {
+
+class MemNode;  // the content, locks and shared regions of one file (mem_fs.cc)
+
+class MemFileSystem : public FileSystem {
+ public:
+  MemFileSystem();
+  ~MemFileSystem() override;
+  MemFileSystem(const MemFileSystem&) = delete;
+  MemFileSystem& operator=(const MemFileSystem&) = delete;
+
+  absl::StatusOr<std::unique_ptr<File>> Open(const std::string& path,
+                                             const OpenOptions& options) override;
+  absl::Status Delete(const std::string& path) override;
+  // True for files and for directories made with MakeDirectoryForTesting.
+  absl::StatusOr<bool> Exists(const std::string& path) override;
+  absl::StatusOr<bool> IsDirectory(const std::string& path) override;
+  absl::Status SyncDirectory(const std::string& dir_path) override;
+
+  // Registers path as a directory: IsDirectory and Exists return true for it, and Open and
+  // Delete refuse it with InvalidArgument ("is a directory").
+  void MakeDirectoryForTesting(const std::string& path);
+
+  // The paths of all files (not directories), sorted.
+  std::vector<std::string> ListFiles();
+
+ private:
+  base::Mutex mu_;
+  std::map<std::string, std::shared_ptr<MemNode>> files_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> directories_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace journalkv::vfs
+
+#endif  // JOURNALKV_VFS_MEM_FS_H_

@@ -1,0 +1,300 @@
+// posix_fs.cc: PosixFileSystem and its File, on Linux system calls (see posix_fs.h).
+//
+// Thread-safety: a PosixFile's descriptor is immutable and pread/pwrite/fcntl need no lock; only
+// the table of shared-memory mappings is guarded, by PosixFile::mu_.
+#include "vfs/posix_fs.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "base/mutex.h"
+#include "base/status_macros.h"
+#include "vfs/errno_status.h"
+
+namespace journalkv::vfs {
+namespace {
+
+constexpr uint64_t kMaxOffset = static_cast<uint64_t>(std::numeric_limits<off_t>::max());
+
+// InvalidArgument unless [offset, offset + length) is addressable with off_t.
+absl::Status CheckRange(const std::string& path, absl::string_view op, uint64_t offset,
+                        uint64_t length) {
+  if (offset <= kMaxOffset && length <= kMaxOffset - offset) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", op, " of ", length,
+                                                 " bytes at offset ", offset,
+                                                 ": beyond the largest file offset"));
+}
+
+int OpenFlags(OpenMode mode) {
+  switch (mode) {
+    case OpenMode::kReadWrite:
+      return O_RDWR | O_CLOEXEC;
+    case OpenMode::kReadOnly:
+      return O_RDONLY | O_CLOEXEC;
+    case OpenMode::kCreate:
+      return O_RDWR | O_CREAT | O_CLOEXEC;
+    case OpenMode::kCreateExclusive:
+      return O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
+  }
+  return O_RDONLY | O_CLOEXEC;
+}
+
+// stat(2) of path; nullopt when the path does not exist.
+absl::StatusOr<std::optional<struct stat>> StatPath(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return st;
+  const int err = errno;
+  if (err == ENOENT || err == ENOTDIR) return std::nullopt;
+  return ErrnoToStatus(err, absl::StrCat(path, ": stat"));
+}
+
+class PosixFile final : public File {
+ public:
+  PosixFile(std::string path, int fd, const OpenOptions& options, IoStats* stats)
+      : path_(std::move(path)),
+        fd_(fd),
+        kind_(options.kind),
+        read_only_(options.mode == OpenMode::kReadOnly),
+        stats_(stats) {}
+  PosixFile(const PosixFile&) = delete;
+  PosixFile& operator=(const PosixFile&) = delete;
+  ~PosixFile() override;
+
+  absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override;
+  absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override;
+  absl::Status Sync(SyncKind kind) override;
+  absl::Status Truncate(uint64_t size_bytes) override;
+  absl::StatusOr<uint64_t> Size() override;
+  absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
+  absl::Status Unlock(uint64_t offset, uint64_t length) override;
+  absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  struct Mapping {
+    uint8_t* address;
+    size_t size;
+  };
+
+  // One F_OFD_SETLK call: false when another owner holds a conflicting lock.
+  absl::StatusOr<bool> SetLock(short type, uint64_t offset, uint64_t length);
+  // Extends the file to at least size_bytes; never shrinks it.
+  absl::Status GrowTo(uint64_t size_bytes);
+
+  // Immutable after construction.
+  const std::string path_;
+  const int fd_;
+  const FileKind kind_;
+  const bool read_only_;
+  IoStats* const stats_;
+
+  base::Mutex mu_;
+  std::map<uint32_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+};
+
+PosixFile::~PosixFile() {
+  for (const auto& [region, mapping] : mappings_) ::munmap(mapping.address, mapping.size);
+  // A close error cannot be reported from a destructor, and it cannot lose data that a Sync did
+  // not already make durable: callers that care sync before dropping the File.
+  ::close(fd_);
+}
+
+absl::Status PosixFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "pread", offset, out.size()));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      return ErrnoToStatus(err, absl::StrCat(path_, ": pread at offset ", offset + done));
+    }
+    if (n == 0) return ShortReadError(path_, offset, out.size(), done);
+    done += static_cast<size_t>(n);
+  }
+  stats_->AddRead(kind_, out.size());
+  return absl::OkStatus();
+}
+
+absl::Status PosixFile::Write(uint64_t offset, absl::Span<const uint8_t> data) {
+  if (read_only_) return ReadOnlyError(path_, "pwrite");
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "pwrite", offset, data.size()));
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n =
+        ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      return ErrnoToStatus(err, absl::StrCat(path_, ": pwrite at offset ", offset + done));
+    }
+    if (n == 0) {
+      return absl::InternalError(
+          absl::StrCat(path_, ": pwrite at offset ", offset + done, ": wrote nothing"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  stats_->AddWrite(kind_, data.size());
+  return absl::OkStatus();
+}
+
+absl::Status PosixFile::Sync(SyncKind kind) {
+  // Not retried on EINTR or anything else: after a failed fsync the kernel may already have
+  // dropped the dirty pages, so a second call could succeed without the data (vfs.h).
+  const bool data_only = kind == SyncKind::kData;
+  if ((data_only ? ::fdatasync(fd_) : ::fsync(fd_)) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat(path_, data_only ? ": fdatasync" : ": fsync"));
+  }
+  stats_->AddSync(kind_);
+  return absl::OkStatus();
+}
+
+absl::Status PosixFile::Truncate(uint64_t size_bytes) {
+  if (read_only_) return ReadOnlyError(path_, "ftruncate");
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "ftruncate", size_bytes, 0));
+  while (::ftruncate(fd_, static_cast<off_t>(size_bytes)) != 0) {
+    const int err = errno;
+    if (err == EINTR) continue;
+    return ErrnoToStatus(err, absl::StrCat(path_, ": ftruncate to ", size_bytes));
+  }
+  stats_->AddTruncate(kind_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> PosixFile::Size() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, absl::StrCat(path_, ": fstat"));
+  return static_cast<uint64_t>(st.st_size);
+}
+
+absl::StatusOr<bool> PosixFile::TryLock(uint64_t offset, uint64_t length, LockMode mode) {
+  // fcntl would fail with EBADF: a write lock needs a descriptor open for writing.
+  if (read_only_ && mode == LockMode::kExclusive) return ReadOnlyError(path_, "exclusive lock");
+  return SetLock(mode == LockMode::kShared ? F_RDLCK : F_WRLCK, offset, length);
+}
+
+absl::Status PosixFile::Unlock(uint64_t offset, uint64_t length) {
+  return SetLock(F_UNLCK, offset, length).status();
+}
+
+absl::StatusOr<bool> PosixFile::SetLock(short type, uint64_t offset, uint64_t length) {
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "lock", offset, length));
+  struct flock lock = {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = static_cast<off_t>(offset);
+  lock.l_len = static_cast<off_t>(length);
+  lock.l_pid = 0;  // required by F_OFD_SETLK
+  while (::fcntl(fd_, F_OFD_SETLK, &lock) != 0) {
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EAGAIN || err == EACCES) return false;
+    return ErrnoToStatus(
+        err, absl::StrCat(path_, ": fcntl(F_OFD_SETLK) of ", length, " bytes at offset ", offset));
+  }
+  return true;
+}
+
+absl::StatusOr<uint8_t*> PosixFile::MapSharedRegion(uint32_t region, size_t region_size) {
+  if (read_only_) return ReadOnlyError(path_, "map shared region");
+  const uint64_t offset = uint64_t{region} * region_size;
+  const uint64_t page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (region_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": shared region of 0 bytes"));
+  }
+  if (offset % page_size != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": shared region ", region, " of ", region_size,
+                     " bytes does not start on a page boundary (page size ", page_size, ")"));
+  }
+  base::MutexLock lock(&mu_);
+  if (auto it = mappings_.find(region); it != mappings_.end()) {
+    if (it->second.size == region_size) return it->second.address;
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": shared region ", region,
+                                                   " already mapped with ", it->second.size,
+                                                   " bytes, not ", region_size));
+  }
+  JKV_RETURN_IF_ERROR(GrowTo(offset + region_size));
+  void* address = ::mmap(nullptr, region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                         static_cast<off_t>(offset));
+  if (address == MAP_FAILED) {
+    return ErrnoToStatus(errno, absl::StrCat(path_, ": mmap of shared region ", region));
+  }
+  mappings_[region] = Mapping{static_cast<uint8_t*>(address), region_size};
+  return static_cast<uint8_t*>(address);
+}
+
+absl::Status PosixFile::GrowTo(uint64_t size_bytes) {
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "ftruncate", size_bytes, 0));
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, Size());
+  if (size >= size_bytes) return absl::OkStatus();
+  while (::ftruncate(fd_, static_cast<off_t>(size_bytes)) != 0) {
+    const int err = errno;
+    if (err == EINTR) continue;
+    return ErrnoToStatus(err, absl::StrCat(path_, ": ftruncate to ", size_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<File>> PosixFileSystem::Open(const std::string& path,
+                                                            const OpenOptions& options) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), OpenFlags(options.mode), 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat(path, ": open"));
+  struct stat st;
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+  } else if (S_ISDIR(st.st_mode)) {
+    err = EISDIR;  // open(2) lets O_RDONLY through; a database path must never be a directory
+  }
+  if (err != 0) {
+    ::close(fd);
+    return ErrnoToStatus(err, absl::StrCat(path, ": open"));
+  }
+  return std::make_unique<PosixFile>(path, fd, options, &stats());
+}
+
+absl::Status PosixFileSystem::Delete(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) return ErrnoToStatus(errno, absl::StrCat(path, ": unlink"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PosixFileSystem::Exists(const std::string& path) {
+  JKV_ASSIGN_OR_RETURN(const std::optional<struct stat> st, StatPath(path));
+  return st.has_value();
+}
+
+absl::StatusOr<bool> PosixFileSystem::IsDirectory(const std::string& path) {
+  JKV_ASSIGN_OR_RETURN(const std::optional<struct stat> st, StatPath(path));
+  return st.has_value() && S_ISDIR(st->st_mode);
+}
+
+absl::Status PosixFileSystem::SyncDirectory(const std::string& dir_path) {
+  const int fd = ::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat(dir_path, ": open directory"));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoToStatus(err, absl::StrCat(dir_path, ": fsync directory"));
+  stats().AddDirSync();
+  return absl::OkStatus();
+}
+
+}  // namespace journalkv::vfs

@@ -1,0 +1,72 @@
+// power_loss_model.cc: replaying unsynced changes as a power loss may leave them (see
+// power_loss_model.h).
+//
+// Thread-safety: no shared state.
+#include "vfs/power_loss_model.h"
+
+#include <algorithm>
+
+namespace journalkv::vfs {
+namespace {
+
+// Copies bytes to image at offset, growing image (zero-filled) when it is too short.
+void CopyInto(uint64_t offset, absl::Span<const uint8_t> bytes, std::vector<uint8_t>& image) {
+  if (bytes.empty()) return;
+  if (image.size() < offset + bytes.size()) image.resize(offset + bytes.size());
+  std::copy(bytes.begin(), bytes.end(), image.begin() + offset);
+}
+
+// Replays the write op sector by sector, keeping each sector or not.
+void TearWrite(const PendingOp& op, const TearOptions& options, std::mt19937_64& rng,
+               std::vector<uint8_t>& image) {
+  const uint64_t end = op.offset + op.data.size();
+  if (image.size() < end) image.resize(end);
+  const absl::Span<const uint8_t> data(op.data);
+  uint64_t next = 0;
+  for (uint64_t start = op.offset; start < end; start = next) {
+    next = std::min(end, (start / kSectorSize + 1) * kSectorSize);
+    const uint64_t length = next - start;
+    if (rng() % 2 == 0) {
+      CopyInto(start, data.subspan(start - op.offset, length), image);
+    } else if (options.garbage_in_dropped_sectors && rng() % 4 == 0) {
+      for (uint64_t i = start; i < next; ++i) image[i] = static_cast<uint8_t>(rng());
+    }
+  }
+}
+
+}  // namespace
+
+void ApplyPendingOp(const PendingOp& op, std::vector<uint8_t>& image) {
+  switch (op.kind) {
+    case PendingOp::Kind::kWrite:
+      CopyInto(op.offset, op.data, image);
+      return;
+    case PendingOp::Kind::kTruncate:
+      image.resize(op.offset);
+      return;
+  }
+}
+
+std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
+                                         absl::Span<const PendingOp> pending,
+                                         const TearOptions& options, std::mt19937_64& rng) {
+  for (const PendingOp& op : pending) {
+    if (op.kind == PendingOp::Kind::kTruncate) {
+      if (rng() % 2 == 0) ApplyPendingOp(op, durable);
+      continue;
+    }
+    switch (rng() % 3) {
+      case 0:
+        ApplyPendingOp(op, durable);
+        break;
+      case 1:
+        break;  // dropped
+      default:
+        TearWrite(op, options, rng, durable);
+        break;
+    }
+  }
+  return durable;
+}
+
+}  // namespace journalkv::vfs

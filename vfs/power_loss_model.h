@@ -1,0 +1,60 @@
+// The power-loss model of FaultInjectingFileSystem: how a file's unsynced changes may end up on
+// disk when the power fails. Internal to vfs/ (a private header of //vfs:fault_injecting_fs).
+//
+// A tracked file is its durable image (the bytes a disk is guaranteed to hold) plus the content
+// changes made since its last Sync, oldest first. After a power loss the file holds the durable
+// image with the pending changes replayed in order, each one independently:
+//   write     kept whole, dropped, or torn (each with probability 1/3). A torn write is split
+//             into sectors of kSectorSize bytes aligned to absolute file offsets; each sector is
+//             kept or dropped (probability 1/2 each), and when garbage is enabled a dropped
+//             sector holds random bytes instead of its old bytes with probability 1/4. A torn
+//             write extends the file to its end even when its last sectors were dropped (the
+//             size update reached the disk, the data did not).
+//   truncate  kept or dropped (probability 1/2 each).
+//
+// Thread-safety: plain functions on values; callers serialize access to what they pass in.
+#ifndef JOURNALKV_VFS_POWER_LOSS_MODEL_H_
+#define JOURNALKV_VFS_POWER_LOSS_MODEL_H_
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace journalkv::vfs {
+
+inline constexpr uint64_t kSectorSize = 512;
+
+// One change to a file's content that no Sync has made durable yet.
+struct PendingOp {
+  enum class Kind { kWrite, kTruncate };
+
+  static PendingOp Write(uint64_t offset, absl::Span<const uint8_t> data) {
+    return PendingOp{Kind::kWrite, offset, std::vector<uint8_t>(data.begin(), data.end())};
+  }
+  static PendingOp Truncate(uint64_t size_bytes) {
+    return PendingOp{Kind::kTruncate, size_bytes, {}};
+  }
+
+  Kind kind;
+  uint64_t offset;            // kWrite: where data goes; kTruncate: the new size in bytes
+  std::vector<uint8_t> data;  // kWrite only
+};
+
+// Applies op to image exactly as the file system applied it (what a Sync makes durable).
+void ApplyPendingOp(const PendingOp& op, std::vector<uint8_t>& image);
+
+struct TearOptions {
+  bool garbage_in_dropped_sectors = true;
+};
+
+// A content the file may hold after a power loss: `durable` with `pending` replayed as the
+// header comment describes, drawing every choice from rng.
+std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
+                                         absl::Span<const PendingOp> pending,
+                                         const TearOptions& options, std::mt19937_64& rng);
+
+}  // namespace journalkv::vfs
+
+#endif  // JOURNALKV_VFS_POWER_LOSS_MODEL_H_
