@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/endian.h"
 #include "base/status_matchers.h"
+#include "base/test_scale.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
 #include "vfs/fault_injecting_fs.h"
@@ -182,7 +183,7 @@ TEST_P(PowerLossSweepTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   const std::vector<uint64_t> points(point_set.begin(), point_set.end());
 
   int tried = 0, rollbacks = 0, landed_in_flight = 0;
-  const int kSeeds = 3;
+  const int kSeeds = journalkv::testing::ScaledForSanitizer(3, 1);
   for (uint64_t point : points) {
     for (int seed = 0; seed < kSeeds; ++seed) {
       vfs::MemFileSystem base;
