@@ -175,7 +175,7 @@ TEST_P(PowerLossSweepTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   }
   // Further crash points: 500 mutation indexes that are not right after a sync, spread evenly.
   std::set<uint64_t> point_set(sync_points.begin(), sync_points.end());
-  const size_t kFurther = 500;
+  const size_t kFurther = journalkv::testing::ScaledForSanitizer(500, 100);
   ASSERT_GT(total_mutations, sync_points.size() + kFurther);
   for (uint64_t i = 0; point_set.size() < sync_points.size() + kFurther; ++i) {
     point_set.insert(1 + (i * 7919) % total_mutations);
