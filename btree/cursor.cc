@@ -1,0 +1,223 @@
+#include "btree/cursor.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "btree/btree_format.h"
+#include "btree/btree_internal.h"
+#include "btree/btree_overflow.h"
+
+namespace journalkv::btree {
+
+namespace {
+
+constexpr PageNo kHeaderPage(1);
+
+absl::Status NotOnKey() { return absl::FailedPreconditionError("cursor is not on a key"); }
+
+}  // namespace
+
+// The one use of RTTI in btree/: a read-only transaction's pages never change, so its cursors
+// need neither a copy of their key nor a look at the write counter on every step.
+Cursor::Cursor(pager::PageReader& pages)
+    : pages_(pages), writable_(dynamic_cast<pager::PageWriter*>(&pages) != nullptr) {
+  frames_.reserve(8);
+}
+
+bool Cursor::TreeChanged() const {
+  return writable_ && pages_.meta(kWriteCounterMetaSlot) != seen_writes_;
+}
+
+void Cursor::Reset() {
+  valid_ = false;
+  frames_.clear();
+  if (writable_) seen_writes_ = pages_.meta(kWriteCounterMetaSlot);
+  status_ = absl::OkStatus();
+}
+
+absl::Status Cursor::LoadKey() {
+  const Frame& leaf = frames_.back();
+  const absl::string_view key = leaf.view.key(leaf.index);
+  if (leaf.view.damaged()) return leaf.view.DamageError();
+  if (writable_) {
+    key_copy_.assign(key.data(), key.size());
+    key_ = key_copy_;
+  } else {
+    key_ = key;  // the leaf stays pinned in frames_ while the cursor is on it
+  }
+  valid_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Cursor::PushPage(PageNo page_no, PageNo referrer) {
+  if (frames_.size() > static_cast<size_t>(kMaxDepth)) {
+    return absl::DataLossError(absl::StrCat("page ", page_no.value(), ": the tree is deeper than ",
+                                            kMaxDepth, " levels (a cycle?)"));
+  }
+  JKV_ASSIGN_OR_RETURN(PinnedPage page, ReadNodePage(pages_, page_no, referrer));
+  frames_.push_back(Frame{std::move(page.ref), page.view, 0});
+  return absl::OkStatus();
+}
+
+// Pushes the pages from `page_no` down to its first or last leaf, and positions that leaf on
+// its first or last cell (index -1 for an empty leaf).
+absl::Status Cursor::DescendEdge(PageNo page_no, PageNo referrer, Edge edge) {
+  while (true) {
+    JKV_RETURN_IF_ERROR(PushPage(page_no, referrer));
+    Frame& f = frames_.back();
+    const int n = f.view.cell_count();
+    if (f.view.is_leaf()) {
+      f.index = edge == Edge::kFirst ? 0 : n - 1;
+      return absl::OkStatus();
+    }
+    f.index = edge == Edge::kFirst ? 0 : n;
+    const PageNo child = f.view.child(f.index);
+    if (f.view.damaged()) return f.view.DamageError();
+    referrer = page_no;
+    page_no = child;
+  }
+}
+
+// Leaves the current leaf in `direction` (+1 or -1) for the nearest non-empty leaf beyond it,
+// positioned on its first (or last) key; not valid when there is none.
+absl::Status Cursor::StepLeaf(int direction) {
+  valid_ = false;
+  frames_.pop_back();
+  while (!frames_.empty()) {
+    Frame& f = frames_.back();
+    const int next = f.index + direction;
+    if (next < 0 || next > f.view.cell_count()) {
+      frames_.pop_back();
+      continue;
+    }
+    f.index = next;
+    const PageNo child = f.view.child(next);
+    if (f.view.damaged()) return f.view.DamageError();
+    JKV_RETURN_IF_ERROR(
+        DescendEdge(child, f.view.page_no(), direction > 0 ? Edge::kFirst : Edge::kLast));
+    if (frames_.back().view.cell_count() == 0) {  // an empty leaf: keep going
+      frames_.pop_back();
+      continue;
+    }
+    return LoadKey();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Cursor::SeekEdge(Edge edge) {
+  Reset();
+  const PageNo root = RootPage(pages_);
+  if (root.value() == 0) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(DescendEdge(root, kHeaderPage, edge));
+  if (frames_.back().view.cell_count() == 0) {
+    return StepLeaf(edge == Edge::kFirst ? 1 : -1);
+  }
+  return LoadKey();
+}
+
+absl::Status Cursor::Seek(absl::string_view key) {
+  // `key` may be key() itself, a view into a page pinned by frames_: keep those pages pinned
+  // until the descent is done.
+  spare_frames_.swap(frames_);
+  absl::Status status = SeekImpl(key);
+  spare_frames_.clear();
+  return status;
+}
+
+absl::Status Cursor::SeekImpl(absl::string_view key) {
+  Reset();
+  PageNo page_no = RootPage(pages_);
+  if (page_no.value() == 0) return absl::OkStatus();
+  PageNo referrer = kHeaderPage;
+  absl::Status status;
+  while (status.ok()) {
+    status = PushPage(page_no, referrer);
+    if (!status.ok()) break;
+    Frame& f = frames_.back();
+    if (f.view.is_leaf()) {
+      bool exact = false;
+      f.index = f.view.LowerBound(key, &exact);
+      if (f.view.damaged()) {
+        status = f.view.DamageError();
+      } else {
+        status = f.index < f.view.cell_count() ? LoadKey() : StepLeaf(1);
+      }
+      break;
+    }
+    f.index = f.view.UpperBound(key);
+    referrer = page_no;
+    page_no = f.view.child(f.index);
+    if (f.view.damaged()) status = f.view.DamageError();
+  }
+  if (!status.ok()) Reset();
+  return status;
+}
+
+absl::Status Cursor::SeekToFirst() {
+  absl::Status status = SeekEdge(Edge::kFirst);
+  if (!status.ok()) Reset();
+  return status;
+}
+
+absl::Status Cursor::SeekToLast() {
+  absl::Status status = SeekEdge(Edge::kLast);
+  if (!status.ok()) Reset();
+  return status;
+}
+
+absl::Status Cursor::Next() {
+  if (!valid_) return NotOnKey();
+  if (TreeChanged()) {  // move to the first key > key_ in the tree as it is now
+    const std::string current(key_);
+    JKV_RETURN_IF_ERROR(Seek(current));
+    if (valid_ && key_ == current) return Next();
+    return absl::OkStatus();
+  }
+  Frame& leaf = frames_.back();
+  absl::Status status = ++leaf.index < leaf.view.cell_count() ? LoadKey() : StepLeaf(1);
+  if (!status.ok()) Reset();
+  return status;
+}
+
+absl::Status Cursor::Prev() {
+  if (!valid_) return NotOnKey();
+  if (TreeChanged()) {  // move to the last key < key_ in the tree as it is now
+    const std::string current(key_);
+    JKV_RETURN_IF_ERROR(Seek(current));
+    return valid_ ? Prev() : SeekToLast();
+  }
+  Frame& leaf = frames_.back();
+  absl::Status status = --leaf.index >= 0 ? LoadKey() : StepLeaf(-1);
+  if (!status.ok()) Reset();
+  return status;
+}
+
+bool Cursor::Valid() {
+  if (valid_ && TreeChanged()) {
+    const std::string current(key_);
+    absl::Status status = Seek(current);
+    if (!status.ok()) status_ = std::move(status);
+  }
+  return valid_;
+}
+
+absl::Status Cursor::ReadValue(std::string* value) {
+  if (!Valid()) return status_.ok() ? NotOnKey() : status_;
+  const Frame& leaf = frames_.back();
+  JKV_ASSIGN_OR_RETURN(LeafCell cell, leaf.view.leaf_cell(leaf.index));
+  if (cell.local_value.size() == cell.value_size) {
+    value->assign(cell.local_value.data(), cell.local_value.size());
+    return absl::OkStatus();
+  }
+  return btree::ReadValue(pages_, leaf.view.page_no(), cell, value);
+}
+
+absl::StatusOr<std::string> Cursor::value() {
+  std::string value;
+  JKV_RETURN_IF_ERROR(ReadValue(&value));
+  return value;
+}
+
+}  // namespace journalkv::btree

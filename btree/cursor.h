@@ -1,0 +1,119 @@
+// Cursor: ordered iteration over the B+tree of one transaction, forward and backward.
+//
+// Used by engine/'s iterators and scans. A cursor is made over the transaction's PageReader (a
+// write transaction's PageWriter is one) and keeps the pages from the root to its leaf pinned,
+// so stepping to the next key reads no page at all until the leaf is used up.
+//
+//   Cursor c(txn);
+//   for (JKV_RETURN_IF_ERROR(c.Seek("b")); c.Valid(); JKV_RETURN_IF_ERROR(c.Next())) {
+//     JKV_ASSIGN_OR_RETURN(std::string v, c.value());
+//     ... c.key() ...
+//   }
+//   JKV_RETURN_IF_ERROR(c.status());
+//
+// Writes of the same transaction. The cursor stays usable across BTree::Put and BTree::Delete
+// made through the same transaction: its position is its current key K, which a cursor over a
+// PageWriter keeps a copy of (a cursor over a read-only transaction reads K in place, as its
+// pages cannot change). It notices a write through the write counter in meta slot 1
+// (btree_format.h) and then, on its next call:
+//   - Valid() and value() move it to the first key >= K: it stays on K if K still exists, else
+//     it moves on to the next greater key (and Valid() is false when there is none);
+//   - Next() moves to the first key > K and Prev() to the last key < K, so deleting the current
+//     key and then calling Next() skips nothing;
+//   - Seek, SeekToFirst and SeekToLast behave as always.
+// key() returns the key the cursor was last positioned on, until the next call of a method
+// above. A cursor that is not Valid() stays so across writes, even if keys are added after K.
+//
+// Errors. Positioning methods return DataLoss for a damaged page (and the cursor is then not
+// Valid()); an error met by Valid() while repositioning after a write is kept in status().
+//
+// Thread-safety: as the transaction's (one thread at a time). The cursor must not outlive the
+// transaction.
+#ifndef JOURNALKV_BTREE_CURSOR_H_
+#define JOURNALKV_BTREE_CURSOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "base/types.h"
+#include "btree/btree_page.h"
+#include "pager/page_access.h"
+
+namespace journalkv::btree {
+
+class Cursor {
+ public:
+  // The cursor starts not Valid(); position it with a Seek method.
+  explicit Cursor(pager::PageReader& pages);
+
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+
+  // Positions the cursor at the first key >= `key` (not Valid() when there is none).
+  absl::Status Seek(absl::string_view key);
+  // Positions the cursor at the smallest key (not Valid() when the tree is empty).
+  absl::Status SeekToFirst();
+  // Positions the cursor at the largest key (not Valid() when the tree is empty).
+  absl::Status SeekToLast();
+
+  // Moves to the next greater key; past the last key the cursor is no longer Valid().
+  // FailedPrecondition when the cursor is not Valid().
+  absl::Status Next();
+  // Moves to the next smaller key; before the first key the cursor is no longer Valid().
+  // FailedPrecondition when the cursor is not Valid().
+  absl::Status Prev();
+
+  // Whether the cursor is on a key. Repositions it first when the tree has been written since
+  // the cursor last moved (see the header comment); an error doing so is kept in status().
+  bool Valid();
+
+  // The current key. REQUIRES: Valid(). The view is valid until the cursor next moves.
+  absl::string_view key() const { return key_; }
+
+  // A copy of the current key's value, read from its overflow chain when it has one.
+  // FailedPrecondition when the cursor is not Valid(); DataLoss for a damaged page.
+  absl::StatusOr<std::string> value();
+  // As value(), into a caller-owned string whose capacity is reused (for scans).
+  absl::Status ReadValue(std::string* value);
+
+  // The error Valid() met while repositioning, or OK.
+  const absl::Status& status() const { return status_; }
+
+ private:
+  // One pinned page on the path from the root to the current leaf.
+  struct Frame {
+    pager::PageRef ref;
+    PageView view;
+    int index = 0;  // leaf: the current cell; interior: the child the path goes through
+  };
+  enum class Edge { kFirst, kLast };
+
+  bool TreeChanged() const;
+  void Reset();
+  absl::Status LoadKey();
+  absl::Status PushPage(PageNo page_no, PageNo referrer);
+  absl::Status DescendEdge(PageNo page_no, PageNo referrer, Edge edge);
+  absl::Status SeekImpl(absl::string_view key);
+  absl::Status SeekEdge(Edge edge);
+  absl::Status StepLeaf(int direction);
+
+  pager::PageReader& pages_;
+  // Whether `pages_` is a PageWriter, whose pages can change under the cursor.
+  const bool writable_;
+  std::vector<Frame> frames_;        // root first; the leaf last when valid_
+  std::vector<Frame> spare_frames_;  // the previous position's pages, during Seek only
+  // The current key: in the leaf page when !writable_, else in key_copy_.
+  absl::string_view key_;
+  std::string key_copy_;
+  bool valid_ = false;
+  uint32_t seen_writes_ = 0;  // meta slot 1 when the cursor last moved (writable_ only)
+  absl::Status status_;
+};
+
+}  // namespace journalkv::btree
+
+#endif  // JOURNALKV_BTREE_CURSOR_H_

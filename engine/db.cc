@@ -1,0 +1,239 @@
+#include "engine/db.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "btree/btree.h"
+#include "pager/pager.h"
+#include "vfs/posix_fs.h"
+
+namespace journalkv {
+
+// ---------------------------------------------------------------------------------------------
+// Db
+
+Db::Db(std::string path, const Options& options, std::unique_ptr<vfs::FileSystem> owned_fs,
+       std::unique_ptr<pager::Pager> pager)
+    : path_(std::move(path)),
+      options_(options),
+      owned_fs_(std::move(owned_fs)),
+      fs_(owned_fs_ != nullptr ? owned_fs_.get() : options.file_system),
+      pager_(std::move(pager)) {}
+
+Db::~Db() { Close().IgnoreError(); }  // open transactions at destruction are a caller bug
+
+absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Options& options) {
+  if (path.empty()) return absl::InvalidArgumentError("database path is empty");
+  if (options.cache_pages == 0) return absl::InvalidArgumentError("cache_pages must be > 0");
+  if (options.busy_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("busy_timeout must not be negative");
+  }
+  std::unique_ptr<vfs::FileSystem> owned;
+  vfs::FileSystem* fs = options.file_system;
+  if (fs == nullptr) {
+    owned = std::make_unique<vfs::PosixFileSystem>();
+    fs = owned.get();
+  }
+  pager::PagerOptions po;
+  po.journal_mode = options.journal_mode;
+  po.sync = options.sync;
+  po.page_size = options.page_size;
+  po.cache_pages = options.cache_pages;
+  po.busy_timeout = options.busy_timeout;
+  po.access = options.read_only ? pager::AccessMode::kReadOnly : pager::AccessMode::kReadWrite;
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
+  return std::unique_ptr<Db>(new Db(path, options, std::move(owned), std::move(pager)));
+}
+
+absl::Status Db::Close() {
+  if (pager_ == nullptr) return absl::OkStatus();
+  const int open = open_transactions_.load();
+  if (open != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path_, ": close with ", open, " transactions still open"));
+  }
+  pager_.reset();
+  return absl::OkStatus();
+}
+
+uint32_t Db::page_size() const { return pager_ == nullptr ? 0 : pager_->page_size(); }
+
+absl::StatusOr<std::unique_ptr<ReadTransaction>> Db::BeginRead() {
+  if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
+  return std::unique_ptr<ReadTransaction>(new ReadTransaction(this, std::move(txn)));
+}
+
+absl::StatusOr<std::unique_ptr<WriteTransaction>> Db::BeginWrite() {
+  if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::WriteTxn> txn, pager_->BeginWrite());
+  return std::unique_ptr<WriteTransaction>(new WriteTransaction(this, std::move(txn)));
+}
+
+absl::StatusOr<std::optional<std::string>> Db::Get(absl::string_view key) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, BeginRead());
+  return txn->Get(key);
+}
+
+absl::Status Db::Put(absl::string_view key, absl::string_view value) {
+  // Refuse oversized input before taking the write lock.
+  JKV_RETURN_IF_ERROR(btree::BTree::CheckSizes(pager::UsableSize(page_size()), key.size(),
+                                                value.size()));
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, BeginWrite());
+  JKV_RETURN_IF_ERROR(txn->Put(key, value));
+  return txn->Commit();
+}
+
+absl::StatusOr<bool> Db::Delete(absl::string_view key) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, BeginWrite());
+  JKV_ASSIGN_OR_RETURN(bool existed, txn->Delete(key));
+  if (!existed) {
+    JKV_RETURN_IF_ERROR(txn->Rollback());
+    return false;
+  }
+  JKV_RETURN_IF_ERROR(txn->Commit());
+  return true;
+}
+
+absl::StatusOr<CheckResult> Db::Check() {
+  if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
+  CheckResult result;
+  result.pages = txn->page_count();
+  JKV_ASSIGN_OR_RETURN(std::vector<std::string> page_problems, txn->CheckPages());
+  result.problems = std::move(page_problems);
+  std::vector<PageNo> free_pages;
+  absl::StatusOr<std::vector<PageNo>> freelist = txn->FreelistPages();
+  if (freelist.ok()) free_pages = *std::move(freelist);
+  JKV_ASSIGN_OR_RETURN(btree::CheckReport report, btree::BTree::Check(*txn, free_pages));
+  for (const btree::CheckProblem& p : report.problems) {
+    result.problems.push_back(absl::StrCat("page ", p.page.value(), ": ", p.message));
+  }
+  if (report.problem_count > report.problems.size()) {
+    result.problems.push_back(absl::StrCat(report.problem_count - report.problems.size(),
+                                           " more problems not listed"));
+  }
+  result.keys = report.keys;
+  result.depth = report.depth;
+  result.tree_pages = report.leaf_pages + report.interior_pages;
+  result.overflow_pages = report.overflow_pages;
+  result.free_pages = static_cast<uint32_t>(free_pages.size());
+  return result;
+}
+
+DbStats Db::Stats() {
+  DbStats s;
+  if (pager_ != nullptr) {
+    const pager::PagerStats p = pager_->Stats();
+    s.page_size = p.page_size;
+    s.page_count = p.page_count;
+    s.freelist_pages = p.freelist_count;
+    s.cache_hits = p.cache_hits;
+    s.cache_misses = p.cache_misses;
+    s.cached_pages = p.cached_pages;
+    s.commits = p.commits;
+    s.rollbacks = p.rollbacks;
+    s.spills = p.spills;
+    s.recoveries = p.recoveries;
+  }
+  s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
+  s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);
+  s.wal_io = fs_->stats().Snapshot(vfs::FileKind::kWal);
+  s.shm_io = fs_->stats().Snapshot(vfs::FileKind::kShm);
+  s.dir_syncs = fs_->stats().Snapshot(vfs::FileKind::kOther).dir_syncs;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ReadTransaction
+
+ReadTransaction::ReadTransaction(Db* db, std::unique_ptr<pager::ReadTxn> txn)
+    : db_(db), txn_(std::move(txn)) {
+  db_->open_transactions_.fetch_add(1);
+}
+
+ReadTransaction::~ReadTransaction() {
+  txn_.reset();
+  db_->open_transactions_.fetch_sub(1);
+}
+
+absl::StatusOr<std::optional<std::string>> ReadTransaction::Get(absl::string_view key) {
+  return btree::BTree::Get(*txn_, key);
+}
+
+std::unique_ptr<Iterator> ReadTransaction::NewIterator() {
+  return std::unique_ptr<Iterator>(new Iterator(*txn_));
+}
+
+absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*txn_); }
+
+// ---------------------------------------------------------------------------------------------
+// WriteTransaction
+
+WriteTransaction::WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn)
+    : db_(db), txn_(std::move(txn)) {
+  db_->open_transactions_.fetch_add(1);
+}
+
+WriteTransaction::~WriteTransaction() {
+  txn_.reset();  // rolls back unless committed
+  db_->open_transactions_.fetch_sub(1);
+}
+
+absl::Status WriteTransaction::CheckOpen() const {
+  if (!failed_.ok()) {
+    return absl::Status(failed_.code(),
+                        absl::StrCat("transaction failed earlier: ", failed_.message()));
+  }
+  return absl::OkStatus();
+}
+
+// A failed write may leave the tree half-changed: only a rollback is possible after it. A
+// successful one may let the pager spill dirty pages (no page spans are held between calls).
+absl::Status WriteTransaction::AfterWrite(absl::Status s) {
+  if (s.ok()) s = txn_->SpillIfNeeded();
+  if (!s.ok() && failed_.ok()) failed_ = s;
+  return s;
+}
+
+absl::StatusOr<std::optional<std::string>> WriteTransaction::Get(absl::string_view key) {
+  JKV_RETURN_IF_ERROR(CheckOpen());
+  return btree::BTree::Get(*txn_, key);
+}
+
+absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view value) {
+  JKV_RETURN_IF_ERROR(CheckOpen());
+  JKV_RETURN_IF_ERROR(
+      btree::BTree::CheckSizes(txn_->usable_size(), key.size(), value.size()));
+  return AfterWrite(btree::BTree::Put(*txn_, key, value));
+}
+
+absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
+  JKV_RETURN_IF_ERROR(CheckOpen());
+  absl::StatusOr<bool> existed = btree::BTree::Delete(*txn_, key);
+  JKV_RETURN_IF_ERROR(AfterWrite(existed.status()));
+  return existed;
+}
+
+std::unique_ptr<Iterator> WriteTransaction::NewIterator() {
+  return std::unique_ptr<Iterator>(new Iterator(*txn_));
+}
+
+absl::StatusOr<uint64_t> WriteTransaction::Count() {
+  JKV_RETURN_IF_ERROR(CheckOpen());
+  return btree::BTree::Count(*txn_);
+}
+
+absl::Status WriteTransaction::Commit() {
+  if (!failed_.ok()) {
+    const absl::Status failure = CheckOpen();
+    txn_->Rollback().IgnoreError();  // the failure that forced it is what the caller needs
+    return failure;
+  }
+  return txn_->Commit();
+}
+
+absl::Status WriteTransaction::Rollback() { return txn_->Rollback(); }
+
+}  // namespace journalkv

@@ -1,0 +1,179 @@
+// journalkv's public API: an ordered key-value store in one file.
+//
+//   auto db = journalkv::Db::Open("x.db", {});          // absl::StatusOr<std::unique_ptr<Db>>
+//   JKV_RETURN_IF_ERROR((*db)->Put("key", "value"));     // autocommit
+//   auto txn = (*db)->BeginWrite();                      // atomic multi-key transaction
+//   ...
+//
+// Keys and values are byte strings (any bytes, the empty key included); keys are ordered by
+// memcmp. Errors are absl::Status: InvalidArgument for bad input (an oversized key names the
+// limit), ResourceExhausted("busy: ...") after the busy timeout, DataLoss for damaged data,
+// FailedPrecondition for a call in the wrong state (a write on a read-only database, a call on
+// an ended transaction, Close with transactions open). A missing key is std::nullopt.
+//
+// Thread-safety: a Db may be used from any number of threads at once, and several processes
+// may open the same file. Transactions and iterators are used by one thread at a time, and
+// must be destroyed before the Db. Read transactions see one snapshot for their whole life; one
+// write transaction runs at a time across all threads and processes.
+#ifndef JOURNALKV_ENGINE_DB_H_
+#define JOURNALKV_ENGINE_DB_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/iterator.h"
+#include "engine/options.h"
+#include "vfs/vfs.h"
+
+namespace journalkv {
+
+namespace pager {
+class Pager;
+class ReadTxn;
+class WriteTxn;
+}  // namespace pager
+
+class Db;
+
+// What Db::Stats reports.
+struct DbStats {
+  uint32_t page_size = 0;
+  uint32_t page_count = 0;      // pages in the database file, header page included
+  uint32_t freelist_pages = 0;  // of which free
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t cached_pages = 0;
+  uint64_t commits = 0;
+  uint64_t rollbacks = 0;
+  uint64_t spills = 0;      // times a write transaction spilled pages before its commit
+  uint64_t recoveries = 0;  // hot journals rolled back by this handle
+  vfs::IoCounts database_io;
+  vfs::IoCounts journal_io;
+  vfs::IoCounts wal_io;
+  vfs::IoCounts shm_io;
+  uint64_t dir_syncs = 0;
+};
+
+// What Db::Check reports.
+struct CheckResult {
+  std::vector<std::string> problems;  // one line each, naming the page; empty when all is well
+  uint64_t keys = 0;
+  int depth = 0;
+  uint32_t pages = 0;
+  uint32_t tree_pages = 0;
+  uint32_t overflow_pages = 0;
+  uint32_t free_pages = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+// A read transaction: one consistent snapshot of the database.
+class ReadTransaction {
+ public:
+  ~ReadTransaction();
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key);
+  // An iterator over this snapshot; it must be destroyed before the transaction.
+  std::unique_ptr<Iterator> NewIterator();
+  // The number of keys (reads every leaf page).
+  absl::StatusOr<uint64_t> Count();
+
+ private:
+  friend class Db;
+  ReadTransaction(Db* db, std::unique_ptr<pager::ReadTxn> txn);
+  Db* const db_;
+  std::unique_ptr<pager::ReadTxn> txn_;
+};
+
+// The write transaction. It sees its own writes. Destroying it without Commit rolls back.
+class WriteTransaction {
+ public:
+  ~WriteTransaction();
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key);
+  // InvalidArgument, naming the limit, for an oversized key or value (nothing is written and
+  // the transaction goes on). Any other error leaves the transaction failed: Commit then rolls
+  // back and returns the error.
+  absl::Status Put(absl::string_view key, absl::string_view value);
+  // Returns whether the key existed.
+  absl::StatusOr<bool> Delete(absl::string_view key);
+  // An iterator that sees this transaction's writes, also those made while it is open; it
+  // must be destroyed before the transaction ends.
+  std::unique_ptr<Iterator> NewIterator();
+  absl::StatusOr<uint64_t> Count();
+
+  // Makes every write durable (as the sync level promises) and visible, atomically. On error
+  // nothing of the transaction is in the database. FailedPrecondition once ended.
+  absl::Status Commit();
+  // Discards every write. Idempotent.
+  absl::Status Rollback();
+
+ private:
+  friend class Db;
+  WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn);
+  absl::Status CheckOpen() const;
+  absl::Status AfterWrite(absl::Status s);
+
+  Db* const db_;
+  std::unique_ptr<pager::WriteTxn> txn_;
+  absl::Status failed_;
+};
+
+class Db {
+ public:
+  // Opens the database at `path`, creating it unless it exists or options.read_only. Rolls
+  // back a transaction a crash left half-done. InvalidArgument for bad options, a directory,
+  // or a file that is not a journalkv database (left untouched).
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,
+                                                  const Options& options = Options());
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Autocommit operations: each is its own transaction.
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key);
+  absl::Status Put(absl::string_view key, absl::string_view value);
+  absl::StatusOr<bool> Delete(absl::string_view key);
+
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> BeginRead();
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite();
+
+  // Checks every page checksum, the freelist and the B+tree structure.
+  absl::StatusOr<CheckResult> Check();
+  DbStats Stats();
+
+  // Releases the file. FailedPrecondition while transactions are open. The destructor closes
+  // too (and requires that no transaction is open).
+  absl::Status Close();
+
+  const std::string& path() const { return path_; }
+  const Options& options() const { return options_; }
+  uint32_t page_size() const;
+
+ private:
+  friend class ReadTransaction;
+  friend class WriteTransaction;
+  Db(std::string path, const Options& options, std::unique_ptr<vfs::FileSystem> owned_fs,
+     std::unique_ptr<pager::Pager> pager);
+
+  const std::string path_;
+  const Options options_;
+  std::unique_ptr<vfs::FileSystem> owned_fs_;  // the POSIX file system when none was given
+  vfs::FileSystem* fs_;
+  std::unique_ptr<pager::Pager> pager_;
+  std::atomic<int> open_transactions_{0};
+};
+
+}  // namespace journalkv
+
+#endif  // JOURNALKV_ENGINE_DB_H_

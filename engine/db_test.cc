@@ -1,0 +1,187 @@
+#include "engine/db.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/mem_fs.h"
+
+namespace journalkv {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
+
+Options MemOptions(vfs::FileSystem* fs, uint32_t page_size = 4096) {
+  Options o;
+  o.file_system = fs;
+  o.page_size = page_size;
+  return o;
+}
+
+std::unique_ptr<Db> MustOpen(const std::string& path, const Options& o) {
+  auto db = Db::Open(path, o);
+  EXPECT_THAT(db, IsOk());
+  return db.ok() ? std::move(db).value() : nullptr;
+}
+
+TEST(DbTest, AutocommitPutGetDelete) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs));
+  ASSERT_THAT(db->Put("k", "v"), IsOk());
+  auto v = db->Get("k");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(*v, "v");
+  auto missing = db->Get("nope");
+  ASSERT_THAT(missing, IsOk());
+  EXPECT_FALSE(missing->has_value());
+  auto existed = db->Delete("k");
+  ASSERT_THAT(existed, IsOk());
+  EXPECT_TRUE(*existed);
+  existed = db->Delete("k");
+  ASSERT_THAT(existed, IsOk());
+  EXPECT_FALSE(*existed);
+  // The empty key and binary bytes are ordinary keys.
+  ASSERT_THAT(db->Put("", std::string("\0\xff", 2)), IsOk());
+  v = db->Get("");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(**v, std::string("\0\xff", 2));
+}
+
+TEST(DbTest, WriteTransactionIsAtomicAndSeesItsOwnWrites) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs));
+  {
+    auto txn = db->BeginWrite();
+    ASSERT_THAT(txn, IsOk());
+    ASSERT_THAT((*txn)->Put("a", "1"), IsOk());
+    ASSERT_THAT((*txn)->Put("b", "2"), IsOk());
+    auto v = (*txn)->Get("a");
+    ASSERT_THAT(v, IsOk());
+    EXPECT_EQ(**v, "1");
+    // Not committed: destroyed, so rolled back.
+  }
+  auto v = db->Get("a");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_FALSE(v->has_value());
+  auto txn = db->BeginWrite();
+  ASSERT_THAT(txn, IsOk());
+  ASSERT_THAT((*txn)->Put("a", "1"), IsOk());
+  ASSERT_THAT((*txn)->Commit(), IsOk());
+  EXPECT_THAT((*txn)->Put("c", "3"), StatusIs(absl::StatusCode::kFailedPrecondition, "ended"));
+  v = db->Get("a");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(**v, "1");
+}
+
+TEST(DbTest, OversizedKeyIsRefusedNamingTheLimitAndWritesNothing) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs));
+  const std::string huge_key(5000, 'k');
+  EXPECT_THAT(db->Put(huge_key, "v"), StatusIs(absl::StatusCode::kInvalidArgument, "limit"));
+  auto txn = db->BeginWrite();
+  ASSERT_THAT(txn, IsOk());
+  EXPECT_THAT((*txn)->Put(huge_key, "v"), StatusIs(absl::StatusCode::kInvalidArgument, "limit"));
+  ASSERT_THAT((*txn)->Put("ok", "v"), IsOk());  // the transaction goes on
+  ASSERT_THAT((*txn)->Commit(), IsOk());
+  auto count = [&] {
+    auto r = db->BeginRead();
+    EXPECT_THAT(r, IsOk());
+    auto n = (*r)->Count();
+    EXPECT_THAT(n, IsOk());
+    return *n;
+  };
+  EXPECT_EQ(count(), 1u);
+}
+
+TEST(DbTest, ReadTransactionKeepsItsSnapshotAgainstOtherThreadsUntilItEnds) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  o.busy_timeout = absl::Milliseconds(100);
+  auto db = MustOpen("/x.db", o);
+  ASSERT_THAT(db->Put("k", "old"), IsOk());
+  auto reader = db->BeginRead();
+  ASSERT_THAT(reader, IsOk());
+  // In rollback modes a commit waits for readers: with the reader open it times out.
+  std::thread writer([&] {
+    EXPECT_THAT(db->Put("k", "new"), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+  });
+  writer.join();
+  auto v = (*reader)->Get("k");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(**v, "old");
+  reader->reset();
+  ASSERT_THAT(db->Put("k", "new"), IsOk());
+}
+
+TEST(DbTest, CloseRefusesWhileTransactionsAreOpen) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs));
+  auto txn = db->BeginRead();
+  ASSERT_THAT(txn, IsOk());
+  EXPECT_THAT(db->Close(), StatusIs(absl::StatusCode::kFailedPrecondition, "1 transactions"));
+  txn->reset();
+  EXPECT_THAT(db->Close(), IsOk());
+  EXPECT_THAT(db->Get("k"), StatusIs(absl::StatusCode::kFailedPrecondition, "closed"));
+}
+
+TEST(DbTest, StatsCountCommitsAndIo) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs));
+  for (int i = 0; i < 10; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
+  DbStats s = db->Stats();
+  EXPECT_EQ(s.commits, 10u);
+  EXPECT_EQ(s.page_size, 4096u);
+  EXPECT_GE(s.database_io.syncs, 10u);
+  EXPECT_GE(s.journal_io.syncs, 10u);
+  EXPECT_GT(s.database_io.bytes_written, 10u * 4096);
+}
+
+TEST(DbTest, CheckReportsAHealthyDatabase) {
+  vfs::MemFileSystem fs;
+  auto db = MustOpen("/x.db", MemOptions(&fs, 512));
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_THAT(db->Put(absl::StrCat("key", i), std::string(i % 700, 'x')), IsOk());
+  }
+  auto check = db->Check();
+  ASSERT_THAT(check, IsOk());
+  EXPECT_TRUE(check->ok()) << check->problems[0];
+  EXPECT_EQ(check->keys, 2000u);
+  EXPECT_GT(check->overflow_pages, 0u);
+}
+
+TEST(DbTest, ReadOnlyDatabaseRefusesWrites) {
+  vfs::MemFileSystem fs;
+  { ASSERT_THAT(MustOpen("/x.db", MemOptions(&fs))->Put("k", "v"), IsOk()); }
+  Options o = MemOptions(&fs);
+  o.read_only = true;
+  auto db = MustOpen("/x.db", o);
+  EXPECT_THAT(db->Put("k", "w"), StatusIs(absl::StatusCode::kFailedPrecondition, "read-only"));
+  auto v = db->Get("k");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(**v, "v");
+}
+
+TEST(DbTest, BadOptionsAreInvalidArgument) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs, 3000);
+  EXPECT_THAT(Db::Open("/x.db", o), StatusIs(absl::StatusCode::kInvalidArgument, "page size"));
+  o = MemOptions(&fs);
+  o.cache_pages = 0;
+  EXPECT_THAT(Db::Open("/x.db", o), StatusIs(absl::StatusCode::kInvalidArgument, "cache_pages"));
+  EXPECT_THAT(Db::Open("", MemOptions(&fs)), StatusIs(absl::StatusCode::kInvalidArgument, "empty"));
+}
+
+}  // namespace
+}  // namespace journalkv
