@@ -1,7 +1,9 @@
 #include "engine/db.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "btree/btree.h"
@@ -108,7 +110,15 @@ absl::StatusOr<CheckResult> Db::Check() {
   if (freelist.ok()) free_pages = *std::move(freelist);
   JKV_ASSIGN_OR_RETURN(btree::CheckReport report, btree::BTree::Check(*txn, free_pages));
   for (const btree::CheckProblem& p : report.problems) {
-    result.problems.push_back(absl::StrCat("page ", p.page.value(), ": ", p.message));
+    // A damaged page is found by both checks; report it once, and name the page once.
+    if (std::find(result.problems.begin(), result.problems.end(), p.message) !=
+        result.problems.end()) {
+      continue;
+    }
+    const std::string page = absl::StrCat("page ", p.page.value());
+    result.problems.push_back(absl::StrContains(p.message, page)
+                                  ? p.message
+                                  : absl::StrCat(page, ": ", p.message));
   }
   if (report.problem_count > report.problems.size()) {
     result.problems.push_back(absl::StrCat(report.problem_count - report.problems.size(),

@@ -161,6 +161,31 @@ TEST(DbTest, CheckReportsAHealthyDatabase) {
   EXPECT_GT(check->overflow_pages, 0u);
 }
 
+TEST(DbTest, CheckReportsADamagedPageOnceNamingIt) {
+  vfs::MemFileSystem fs;
+  {
+    auto db = MustOpen("/x.db", MemOptions(&fs, 512));
+    for (int i = 0; i < 200; ++i) ASSERT_THAT(db->Put(absl::StrCat("key", i), "value"), IsOk());
+  }
+  {
+    auto file = fs.Open("/x.db", {vfs::OpenMode::kReadWrite, vfs::FileKind::kOther});
+    ASSERT_THAT(file, IsOk());
+    uint8_t byte = 0;
+    ASSERT_THAT((*file)->Read(2 * 512 + 40, absl::MakeSpan(&byte, 1)), IsOk());
+    byte ^= 0x10;
+    ASSERT_THAT((*file)->Write(2 * 512 + 40, absl::MakeConstSpan(&byte, 1)), IsOk());
+  }
+  auto db = MustOpen("/x.db", MemOptions(&fs, 512));
+  auto check = db->Check();
+  ASSERT_THAT(check, IsOk());
+  int mentions = 0;
+  for (const std::string& p : check->problems) {
+    if (p.find("page 3: checksum mismatch") != std::string::npos) ++mentions;
+    EXPECT_EQ(p.find("page 3: /x.db page 3"), std::string::npos) << p;
+  }
+  EXPECT_EQ(mentions, 1);
+}
+
 TEST(DbTest, ReadOnlyDatabaseRefusesWrites) {
   vfs::MemFileSystem fs;
   { ASSERT_THAT(MustOpen("/x.db", MemOptions(&fs))->Put("k", "v"), IsOk()); }

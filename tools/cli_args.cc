@@ -1,0 +1,241 @@
+#include "tools/cli_args.h"
+
+#include <cstdint>
+#include <limits>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+#include "tools/tokens.h"
+
+namespace journalkv::tools {
+namespace {
+
+constexpr uint64_t kMaxUint32 = std::numeric_limits<uint32_t>::max();
+
+// What the option loop has seen so far.
+struct OptionState {
+  std::set<std::string> seen;
+  std::optional<std::string> checkpoint_policy;
+};
+
+absl::StatusOr<JournalMode> ParseJournalOption(absl::string_view value) {
+  if (value == "wal" || value == "wal2") {
+    return absl::UnimplementedError(
+        absl::StrCat("--journal=", value, ": journal mode ", value,
+                     " is not implemented yet (use delete, truncate, persist, memory or off)"));
+  }
+  absl::StatusOr<JournalMode> mode = ParseJournalMode(value);
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--journal: ", OneLine(mode.status().message()),
+                                                   "; wal and wal2 are not implemented yet"));
+  }
+  return mode;
+}
+
+absl::StatusOr<uint32_t> ParsePageSize(absl::string_view value) {
+  JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--page-size", value, kMaxUint32));
+  if (n < 512 || n > 65536 || (n & (n - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--page-size: ", n, " is not a power of two from 512 to 65536"));
+  }
+  return static_cast<uint32_t>(n);
+}
+
+// threshold:N | async:N/B | manual (DESIGN.md §4), with 1 <= N <= B.
+absl::Status CheckCheckpointPolicy(absl::string_view text) {
+  absl::string_view policy = text;
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--checkpoint: bad policy \"", OneLine(text),
+                     "\" (expected threshold:N, async:N/B with 1 <= N <= B, or manual)"));
+  };
+  if (policy == "manual") return absl::OkStatus();
+  if (absl::ConsumePrefix(&policy, "threshold:")) {
+    absl::StatusOr<uint64_t> n = ParseNumber("N", policy, kMaxUint32);
+    return n.ok() && *n >= 1 ? absl::OkStatus() : bad();
+  }
+  if (!absl::ConsumePrefix(&policy, "async:")) return bad();
+  const std::vector<absl::string_view> parts = absl::StrSplit(policy, '/');
+  if (parts.size() != 2) return bad();
+  absl::StatusOr<uint64_t> n = ParseNumber("N", parts[0], kMaxUint32);
+  absl::StatusOr<uint64_t> b = ParseNumber("B", parts[1], kMaxUint32);
+  if (!n.ok() || !b.ok() || *n < 1 || *n > *b) return bad();
+  return absl::OkStatus();
+}
+
+absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, OptionState& state,
+                              Options& options) {
+  if (name == "--journal") {
+    JKV_ASSIGN_OR_RETURN(options.journal_mode, ParseJournalOption(value));
+  } else if (name == "--sync") {
+    absl::StatusOr<SyncLevel> level = ParseSyncLevel(value);
+    if (!level.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sync: ", OneLine(level.status().message())));
+    }
+    options.sync = *level;
+  } else if (name == "--page-size") {
+    JKV_ASSIGN_OR_RETURN(options.page_size, ParsePageSize(value));
+  } else if (name == "--cache-pages") {
+    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--cache-pages", value, kMaxUint32));
+    if (n == 0) return absl::InvalidArgumentError("--cache-pages: must be at least 1");
+    options.cache_pages = static_cast<uint32_t>(n);
+  } else if (name == "--busy-timeout-ms") {
+    JKV_ASSIGN_OR_RETURN(uint64_t ms, ParseNumber("--busy-timeout-ms", value, kMaxUint32));
+    options.busy_timeout = absl::Milliseconds(ms);
+  } else if (name == "--checkpoint") {
+    JKV_RETURN_IF_ERROR(CheckCheckpointPolicy(value));
+    state.checkpoint_policy = std::string(value);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown option ", OneLine(name), " (see jkv --help)"));
+  }
+  return absl::OkStatus();
+}
+
+// One "--name=value" or "--read-only" argument.
+absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& options) {
+  const size_t eq = arg.find('=');
+  const absl::string_view name = arg.substr(0, eq);
+  if (!state.seen.insert(std::string(name)).second) {
+    return absl::InvalidArgumentError(absl::StrCat("option ", OneLine(name), " given twice"));
+  }
+  if (name == "--read-only") {
+    if (eq != absl::string_view::npos) {
+      return absl::InvalidArgumentError("--read-only takes no value");
+    }
+    options.read_only = true;
+    return absl::OkStatus();
+  }
+  if (eq == absl::string_view::npos) {
+    const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
+                       name == "--cache-pages" || name == "--busy-timeout-ms" ||
+                       name == "--checkpoint";
+    if (known) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs a value: ", name, "=VALUE"));
+    }
+  }
+  return ApplyValueOption(name, arg.substr(eq == absl::string_view::npos ? arg.size() : eq + 1),
+                          state, options);
+}
+
+bool IsHelp(absl::string_view arg) { return arg == "-h" || arg == "--help"; }
+
+// How many arguments a command takes (scan's --limit=N not counted) and how it is written.
+struct CommandSpec {
+  absl::string_view name;
+  size_t min_args;
+  size_t max_args;
+  absl::string_view usage;
+};
+
+constexpr CommandSpec kCommands[] = {
+    {"put", 2, 2, "put K V"}, {"get", 1, 1, "get K"},
+    {"del", 1, 1, "del K"},   {"scan", 0, 2, "scan [FROM [TO]] [--limit=N]"},
+    {"count", 0, 0, "count"}, {"check", 0, 0, "check"},
+    {"info", 0, 0, "info"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
+    {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
+    {"shell", 0, 0, "shell"},
+};
+
+absl::StatusOr<const CommandSpec*> FindCommand(absl::string_view name) {
+  std::vector<absl::string_view> names;
+  for (const CommandSpec& spec : kCommands) {
+    if (spec.name == name) return &spec;
+    names.push_back(spec.name);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown command \"", OneLine(name), "\" (commands: ", absl::StrJoin(names, ", "), ")"));
+}
+
+// Takes scan's --limit=N out of `args`. Other arguments starting with "--" are refused rather
+// than read as keys, so a misspelt option is not a silent scan from "--limt=5".
+absl::StatusOr<std::optional<uint64_t>> TakeScanLimit(std::vector<std::string>& args) {
+  std::optional<uint64_t> limit;
+  std::vector<std::string> rest;
+  for (std::string& arg : args) {
+    absl::string_view a = arg;
+    if (!absl::StartsWith(a, "--")) {
+      rest.push_back(std::move(arg));
+    } else if (absl::ConsumePrefix(&a, "--limit=") && !limit.has_value()) {
+      JKV_ASSIGN_OR_RETURN(limit, ParseNumber("--limit", a, UINT64_MAX));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scan: unknown or repeated option \"", OneLine(arg),
+                       "\" (only --limit=N; write a key that starts with - as \\x2d...)"));
+    }
+  }
+  args = std::move(rest);
+  return limit;
+}
+
+absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::string> args) {
+  JKV_ASSIGN_OR_RETURN(const CommandSpec* spec, FindCommand(name));
+  Command command;
+  command.name = std::string(name);
+  if (name == "scan") {
+    JKV_ASSIGN_OR_RETURN(command.range.limit, TakeScanLimit(args));
+  }
+  if (args.size() < spec->min_args || args.size() > spec->max_args) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": wrong number of arguments (",
+                                                   args.size(), "); usage: ", spec->usage));
+  }
+  if (name == "scan") {
+    const std::optional<uint64_t> limit = command.range.limit;
+    std::optional<absl::string_view> from, to;
+    if (!args.empty()) from = args[0];
+    if (args.size() > 1) to = args[1];
+    JKV_ASSIGN_OR_RETURN(command.range, ParseScanRange(from, to));
+    command.range.limit = limit;
+  } else if (name == "checkpoint") {
+    if (!args.empty()) command.checkpoint_mode = args[0];
+  } else {
+    const absl::string_view what[] = {"key", "value"};
+    for (size_t i = 0; i < args.size(); ++i) {
+      JKV_ASSIGN_OR_RETURN(std::string bytes, DecodeArg(what[i], args[i]));
+      command.args.push_back(std::move(bytes));
+    }
+  }
+  return command;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+  CommandLine cl;
+  size_t i = 0;
+  while (i < args.size() && args[i] != "--" && absl::StartsWith(args[i], "-")) {
+    if (IsHelp(args[i++])) {
+      cl.help = true;
+      return cl;
+    }
+  }
+  OptionState state;
+  for (i = 0; i < args.size() && absl::StartsWith(args[i], "-"); ++i) {
+    if (args[i] == "--") {
+      ++i;
+      break;
+    }
+    JKV_RETURN_IF_ERROR(ApplyOption(args[i], state, cl.options));
+  }
+  if (state.checkpoint_policy.has_value()) {
+    return absl::UnimplementedError(
+        absl::StrCat("--checkpoint=", *state.checkpoint_policy,
+                     ": checkpoint policies need journal mode wal or wal2, which is not "
+                     "implemented yet"));
+  }
+  if (i >= args.size()) return absl::InvalidArgumentError("missing DBPATH and COMMAND");
+  if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");
+  cl.db_path = args[i++];
+  if (i >= args.size()) return absl::InvalidArgumentError("missing COMMAND after DBPATH");
+  JKV_ASSIGN_OR_RETURN(cl.command, ParseCommand(args[i], std::vector<std::string>(
+                                                             args.begin() + i + 1, args.end())));
+  return cl;
+}
+
+}  // namespace journalkv::tools

@@ -1,0 +1,44 @@
+// The command line of jkv (DESIGN.md §5): `jkv [options] DBPATH COMMAND [ARGS]`.
+//
+// ParseCommandLine checks everything that can be checked without the database: options and
+// their values, the command name, the number of its arguments and their tokens. So a typo
+// never creates or opens a database file.
+//
+// Thread-safety: pure functions.
+#ifndef JOURNALKV_TOOLS_CLI_ARGS_H_
+#define JOURNALKV_TOOLS_CLI_ARGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/options.h"
+#include "tools/kv_ops.h"
+
+namespace journalkv::tools {
+
+// A command and its decoded arguments.
+struct Command {
+  std::string name;                            // "put", "get", "scan", ...
+  std::vector<std::string> args;               // decoded tokens (put: key, value; get/del: key)
+  ScanRange range;                             // scan only
+  std::optional<std::string> checkpoint_mode;  // checkpoint only, as given
+};
+
+struct CommandLine {
+  bool help = false;  // -h or --help: nothing else is set
+  Options options;
+  std::string db_path;
+  Command command;
+};
+
+// `args` is argv without argv[0]. InvalidArgument for anything malformed: an unknown or
+// repeated option, a bad option value, a missing DBPATH or COMMAND, an unknown command, a
+// wrong number of arguments, a bad token. Unimplemented for a well-formed request of what
+// needs WAL, which does not exist yet: --journal=wal or wal2, --checkpoint=POLICY.
+absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
+
+}  // namespace journalkv::tools
+
+#endif  // JOURNALKV_TOOLS_CLI_ARGS_H_

@@ -1,0 +1,148 @@
+#include "tools/cli_args.h"
+
+#include <string>
+#include <vector>
+
+#include "base/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace journalkv::tools {
+namespace {
+
+using ::journalkv::testing::StatusIs;
+using ::testing::ElementsAre;
+
+absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) { return ParseCommandLine(args); }
+
+TEST(ParseCommandLineTest, DefaultsAreDeleteAndFull) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "count"}));
+  EXPECT_FALSE(cl.help);
+  EXPECT_EQ(cl.db_path, "x.db");
+  EXPECT_EQ(cl.command.name, "count");
+  EXPECT_EQ(cl.options.journal_mode, JournalMode::kDelete);
+  EXPECT_EQ(cl.options.sync, SyncLevel::kFull);
+  EXPECT_FALSE(cl.options.read_only);
+}
+
+TEST(ParseCommandLineTest, ReadsEveryOption) {
+  JKV_ASSERT_OK_AND_ASSIGN(
+      CommandLine cl,
+      Parse({"--journal=truncate", "--sync=extra", "--page-size=512", "--cache-pages=7",
+             "--busy-timeout-ms=250", "--read-only", "x.db", "get", "k"}));
+  EXPECT_EQ(cl.options.journal_mode, JournalMode::kTruncate);
+  EXPECT_EQ(cl.options.sync, SyncLevel::kExtra);
+  EXPECT_EQ(cl.options.page_size, 512u);
+  EXPECT_EQ(cl.options.cache_pages, 7u);
+  EXPECT_EQ(cl.options.busy_timeout, absl::Milliseconds(250));
+  EXPECT_TRUE(cl.options.read_only);
+}
+
+TEST(ParseCommandLineTest, HelpWinsOverEverythingBeforeDbPath) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine a, Parse({"--help"}));
+  EXPECT_TRUE(a.help);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine b, Parse({"--bogus", "-h", "x.db"}));
+  EXPECT_TRUE(b.help);
+  // After DBPATH, -h is an argument like any other.
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine c, Parse({"x.db", "get", "-h"}));
+  EXPECT_FALSE(c.help);
+  EXPECT_THAT(c.command.args, ElementsAre("-h"));
+}
+
+TEST(ParseCommandLineTest, DoubleDashEndsOptions) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"--sync=off", "--", "-weird.db", "count"}));
+  EXPECT_EQ(cl.db_path, "-weird.db");
+  EXPECT_EQ(cl.options.sync, SyncLevel::kOff);
+}
+
+TEST(ParseCommandLineTest, RejectsBadOptions) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"--bogus", "x.db", "count"}), StatusIs(kInvalid, "unknown option --bogus"));
+  EXPECT_THAT(Parse({"--journal=fast", "x.db", "count"}), StatusIs(kInvalid, "--journal"));
+  EXPECT_THAT(Parse({"--journal", "x.db", "count"}), StatusIs(kInvalid, "needs a value"));
+  EXPECT_THAT(Parse({"--sync=fsync", "x.db", "count"}), StatusIs(kInvalid, "--sync"));
+  EXPECT_THAT(Parse({"--page-size=1000", "x.db", "count"}), StatusIs(kInvalid, "power of two"));
+  EXPECT_THAT(Parse({"--page-size=131072", "x.db", "count"}), StatusIs(kInvalid, "power"));
+  EXPECT_THAT(Parse({"--page-size=-4096", "x.db", "count"}), StatusIs(kInvalid, "whole number"));
+  EXPECT_THAT(Parse({"--cache-pages=0", "x.db", "count"}), StatusIs(kInvalid, "at least 1"));
+  EXPECT_THAT(Parse({"--cache-pages=99999999999", "x.db", "count"}),
+              StatusIs(kInvalid, "--cache-pages"));
+  EXPECT_THAT(Parse({"--busy-timeout-ms=1s", "x.db", "count"}),
+              StatusIs(kInvalid, "--busy-timeout-ms"));
+  EXPECT_THAT(Parse({"--read-only=yes", "x.db", "count"}), StatusIs(kInvalid, "no value"));
+  EXPECT_THAT(Parse({"--sync=off", "--sync=full", "x.db", "count"}),
+              StatusIs(kInvalid, "given twice"));
+}
+
+TEST(ParseCommandLineTest, WalModesAndCheckpointPoliciesAreNotImplementedYet) {
+  const auto kUnimplemented = absl::StatusCode::kUnimplemented;
+  EXPECT_THAT(Parse({"--journal=wal", "x.db", "count"}),
+              StatusIs(kUnimplemented, "journal mode wal is not implemented yet"));
+  EXPECT_THAT(Parse({"--journal=wal2", "x.db", "count"}),
+              StatusIs(kUnimplemented, "journal mode wal2 is not implemented yet"));
+  for (const char* policy : {"manual", "threshold:1000", "async:100/300", "async:5/5"}) {
+    EXPECT_THAT(Parse({std::string("--checkpoint=") + policy, "x.db", "count"}),
+                StatusIs(kUnimplemented, "need journal mode wal or wal2"))
+        << policy;
+  }
+  for (const char* policy : {"", "often", "threshold:", "threshold:0", "async:5", "async:5/3",
+                             "async:0/3", "async:1/2/3", "threshold:x"}) {
+    EXPECT_THAT(Parse({std::string("--checkpoint=") + policy, "x.db", "count"}),
+                StatusIs(absl::StatusCode::kInvalidArgument, "bad policy"))
+        << policy;
+  }
+}
+
+TEST(ParseCommandLineTest, RejectsMissingPathOrCommand) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"--sync=off"}), StatusIs(kInvalid, "missing DBPATH"));
+  EXPECT_THAT(Parse({"x.db"}), StatusIs(kInvalid, "missing COMMAND"));
+  EXPECT_THAT(Parse({"", "count"}), StatusIs(kInvalid, "DBPATH is empty"));
+  EXPECT_THAT(Parse({"x.db", "frobnicate"}), StatusIs(kInvalid, "unknown command \"frobnicate\""));
+}
+
+TEST(ParseCommandLineTest, ChecksArgumentCounts) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"x.db", "put", "k"}), StatusIs(kInvalid, "usage: put K V"));
+  EXPECT_THAT(Parse({"x.db", "get"}), StatusIs(kInvalid, "usage: get K"));
+  EXPECT_THAT(Parse({"x.db", "del", "a", "b"}), StatusIs(kInvalid, "usage: del K"));
+  EXPECT_THAT(Parse({"x.db", "count", "x"}), StatusIs(kInvalid, "usage: count"));
+  EXPECT_THAT(Parse({"x.db", "scan", "a", "b", "c"}), StatusIs(kInvalid, "usage: scan"));
+  EXPECT_THAT(Parse({"x.db", "checkpoint", "full", "x"}), StatusIs(kInvalid, "checkpoint"));
+}
+
+TEST(ParseCommandLineTest, DecodesTokens) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "put", "a\\x00b", "\\x20\\x5c"}));
+  EXPECT_THAT(cl.command.args, ElementsAre(std::string("a\0b", 3), " \\"));
+  EXPECT_THAT(Parse({"x.db", "get", "a\\q"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "key: bad escape"));
+  EXPECT_THAT(Parse({"x.db", "put", "k", "v\\"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "value: bad escape"));
+}
+
+TEST(ParseCommandLineTest, ScanTakesRangeAndLimitAnywhere) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "scan", "--limit=3", "a", "c"}));
+  EXPECT_EQ(cl.command.range.from, "a");
+  EXPECT_EQ(cl.command.range.to, "c");
+  EXPECT_EQ(cl.command.range.limit, 3u);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine all, Parse({"x.db", "scan"}));
+  EXPECT_EQ(all.command.range.from, "");
+  EXPECT_EQ(all.command.range.to, std::nullopt);
+  EXPECT_EQ(all.command.range.limit, std::nullopt);
+  // An empty TO is no upper bound.
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine open, Parse({"x.db", "scan", "b", "", "--limit=0"}));
+  EXPECT_EQ(open.command.range.to, std::nullopt);
+  EXPECT_EQ(open.command.range.limit, 0u);
+}
+
+TEST(ParseCommandLineTest, ScanRejectsOtherDashDashArguments) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"x.db", "scan", "--limt=3"}), StatusIs(kInvalid, "\\x2d"));
+  EXPECT_THAT(Parse({"x.db", "scan", "--limit=1", "--limit=2"}), StatusIs(kInvalid, "repeated"));
+  EXPECT_THAT(Parse({"x.db", "scan", "--limit=x"}), StatusIs(kInvalid, "--limit"));
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "scan", "\\x2d-limit=3"}));
+  EXPECT_EQ(cl.command.range.from, "--limit=3");
+}
+
+}  // namespace
+}  // namespace journalkv::tools

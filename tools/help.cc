@@ -1,0 +1,100 @@
+#include "tools/help.h"
+
+namespace journalkv::tools {
+
+absl::string_view UsageText() {
+  return "usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]\n"
+         "       jkv --help    (options, commands, tokens, exit status, shell protocol)\n";
+}
+
+absl::string_view HelpText() {
+  return R"(usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]
+
+jkv reads and writes the journalkv database DBPATH, creating it when it does not
+exist (unless --read-only).
+
+Options (before DBPATH; "--" ends them):
+  --journal=MODE        delete (default), truncate, persist, memory or off
+                        (wal and wal2 are not implemented yet: an error)
+  --sync=LEVEL          off, normal, full (default) or extra
+  --page-size=N         page size of a new database: a power of two from 512 to
+                        65536 (default 4096); an existing database keeps its own
+  --cache-pages=N       pages kept in memory (default 2000)
+  --busy-timeout-ms=N   how long to wait for a lock another process holds
+                        (default 5000)
+  --checkpoint=POLICY   threshold:N, async:N/B or manual; checkpoints need WAL,
+                        which is not implemented yet, so any policy is an error
+  --read-only           open without write access; writes are errors
+  -h, --help            print this help and exit
+
+Commands:
+  put K V         set key K to value V
+  get K           print the value of K; if K is missing print nothing, exit 1
+  del K           delete K; exit 1 if K was missing
+  scan [FROM [TO]] [--limit=N]
+                  print "K V" lines, in key order, for the keys with
+                  FROM <= key < TO: FROM is inclusive, TO is exclusive; no FROM
+                  starts at the first key, no TO (or an empty one) runs to the
+                  last; at most N pairs
+  count           print the number of keys
+  check           verify every page checksum, the freelist and the B+tree; print
+                  a summary line; on problems print one "error: ..." line each
+                  and exit 2
+  info            print "name value" lines: path, page_size, page_count,
+                  free_pages, file_size, journal_mode, sync, read_only, keys
+                  (journal_mode and sync are this invocation's options)
+  checkpoint [passive|full|restart|truncate]
+                  an error: checkpoints need journal mode wal or wal2
+  dump            print every pair as a "K V" line (scan of everything)
+  load            read "K V" lines from stdin and put them all in one
+                  transaction; on a malformed line nothing is written and the
+                  error names the line; empty lines are skipped; prints
+                  "loaded N"
+  shell           the line protocol below, for people and programs
+
+Tokens: keys and values are written as tokens. Bytes 0x21..0x7e except "\"
+stand for themselves; every other byte is written \xHH in lower-case hex (a
+space is \x20, "\" is \x5c, a newline \x0a). Input also takes upper-case hex
+and \xHH for any byte (\x2d-k for the key "-k", which would read as an option).
+Anything else after "\" (\q, \x4, a final "\") and raw bytes that must be
+escaped are errors. The empty token is the empty string ("" on a command line).
+
+Exit status: 0 success; 1 get or del of a missing key; 2 any error, with
+"error: MESSAGE" on stderr: bad usage, option or token, unknown command, a
+DBPATH that is a directory or not a journalkv database, I/O or data errors,
+problems found by check.
+
+Shell: one command per line on stdin, each answered by exactly one line on
+stdout (scan: "pairs N" and then N lines "K V"), flushed at once, so another
+program can drive jkv through pipes. Fields are separated by single spaces;
+two spaces in a row enclose an empty token. Empty lines are skipped (no answer).
+  begin            start a write transaction                -> ok
+  begin read       start a read transaction (one snapshot)  -> ok
+  commit           end it (a failed commit has rolled back) -> ok
+  rollback         end it, discarding its writes            -> ok
+  put K V          -> ok
+  del K            -> ok (also when K is missing)
+  get K            -> value V | missing
+  scan [FROM [TO]] [LIMIT]
+                   -> pairs N, then N lines "K V" (LIMIT is a number; with
+                      empty FROM and TO, "scan   10" gives the first 10 pairs)
+  count            -> count N
+  checkpoint [MODE] -> error (needs WAL, not implemented yet)
+  help             -> one line naming the commands
+  quit, exit       -> ok, and the shell ends (so does the end of stdin)
+Outside begin..commit each put and del commits on its own. Inside "begin read"
+put and del are errors. Any error answers "error: MESSAGE" and the shell goes
+on; the shell itself exits 0. A transaction still open when the shell ends is
+rolled back.
+
+Examples:
+  jkv x.db put user:1 alice
+  jkv x.db get user:1                    # alice
+  jkv x.db put 'greeting' 'hello\x20world'
+  jkv x.db scan user: 'user;' --limit=10 # the keys that start with user:
+  printf 'begin\nput a 1\nput b 2\ncommit\nscan\n' | jkv x.db shell
+  jkv x.db dump > pairs.txt && jkv y.db load < pairs.txt
+)";
+}
+
+}  // namespace journalkv::tools

@@ -1,0 +1,542 @@
+// End-to-end tests of the jkv binary: each test runs the real program (fork + exec, its
+// standard streams on files or pipes) against a fresh temporary directory and checks its exit
+// status, stdout and stderr exactly as DESIGN.md §5 and `jkv --help` promise them.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/tokens.h"
+
+namespace journalkv::tools {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+// The binary, from the test's runfiles (bazel test runs in the runfiles root, journalkv/).
+std::string JkvPath() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr) return "tools/jkv";
+  return absl::StrCat(srcdir, "/", workspace != nullptr ? workspace : "journalkv", "/tools/jkv");
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+struct Result {
+  int exit_code = -1;  // -N when killed by signal N
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "exit " << r.exit_code << "\nstdout: " << r.out << "\nstderr: " << r.err;
+}
+
+int ExitCodeOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  return WIFSIGNALED(wait_status) ? -WTERMSIG(wait_status) : -1000;
+}
+
+// Replaces the child with jkv. Never returns.
+[[noreturn]] void ExecJkv(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_strings = {JkvPath()};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  std::perror("execv");
+  ::_exit(127);
+}
+
+class JkvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    std::string pattern = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/jkv_e2e_XXXXXX");
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    db_ = dir_ + "/x.db";
+    ASSERT_TRUE(Exists(JkvPath())) << "no jkv binary at " << JkvPath();
+  }
+
+  // Runs jkv with `args`, `input` on stdin, stdout and stderr into files; `stdout_path`
+  // replaces the stdout file (e.g. /dev/full).
+  Result Jkv(const std::vector<std::string>& args, const std::string& input = "",
+             const std::string& stdout_path = "") {
+    const std::string in = dir_ + "/stdin", out = dir_ + "/stdout", err = dir_ + "/stderr";
+    WriteFile(in, input);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      RedirectOrDie(in, O_RDONLY, 0);
+      RedirectOrDie(stdout_path.empty() ? out : stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 1);
+      RedirectOrDie(err, O_WRONLY | O_CREAT | O_TRUNC, 2);
+      ExecJkv(args);
+    }
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    return Result{ExitCodeOf(status), stdout_path.empty() ? ReadFile(out) : "", ReadFile(err)};
+  }
+
+  static void RedirectOrDie(const std::string& path, int flags, int target_fd) {
+    const int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0 || ::dup2(fd, target_fd) < 0) ::_exit(126);
+    ::close(fd);
+  }
+
+  // Runs `args` on db_ and expects success with exactly `out` on stdout.
+  void ExpectOk(std::vector<std::string> args, const std::string& out) {
+    args.insert(args.begin(), db_);
+    const Result r = Jkv(args);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(r.out, out) << r;
+    EXPECT_EQ(r.err, "") << r;
+  }
+
+  // Expects exit 2, nothing on stdout, and one "error: ..." line containing `message`.
+  static void ExpectError(const Result& r, const std::string& message) {
+    EXPECT_EQ(r.exit_code, 2) << r;
+    EXPECT_EQ(r.out, "") << r;
+    EXPECT_THAT(r.err, AllOf(StartsWith("error: "), HasSubstr(message))) << r;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r;
+  }
+
+  // Loads n keys "key0".. with values of value_size bytes into db_.
+  void Fill(int n, size_t value_size) {
+    std::string input;
+    for (int i = 0; i < n; ++i)
+      absl::StrAppend(&input, "key", i, " ", std::string(value_size, 'v'), "\n");
+    const Result r = Jkv({db_, "load"}, input);
+    ASSERT_EQ(r.out, absl::StrCat("loaded ", n, "\n")) << r;
+  }
+
+  std::string dir_;
+  std::string db_;
+};
+
+TEST_F(JkvTest, HelpDocumentsEverythingAndExitsZero) {
+  for (const char* flag : {"--help", "-h"}) {
+    const Result r = Jkv({flag});
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(r.err, "");
+    for (const char* word : {"usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]",
+                             "--journal=MODE",
+                             "--sync=LEVEL",
+                             "--page-size=N",
+                             "--cache-pages=N",
+                             "--checkpoint=POLICY",
+                             "--busy-timeout-ms=N",
+                             "--read-only",
+                             "put K V",
+                             "get K",
+                             "del K",
+                             "scan [FROM [TO]] [--limit=N]",
+                             "TO is exclusive",
+                             "count",
+                             "check",
+                             "info",
+                             "checkpoint [passive|full|restart|truncate]",
+                             "dump",
+                             "load",
+                             "shell",
+                             "\\xHH",
+                             "Exit status",
+                             "begin read",
+                             "pairs N",
+                             "value V | missing",
+                             "count N",
+                             "-> ok (also when K is missing)",
+                             "Empty lines are skipped",
+                             "rolled back"}) {
+      EXPECT_THAT(r.out, HasSubstr(word));
+    }
+  }
+}
+
+TEST_F(JkvTest, NoArgumentsPrintsUsageOnStderrAndExitsTwo) {
+  const Result r = Jkv({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]\n"));
+}
+
+TEST_F(JkvTest, PutGetDelAndTheirExitCodes) {
+  ExpectOk({"put", "k", "v"}, "");
+  ExpectOk({"get", "k"}, "v\n");
+  const Result missing = Jkv({db_, "get", "nope"});
+  EXPECT_EQ(missing.exit_code, 1) << missing;
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(missing.err, "");
+  ExpectOk({"del", "k"}, "");
+  const Result del_missing = Jkv({db_, "del", "k"});
+  EXPECT_EQ(del_missing.exit_code, 1) << del_missing;
+  EXPECT_EQ(del_missing.out, "");
+  EXPECT_EQ(del_missing.err, "");
+  ExpectOk({"count"}, "0\n");
+}
+
+TEST_F(JkvTest, BinaryKeysAndValuesOnTheCommandLine) {
+  ExpectOk({"put", "\\x00\\xff\\x20\\x5c\\x0a", "a\\x20b\\x0d\\x0a\\x00"}, "");
+  ExpectOk({"put", "", ""}, "");  // the empty key and value
+  ExpectOk({"get", "\\x00\\xFF\\x20\\x5C\\x0A"}, "a\\x20b\\x0d\\x0a\\x00\n");
+  ExpectOk({"get", ""}, "\n");
+  ExpectOk({"dump"}, " \n\\x00\\xff\\x20\\x5c\\x0a a\\x20b\\x0d\\x0a\\x00\n");
+}
+
+TEST_F(JkvTest, ScanRangesAndLimits) {
+  for (const char* k : {"a", "b", "c", "d"}) ExpectOk({"put", k, absl::StrCat(k, k)}, "");
+  ExpectOk({"scan"}, "a aa\nb bb\nc cc\nd dd\n");
+  ExpectOk({"scan", "b"}, "b bb\nc cc\nd dd\n");
+  ExpectOk({"scan", "b", "d"}, "b bb\nc cc\n");  // TO is exclusive
+  ExpectOk({"scan", "b", "d", "--limit=1"}, "b bb\n");
+  ExpectOk({"scan", "--limit=2"}, "a aa\nb bb\n");
+  ExpectOk({"scan", "c", ""}, "c cc\nd dd\n");  // an empty TO is no bound
+  ExpectOk({"scan", "--limit=0"}, "");
+  ExpectOk({"scan", "x"}, "");
+  ExpectError(Jkv({db_, "scan", "--limt=2"}), "scan: unknown or repeated option");
+  ExpectError(Jkv({db_, "scan", "a", "b", "c"}), "usage: scan [FROM [TO]] [--limit=N]");
+}
+
+TEST_F(JkvTest, UsageErrorsExitTwoWithOneLineAndCreateNothing) {
+  ExpectError(Jkv({db_, "frobnicate"}), "unknown command \"frobnicate\"");
+  ExpectError(Jkv({db_}), "missing COMMAND");
+  ExpectError(Jkv({"--sync=full"}), "missing DBPATH");
+  ExpectError(Jkv({db_, "get"}), "get: wrong number of arguments (0); usage: get K");
+  ExpectError(Jkv({db_, "put", "k"}), "usage: put K V");
+  ExpectError(Jkv({db_, "count", "extra"}), "usage: count");
+  ExpectError(Jkv({"--bogus", db_, "count"}), "unknown option --bogus");
+  EXPECT_FALSE(Exists(db_)) << "a usage error created the database";
+}
+
+TEST_F(JkvTest, BadEscapesExitTwo) {
+  ExpectError(Jkv({db_, "get", "a\\q"}), "key: bad escape at offset 1");
+  ExpectError(Jkv({db_, "get", "a\\x4"}), "two hex digits");
+  ExpectError(Jkv({db_, "get", "\\xZZ"}), "two hex digits");
+  ExpectError(Jkv({db_, "put", "k", "v\\"}), "value: bad escape at offset 1: token ends");
+  ExpectError(Jkv({db_, "put", "a b", "v"}), "byte 0x20 at offset 1 must be escaped as \\x20");
+  ExpectError(Jkv({db_, "put", "k", "line\nbreak"}), "byte 0x0a");
+  EXPECT_FALSE(Exists(db_));
+}
+
+TEST_F(JkvTest, BadOptionValuesExitTwo) {
+  ExpectError(Jkv({"--journal=fast", db_, "count"}), "--journal: unknown journal mode \"fast\"");
+  ExpectError(Jkv({"--sync=sometimes", db_, "count"}), "--sync: unknown sync level");
+  ExpectError(Jkv({"--page-size=1000", db_, "count"}), "--page-size: 1000 is not a power of two");
+  ExpectError(Jkv({"--page-size=256", db_, "count"}), "--page-size");
+  ExpectError(Jkv({"--page-size=big", db_, "count"}), "--page-size");
+  ExpectError(Jkv({"--cache-pages=0", db_, "count"}), "--cache-pages");
+  ExpectError(Jkv({"--busy-timeout-ms=-1", db_, "count"}), "--busy-timeout-ms");
+  ExpectError(Jkv({"--checkpoint=sometimes", db_, "count"}), "--checkpoint: bad policy");
+  EXPECT_FALSE(Exists(db_));
+}
+
+TEST_F(JkvTest, WalAndCheckpointsAreClearErrors) {
+  ExpectError(Jkv({"--journal=wal", db_, "count"}), "journal mode wal is not implemented yet");
+  ExpectError(Jkv({"--journal=wal2", db_, "count"}), "journal mode wal2 is not implemented yet");
+  ExpectError(Jkv({"--checkpoint=threshold:1000", db_, "count"}),
+              "checkpoint policies need journal mode wal or wal2");
+  ExpectError(Jkv({db_, "checkpoint"}), "checkpoint needs journal mode wal or wal2");
+  ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal or wal2");
+  ExpectError(Jkv({db_, "checkpoint", "sideways"}), "unknown checkpoint mode \"sideways\"");
+}
+
+TEST_F(JkvTest, DirectoryOrForeignFileAsDbPathExitsTwo) {
+  ExpectError(Jkv({dir_, "count"}), "is a directory");
+  const std::string foreign = dir_ + "/notes.txt";
+  const std::string text(10000, 'x');
+  WriteFile(foreign, text);
+  ExpectError(Jkv({foreign, "put", "k", "v"}), "not a journalkv database");
+  ExpectError(Jkv({foreign, "count"}), "not a journalkv database");
+  EXPECT_EQ(ReadFile(foreign), text) << "jkv changed a foreign file";
+  ExpectError(Jkv({"--read-only", dir_ + "/missing.db", "count"}), "missing.db");
+}
+
+TEST_F(JkvTest, ReadOnlyRefusesWrites) {
+  ExpectOk({"put", "k", "v"}, "");
+  ExpectError(Jkv({"--read-only", db_, "put", "k", "w"}), "read-only");
+  const Result r = Jkv({"--read-only", db_, "get", "k"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "v\n");
+}
+
+TEST_F(JkvTest, EveryJournalModeAndSyncLevelWorks) {
+  int i = 0;
+  for (const char* mode : {"delete", "truncate", "persist", "memory", "off"}) {
+    for (const char* sync : {"off", "normal", "full", "extra"}) {
+      const std::string key = absl::StrCat("k", i++);
+      const std::vector<std::string> opts = {absl::StrCat("--journal=", mode),
+                                             absl::StrCat("--sync=", sync), db_};
+      Result put = Jkv({opts[0], opts[1], opts[2], "put", key, mode});
+      EXPECT_EQ(put.exit_code, 0) << put;
+      Result info = Jkv({opts[0], opts[1], opts[2], "info"});
+      EXPECT_THAT(info.out, AllOf(HasSubstr(absl::StrCat("journal_mode ", mode, "\n")),
+                                  HasSubstr(absl::StrCat("sync ", sync, "\n"))));
+    }
+  }
+  ExpectOk({"count"}, "20\n");
+}
+
+TEST_F(JkvTest, LoadThenDumpRoundTrips) {
+  std::string input;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = absl::StrCat(std::string(1, static_cast<char>(i % 256)), "key ", i);
+    const std::string value = absl::StrCat("\\\n\xff value ", std::string(i * 7, 'v'));
+    const std::string line = absl::StrCat(EncodeToken(key), " ", EncodeToken(value));
+    input += line + "\n";
+    expected.push_back(line);
+  }
+  std::sort(expected.begin(), expected.end());  // compared as sets; key order checked below
+  const Result load = Jkv({db_, "load"}, input + "\n");  // a final empty line is skipped
+  EXPECT_EQ(load.exit_code, 0) << load;
+  EXPECT_EQ(load.out, "loaded 300\n");
+  const Result dump = Jkv({db_, "dump"});
+  EXPECT_EQ(dump.exit_code, 0) << dump;
+  std::vector<std::string> lines = absl::StrSplit(dump.out, '\n', absl::SkipEmpty());
+  std::vector<std::string> sorted = lines;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, expected);
+  // Into a second database, and out again: byte for byte the same.
+  const Result load2 = Jkv({dir_ + "/y.db", "load"}, dump.out);
+  EXPECT_EQ(load2.out, "loaded 300\n") << load2;
+  EXPECT_EQ(Jkv({dir_ + "/y.db", "dump"}).out, dump.out);
+  // dump is in key order: memcmp order of the decoded keys.
+  std::vector<std::string> keys;
+  for (const std::string& line : lines) {
+    keys.push_back(*DecodeToken(line.substr(0, line.find(' '))));
+  }
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  const Result check = Jkv({db_, "check"});
+  EXPECT_EQ(check.exit_code, 0) << check;
+  EXPECT_THAT(check.out, StartsWith("ok: 300 keys, depth "));
+}
+
+TEST_F(JkvTest, LoadWithAMalformedLineWritesNothing) {
+  ExpectOk({"put", "old", "1"}, "");
+  for (const std::string& bad : {std::string("k"), std::string("k v extra"), std::string("k\\q v"),
+                                 std::string("k v\\x4"), std::string("k\tv")}) {
+    const Result r = Jkv({db_, "load"}, "a 1\nb 2\n" + bad + "\nc 3\n");
+    ExpectError(r, "stdin line 3: ");
+    EXPECT_THAT(r.err, HasSubstr("nothing was loaded"));
+    ExpectOk({"dump"}, "old 1\n");
+  }
+}
+
+TEST_F(JkvTest, CheckAndInfo) {
+  Fill(500, 100);
+  const Result check = Jkv({db_, "check"});
+  EXPECT_EQ(check.exit_code, 0) << check;
+  EXPECT_THAT(check.out, StartsWith("ok: 500 keys, depth 2, "));
+  EXPECT_EQ(check.err, "");
+  const Result info = Jkv({db_, "info"});
+  EXPECT_EQ(info.exit_code, 0) << info;
+  std::map<std::string, std::string> fields;
+  for (absl::string_view line : absl::StrSplit(info.out, '\n', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    fields.insert(kv);
+  }
+  EXPECT_EQ(fields["path"], db_);
+  EXPECT_EQ(fields["page_size"], "4096");
+  EXPECT_EQ(fields["keys"], "500");
+  EXPECT_EQ(fields["journal_mode"], "delete");
+  EXPECT_EQ(fields["sync"], "full");
+  EXPECT_EQ(fields["read_only"], "no");
+  EXPECT_EQ(fields["free_pages"], "0");
+  EXPECT_EQ(std::stoull(fields["file_size"]), std::stoull(fields["page_count"]) * 4096);
+}
+
+TEST_F(JkvTest, PageSizeIsFixedAtCreation) {
+  ASSERT_EQ(Jkv({"--page-size=512", db_, "put", "k", "v"}).exit_code, 0);
+  const Result info = Jkv({"--page-size=8192", db_, "info"});
+  EXPECT_THAT(info.out, HasSubstr("page_size 512\n")) << info;
+}
+
+TEST_F(JkvTest, CheckReportsDamagedPagesAndExitsTwo) {
+  Fill(200, 200);
+  {
+    std::fstream f(db_, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(2 * 4096 + 100);  // inside page 3
+    f.put('\x5a');
+  }
+  const Result r = Jkv({db_, "check"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.out, StartsWith("damaged: ")) << r;
+  EXPECT_THAT(r.err, AllOf(StartsWith("error: "), HasSubstr("page 3"))) << r;
+}
+
+TEST_F(JkvTest, WriteErrorOnStdoutExitsTwo) {
+  ExpectOk({"put", "k", "v"}, "");
+  const Result r = Jkv({db_, "dump"}, "", "/dev/full");
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_EQ(r.err, "error: writing stdout failed\n");
+}
+
+TEST_F(JkvTest, ShellAnswersEveryLineAndExitsZero) {
+  const Result r = Jkv({db_, "shell"},
+                       "put \\x00\\xff k\\x20\\x5c\\x0a\n"
+                       "put a\\x20b \\x0a\n"
+                       "get \\x00\\xff\n"
+                       "\n"
+                       "begin\nput t 1\nrollback\nget t\n"
+                       "begin\nput t 2\ncommit\nget t\n"
+                       "begin read\nput x y\nrollback\n"
+                       "scan\nscan a\\x20b t 1\ncount\n"
+                       "get a\\q\nfrobnicate\ndel nope\ncheckpoint\n");
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  const std::vector<std::string> expected = {
+      "ok",  // put
+      "ok",  // put
+      "value k\\x20\\x5c\\x0a",
+      // (the empty line: no answer)
+      "ok", "ok", "ok", "missing",  // begin, put, rollback, get
+      "ok", "ok", "ok", "value 2",  // begin, put, commit, get
+      "ok",
+      "error: put: the open transaction is read-only (begin read); commit or rollback it "
+      "first",
+      "ok",  // rollback of the read transaction
+      "pairs 3", "\\x00\\xff k\\x20\\x5c\\x0a", "a\\x20b \\x0a", "t 2", "pairs 1", "a\\x20b \\x0a",
+      "count 3",
+      "error: key: bad escape at offset 1: '\\' followed by 'q' (only \\xHH escapes exist; "
+      "write a backslash as \\x5c)",
+      "error: unknown command \"frobnicate\" (try help)",
+      "ok",  // del of a missing key
+      "error: checkpoint needs journal mode wal or wal2, which is not implemented yet "
+      "(rollback-journal modes write straight to the database file: nothing to checkpoint)",
+      ""};
+  EXPECT_EQ(lines, expected);
+}
+
+// A shell driven through pipes, one line at a time, the way another program would use it.
+class ShellProcess {
+ public:
+  explicit ShellProcess(const std::vector<std::string>& args) {
+    int to_child[2], from_child[2];
+    EXPECT_EQ(::pipe(to_child), 0);
+    EXPECT_EQ(::pipe(from_child), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(to_child[0], 0);
+      ::dup2(from_child[1], 1);
+      ::close(to_child[0]), ::close(to_child[1]), ::close(from_child[0]), ::close(from_child[1]);
+      ExecJkv(args);
+    }
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    in_ = to_child[1];
+    out_ = from_child[0];
+  }
+  ~ShellProcess() {
+    if (in_ >= 0) Finish();
+    ::close(out_);
+  }
+
+  void Send(const std::string& line) {
+    const std::string text = line + "\n";
+    EXPECT_EQ(::write(in_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+
+  // Sends one line and returns the one line answered, waiting at most 10 s: jkv must flush.
+  std::string Ask(const std::string& line) {
+    Send(line);
+    return ReadLine();
+  }
+
+  std::string ReadLine() {
+    std::string line;
+    char c;
+    while (true) {
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, 10000) != 1) return line + "<timeout: answer not flushed>";
+      if (::read(out_, &c, 1) != 1) return line + "<eof>";
+      if (c == '\n') return line;
+      line.push_back(c);
+    }
+  }
+
+  // Closes stdin (end of input) and returns the exit status.
+  int Finish() {
+    ::close(in_);
+    in_ = -1;
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid_, &status, 0), pid_);
+    return ExitCodeOf(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int in_ = -1;
+  int out_ = -1;
+};
+
+TEST_F(JkvTest, ShellOverPipesAnswersEachLineAtOnce) {
+  ShellProcess shell({db_, "shell"});
+  EXPECT_EQ(shell.Ask("put k v"), "ok");
+  EXPECT_EQ(shell.Ask("get k"), "value v");
+  shell.Send("");  // an empty line gets no answer: the next answer is the next command's
+  EXPECT_EQ(shell.Ask("get k"), "value v");
+  EXPECT_EQ(shell.Ask("get \\x"),
+            "error: key: bad escape at offset 0: \\x must be followed by "
+            "two hex digits");
+  EXPECT_EQ(shell.Ask("scan"), "pairs 1");
+  EXPECT_EQ(shell.ReadLine(), "k v");
+  EXPECT_EQ(shell.Ask("quit"), "ok");
+  EXPECT_EQ(shell.ReadLine(), "<eof>");
+  EXPECT_EQ(shell.Finish(), 0);
+}
+
+TEST_F(JkvTest, ShellTransactionIsInvisibleToOtherProcessesUntilCommit) {
+  ExpectOk({"put", "k", "old"}, "");
+  ShellProcess shell({db_, "shell"});
+  EXPECT_EQ(shell.Ask("begin"), "ok");
+  EXPECT_EQ(shell.Ask("put k new"), "ok");
+  EXPECT_EQ(shell.Ask("put k2 v2"), "ok");
+  EXPECT_EQ(shell.Ask("get k"), "value new");
+  ExpectOk({"get", "k"}, "old\n");
+  EXPECT_EQ(Jkv({db_, "get", "k2"}).exit_code, 1);
+  EXPECT_EQ(shell.Ask("commit"), "ok");
+  ExpectOk({"get", "k"}, "new\n");
+  ExpectOk({"get", "k2"}, "v2\n");
+  EXPECT_EQ(shell.Ask("begin"), "ok");
+  EXPECT_EQ(shell.Ask("del k"), "ok");
+  EXPECT_EQ(shell.Finish(), 0);  // end of input: rolled back
+  ExpectOk({"get", "k"}, "new\n");
+}
+
+}  // namespace
+}  // namespace journalkv::tools

@@ -1,0 +1,77 @@
+#include "tools/kv_ops.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "tools/tokens.h"
+
+namespace journalkv::tools {
+
+absl::StatusOr<std::string> DecodeArg(absl::string_view what, absl::string_view token) {
+  absl::StatusOr<std::string> bytes = DecodeToken(token);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", bytes.status().message()));
+  }
+  return bytes;
+}
+
+absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max) {
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": \"", OneLine(text), "\" is not a whole number from 0 to ", max));
+  };
+  if (text.empty() || text.size() > 20) return bad();
+  uint64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return bad();
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (digit > max || n > (max - digit) / 10) return bad();
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+absl::StatusOr<ScanRange> ParseScanRange(std::optional<absl::string_view> from_token,
+                                         std::optional<absl::string_view> to_token) {
+  ScanRange range;
+  if (from_token.has_value()) {
+    JKV_ASSIGN_OR_RETURN(range.from, DecodeArg("FROM", *from_token));
+  }
+  if (to_token.has_value() && !to_token->empty()) {
+    JKV_ASSIGN_OR_RETURN(range.to, DecodeArg("TO", *to_token));
+  }
+  return range;
+}
+
+absl::Status ForEachInRange(
+    Iterator& it, const ScanRange& range,
+    absl::FunctionRef<void(absl::string_view key, absl::string_view value)> fn) {
+  uint64_t n = 0;
+  if (range.limit.has_value() && *range.limit == 0) return absl::OkStatus();
+  for (it.Seek(range.from); it.Valid(); it.Next()) {
+    // string_view compares with memcmp, which is the engine's key order.
+    if (range.to.has_value() && it.key() >= *range.to) break;
+    JKV_ASSIGN_OR_RETURN(std::string value, it.value());
+    fn(it.key(), value);
+    if (range.limit.has_value() && ++n == *range.limit) break;
+  }
+  return it.status();
+}
+
+std::string FormatPair(absl::string_view key, absl::string_view value) {
+  return absl::StrCat(EncodeToken(key), " ", EncodeToken(value));
+}
+
+absl::Status Checkpoint(std::optional<absl::string_view> mode) {
+  if (mode.has_value() && *mode != "passive" && *mode != "full" && *mode != "restart" &&
+      *mode != "truncate") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown checkpoint mode \"", OneLine(*mode),
+                     "\" (expected passive, full, restart or truncate)"));
+  }
+  return absl::FailedPreconditionError(
+      "checkpoint needs journal mode wal or wal2, which is not implemented yet "
+      "(rollback-journal modes write straight to the database file: nothing to checkpoint)");
+}
+
+}  // namespace journalkv::tools

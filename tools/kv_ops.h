@@ -1,0 +1,56 @@
+// Pieces shared by jkv's one-shot commands (commands.h) and its shell (shell.h): decoding an
+// argument token, parsing numbers, key ranges and their scan, and the checkpoint command, which
+// needs WAL mode and is refused until WAL exists.
+//
+// Thread-safety: functions only; an Iterator is used by one thread at a time.
+#ifndef JOURNALKV_TOOLS_KV_OPS_H_
+#define JOURNALKV_TOOLS_KV_OPS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/iterator.h"
+
+namespace journalkv::tools {
+
+// DecodeToken (tokens.h) with `what` ("key", "value", ...) in front of the error message.
+absl::StatusOr<std::string> DecodeArg(absl::string_view what, absl::string_view token);
+
+// A decimal number without sign or spaces, at most `max`. InvalidArgument naming `what`.
+absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max);
+
+// The keys FROM <= key < TO, at most `limit` of them, in key (memcmp) order.
+struct ScanRange {
+  std::string from;               // inclusive; "" starts at the first key
+  std::optional<std::string> to;  // exclusive; nullopt runs to the last key
+  std::optional<uint64_t> limit;  // nullopt: no limit
+};
+
+// Builds a range from the FROM and TO tokens as given (either may be absent). An empty TO
+// token means "no upper bound": the empty key is the smallest, so as an exclusive bound it
+// would select nothing.
+absl::StatusOr<ScanRange> ParseScanRange(std::optional<absl::string_view> from_token,
+                                         std::optional<absl::string_view> to_token);
+
+// Calls fn(key, value) for every pair of `range`, in order. Returns the first error of the
+// iterator (a damaged page); pairs before it have been passed to fn.
+absl::Status ForEachInRange(
+    Iterator& it, const ScanRange& range,
+    absl::FunctionRef<void(absl::string_view key, absl::string_view value)> fn);
+
+// "K V": the tokens of a pair, as scan, dump and the shell print it and load reads it.
+std::string FormatPair(absl::string_view key, absl::string_view value);
+
+// The checkpoint command. A mode other than passive, full, restart or truncate is
+// InvalidArgument; a valid one (or none) is FailedPrecondition, because checkpoints need
+// journal mode wal or wal2, which journalkv does not implement yet.
+absl::Status Checkpoint(std::optional<absl::string_view> mode);
+
+}  // namespace journalkv::tools
+
+#endif  // JOURNALKV_TOOLS_KV_OPS_H_

@@ -1,0 +1,219 @@
+#include "tools/shell.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "tools/kv_ops.h"
+#include "tools/tokens.h"
+
+namespace journalkv::tools {
+namespace {
+
+// The commands besides quit and exit, their number of arguments and how they are written.
+struct ShellCommand {
+  absl::string_view name;
+  size_t min_args;
+  size_t max_args;
+  absl::string_view usage;
+};
+
+constexpr ShellCommand kShellCommands[] = {
+    {"begin", 0, 1, "begin [read]"},
+    {"commit", 0, 0, "commit"},
+    {"rollback", 0, 0, "rollback"},
+    {"put", 2, 2, "put K V"},
+    {"del", 1, 1, "del K"},
+    {"get", 1, 1, "get K"},
+    {"scan", 0, 3, "scan [FROM [TO]] [LIMIT]"},
+    {"count", 0, 0, "count"},
+    {"checkpoint", 0, 1, "checkpoint [MODE]"},
+    {"help", 0, 0, "help"},
+};
+
+std::string HelpAnswer() {
+  std::vector<absl::string_view> usages;
+  for (const ShellCommand& c : kShellCommands) usages.push_back(c.usage);
+  return absl::StrCat("commands: ", absl::StrJoin(usages, ", "),
+                      ", quit, exit (jkv --help explains them)");
+}
+
+absl::Status CheckArity(absl::string_view name, size_t n_args) {
+  for (const ShellCommand& c : kShellCommands) {
+    if (c.name != name) continue;
+    if (n_args >= c.min_args && n_args <= c.max_args) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": wrong number of arguments (", n_args, "); usage: ", c.usage));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown command \"", OneLine(name), "\" (try help)"));
+}
+
+}  // namespace
+
+Shell::Shell(Db* db, std::ostream* out) : db_(db), out_(out) {}
+
+Shell::~Shell() { EndTransactions(); }
+
+void Shell::EndTransactions() {
+  read_txn_.reset();
+  write_txn_.reset();  // rolls back unless committed
+}
+
+absl::Status Shell::Run(std::istream& in) {
+  std::string line;
+  while (out_->good() && std::getline(in, line)) {
+    if (!ExecuteLine(line)) break;
+  }
+  EndTransactions();
+  if (!out_->good()) return absl::UnknownError("writing the shell's answers failed");
+  return absl::OkStatus();
+}
+
+bool Shell::ExecuteLine(absl::string_view line) {
+  absl::ConsumeSuffix(&line, "\r");
+  if (line.empty()) return true;
+  Fields args = SplitFields(line);
+  const absl::string_view name = args.front();
+  args.erase(args.begin());
+  const bool quit = (name == "quit" || name == "exit") && args.empty();
+  if (quit) EndTransactions();
+  absl::StatusOr<std::string> answer = std::string("ok");
+  if (!quit) answer = Execute(name, args);
+  if (answer.ok()) {
+    *out_ << *answer << '\n';
+  } else {
+    *out_ << "error: " << OneLine(answer.status().message()) << '\n';
+  }
+  out_->flush();
+  return !quit;
+}
+
+absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields& args) {
+  if (name == "quit" || name == "exit") {
+    return absl::InvalidArgumentError(absl::StrCat(name, " takes no arguments"));
+  }
+  JKV_RETURN_IF_ERROR(CheckArity(name, args.size()));
+  if (name == "begin") return Begin(args);
+  if (name == "commit" || name == "rollback") return End(name);
+  if (name == "put") return Put(args);
+  if (name == "del") return Del(args);
+  if (name == "get") return Get(args);
+  if (name == "scan") return Scan(args);
+  if (name == "count") return Count();
+  if (name == "help") return HelpAnswer();
+  std::optional<absl::string_view> mode;
+  if (!args.empty()) mode = args[0];
+  JKV_RETURN_IF_ERROR(Checkpoint(mode));  // always an error until WAL exists
+  return std::string("ok");
+}
+
+absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
+  if (read_txn_ != nullptr || write_txn_ != nullptr) {
+    return absl::FailedPreconditionError(
+        "begin: a transaction is already open (commit or rollback it first)");
+  }
+  if (args.empty()) {
+    JKV_ASSIGN_OR_RETURN(write_txn_, db_->BeginWrite());
+  } else if (args[0] == "read") {
+    JKV_ASSIGN_OR_RETURN(read_txn_, db_->BeginRead());
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "begin: expected \"begin\" or \"begin read\", got \"begin ", OneLine(args[0]), "\""));
+  }
+  return std::string("ok");
+}
+
+absl::StatusOr<std::string> Shell::End(absl::string_view name) {
+  if (read_txn_ != nullptr) {
+    read_txn_.reset();
+    return std::string("ok");
+  }
+  if (write_txn_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(name, ": no transaction is open"));
+  }
+  std::unique_ptr<WriteTransaction> txn = std::move(write_txn_);
+  JKV_RETURN_IF_ERROR(name == "commit" ? txn->Commit() : txn->Rollback());
+  return std::string("ok");
+}
+
+absl::Status Shell::CheckWritable(absl::string_view name) const {
+  if (read_txn_ == nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      name, ": the open transaction is read-only (begin read); commit or rollback it first"));
+}
+
+absl::StatusOr<std::string> Shell::Put(const Fields& args) {
+  JKV_RETURN_IF_ERROR(CheckWritable("put"));
+  JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
+  JKV_ASSIGN_OR_RETURN(std::string value, DecodeArg("value", args[1]));
+  if (write_txn_ != nullptr) {
+    JKV_RETURN_IF_ERROR(write_txn_->Put(key, value));
+  } else {
+    JKV_RETURN_IF_ERROR(db_->Put(key, value));
+  }
+  return std::string("ok");
+}
+
+absl::StatusOr<std::string> Shell::Del(const Fields& args) {
+  JKV_RETURN_IF_ERROR(CheckWritable("del"));
+  JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
+  // A missing key is not an error here: the answer is ok either way.
+  if (write_txn_ != nullptr) {
+    JKV_RETURN_IF_ERROR(write_txn_->Delete(key).status());
+  } else {
+    JKV_RETURN_IF_ERROR(db_->Delete(key).status());
+  }
+  return std::string("ok");
+}
+
+template <typename Fn>
+absl::StatusOr<std::string> Shell::Read(Fn fn) {
+  if (write_txn_ != nullptr) return fn(*write_txn_);
+  if (read_txn_ != nullptr) return fn(*read_txn_);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db_->BeginRead());
+  return fn(*txn);
+}
+
+absl::StatusOr<std::string> Shell::Get(const Fields& args) {
+  JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
+  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+    JKV_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.Get(key));
+    if (!value.has_value()) return std::string("missing");
+    return absl::StrCat("value ", EncodeToken(*value));
+  });
+}
+
+absl::StatusOr<std::string> Shell::Scan(const Fields& args) {
+  std::optional<absl::string_view> from, to;
+  if (args.size() > 0) from = args[0];
+  if (args.size() > 1) to = args[1];
+  JKV_ASSIGN_OR_RETURN(ScanRange range, ParseScanRange(from, to));
+  if (args.size() > 2) {
+    JKV_ASSIGN_OR_RETURN(range.limit, ParseNumber("LIMIT", args[2], UINT64_MAX));
+  }
+  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+    std::vector<std::string> lines;
+    std::unique_ptr<Iterator> it = txn.NewIterator();
+    JKV_RETURN_IF_ERROR(ForEachInRange(*it, range, [&](absl::string_view k, absl::string_view v) {
+      lines.push_back(FormatPair(k, v));
+    }));
+    std::string answer = absl::StrCat("pairs ", lines.size());
+    for (const std::string& line : lines) absl::StrAppend(&answer, "\n", line);
+    return answer;
+  });
+}
+
+absl::StatusOr<std::string> Shell::Count() {
+  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+    JKV_ASSIGN_OR_RETURN(uint64_t n, txn.Count());
+    return absl::StrCat("count ", n);
+  });
+}
+
+}  // namespace journalkv::tools
