@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
 #include "base/test_scale.h"
+#include "tests/sweep_testing.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
@@ -109,12 +110,7 @@ void Verify(vfs::FileSystem& fs, const Options& options, int acknowledged,
   ASSERT_TRUE(found == history[t]) << context << ": contents differ from transaction " << t;
 }
 
-struct SweepParam {
-  JournalMode mode;
-  SyncLevel sync;
-};
-
-class KvPowerLossTest : public ::testing::TestWithParam<SweepParam> {};
+class KvPowerLossTest : public ::testing::TestWithParam<journalkv::testing::ModeAndSync> {};
 
 TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   Options options;
@@ -136,14 +132,10 @@ TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
     sync_points = fs.sync_mutation_indexes();
     total = fs.mutation_count();
   }
-  std::set<uint64_t> point_set(sync_points.begin(), sync_points.end());
-  const size_t kFurther = journalkv::testing::ScaledForSanitizer(500, 100);
-  ASSERT_GT(total, sync_points.size() + kFurther);
-  for (uint64_t i = 0; point_set.size() < sync_points.size() + kFurther; ++i) {
-    point_set.insert(1 + (i * 7919) % total);
-  }
+  const std::vector<uint64_t> points = journalkv::testing::CrashPoints(sync_points, total);
+  ASSERT_FALSE(points.empty());
   int tried = 0, rollbacks = 0;
-  for (uint64_t point : point_set) {
+  for (uint64_t point : points) {
     for (int seed = 0; seed < Seeds(); ++seed) {
       vfs::MemFileSystem base;
       vfs::FaultInjectingFileSystem fs(&base);
@@ -163,26 +155,13 @@ TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   }
   std::printf("kv %s/%s: %zu crash points (%zu after syncs), %d crash runs, %d rollbacks\n",
               std::string(JournalModeName(options.journal_mode)).c_str(),
-              std::string(SyncLevelName(options.sync)).c_str(), point_set.size(),
+              std::string(SyncLevelName(options.sync)).c_str(), points.size(),
               sync_points.size(), tried, rollbacks);
   EXPECT_GT(rollbacks, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RollbackModes, KvPowerLossTest,
-    ::testing::Values(SweepParam{JournalMode::kDelete, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kDelete, SyncLevel::kFull},
-                      SweepParam{JournalMode::kDelete, SyncLevel::kExtra},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kFull},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kExtra},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kFull},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kExtra}),
-    [](const auto& info) {
-      return absl::StrCat(JournalModeName(info.param.mode), "_",
-                          SyncLevelName(info.param.sync));
-    });
+INSTANTIATE_TEST_SUITE_P(RollbackModes, KvPowerLossTest, journalkv::testing::DurableRollbackModes(),
+                         journalkv::testing::ModeAndSyncName);
 
 }  // namespace
 }  // namespace journalkv

@@ -24,6 +24,7 @@
 #include "base/endian.h"
 #include "base/status_matchers.h"
 #include "base/test_scale.h"
+#include "tests/sweep_testing.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
 #include "vfs/fault_injecting_fs.h"
@@ -145,12 +146,7 @@ void Verify(vfs::FileSystem& fs, const PagerOptions& options, const RunResult& r
   ASSERT_EQ(accounted.size(), want.page_count - 1) << context << ": pages unaccounted for";
 }
 
-struct SweepParam {
-  JournalMode mode;
-  SyncLevel sync;
-};
-
-class PowerLossSweepTest : public ::testing::TestWithParam<SweepParam> {};
+class PowerLossSweepTest : public ::testing::TestWithParam<journalkv::testing::ModeAndSync> {};
 
 TEST_P(PowerLossSweepTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   PagerOptions options;
@@ -173,15 +169,9 @@ TEST_P(PowerLossSweepTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
     sync_points = fs.sync_mutation_indexes();
     total_mutations = fs.mutation_count();
   }
-  // Further crash points: 500 mutation indexes that are not right after a sync, spread evenly.
-  std::set<uint64_t> point_set(sync_points.begin(), sync_points.end());
-  const size_t kFurther = journalkv::testing::ScaledForSanitizer(500, 100);
-  ASSERT_GT(total_mutations, sync_points.size() + kFurther);
-  for (uint64_t i = 0; point_set.size() < sync_points.size() + kFurther; ++i) {
-    point_set.insert(1 + (i * 7919) % total_mutations);
-  }
-  const std::vector<uint64_t> points(point_set.begin(), point_set.end());
-
+  const std::vector<uint64_t> points =
+      journalkv::testing::CrashPoints(sync_points, total_mutations);
+  ASSERT_FALSE(points.empty());
   int tried = 0, rollbacks = 0, landed_in_flight = 0;
   const int kSeeds = journalkv::testing::ScaledForSanitizer(3, 1);
   for (uint64_t point : points) {
@@ -211,21 +201,8 @@ TEST_P(PowerLossSweepTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
   EXPECT_GT(rollbacks, 0) << "no crash point left a hot journal: the sweep tests nothing";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RollbackModes, PowerLossSweepTest,
-    ::testing::Values(SweepParam{JournalMode::kDelete, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kDelete, SyncLevel::kFull},
-                      SweepParam{JournalMode::kDelete, SyncLevel::kExtra},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kFull},
-                      SweepParam{JournalMode::kTruncate, SyncLevel::kExtra},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kNormal},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kFull},
-                      SweepParam{JournalMode::kPersist, SyncLevel::kExtra}),
-    [](const auto& info) {
-      return absl::StrCat(pager::JournalModeName(info.param.mode), "_",
-                          pager::SyncLevelName(info.param.sync));
-    });
+INSTANTIATE_TEST_SUITE_P(RollbackModes, PowerLossSweepTest, journalkv::testing::DurableRollbackModes(),
+                         journalkv::testing::ModeAndSyncName);
 
 }  // namespace
 }  // namespace journalkv
