@@ -251,8 +251,10 @@ absl::Status Journal::Flush(const Seal* seal) {
   end_offset_ = write_at + buffer.size();
   const std::pair<uint64_t, uint64_t> region{header_.records_offset, end_offset_};
   absl::Status synced = SyncIfNeeded();
-  if (synced.ok() && sync_ != SyncLevel::kOff) {
-    protected_ = {region};  // this header is the durable one: older journals are dead
+  if (synced.ok()) {
+    // Synced: this header is the durable one and older journals are dead. Sync OFF promises
+    // nothing across a power loss, so there is nothing older to protect either.
+    protected_ = {region};
   } else {
     protected_.push_back(region);
   }

@@ -441,6 +441,32 @@ INSTANTIATE_TEST_SUITE_P(
                           SyncLevelName(info.param.sync));
     });
 
+TEST(JournalPlacementTest, JournalStaysSmallOverManyCommitsAtEverySyncLevel) {
+  for (JournalMode mode : {JournalMode::kTruncate, JournalMode::kPersist}) {
+    for (SyncLevel sync : {SyncLevel::kOff, SyncLevel::kNormal, SyncLevel::kExtra}) {
+      vfs::MemFileSystem fs;
+      PagerOptions o;
+      o.journal_mode = mode;
+      o.sync = sync;
+      o.page_size = 1024;
+      auto pager = Pager::Open(&fs, kPath, o);
+      ASSERT_THAT(pager, IsOk());
+      for (int i = 0; i < 300; ++i) {
+        auto txn = (*pager)->BeginWrite();
+        ASSERT_THAT(txn, IsOk());
+        ASSERT_THAT((*txn)->Allocate(), IsOk());
+        ASSERT_THAT((*txn)->Commit(), IsOk());
+      }
+      // Records alternate between two regions at most: a few KiB, not 300 transactions' worth.
+      auto file = fs.Open(std::string(kPath) + "-journal", {vfs::OpenMode::kReadOnly});
+      ASSERT_THAT(file, IsOk());
+      auto size = (*file)->Size();
+      ASSERT_THAT(size, IsOk());
+      EXPECT_LE(*size, 16u * 1024) << JournalModeName(mode) << "/" << SyncLevelName(sync);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Concurrency
 
