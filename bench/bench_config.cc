@@ -1,0 +1,399 @@
+#include "bench/bench_config.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "bench/engine_adapter.h"
+
+namespace journalkv::bench {
+namespace {
+
+struct FlagDef {
+  const char* name;
+  const char* arg;    // nullptr: a boolean flag
+  const char* quick;  // the --quick preset's value, nullptr: unchanged
+  const char* help;
+};
+
+// The --quick preset: every engine and mode at sync full and off, small sizes. Budget: a
+// durable commit costs each mode 1 to 5 flushes, ~4 ms each on a busy virtual disk, so one
+// commit in each of the 12 durable engine/mode pairs costs ~0.11 s; --quick makes ~450 such
+// rounds (smalltxn, overwrite, writelat) plus 0.5 s of contention per pair.
+constexpr char kQuickWorkloads[] =
+    "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat";
+
+const std::vector<FlagDef>& FlagDefs() {
+  static const auto* const defs = new std::vector<FlagDef>{
+      {"engines", "LIST", nullptr, "engines to run (all: journalkv,sqlite,lmdb)"},
+      {"modes", "LIST", nullptr,
+       "journaling modes (every mode of each engine); a bare name applies to every "
+       "selected engine that has it, ENGINE:MODE to one engine"},
+      {"sync", "LIST", "full,off", "sync levels off|normal|full|extra (full)"},
+      {"checkpoint", "LIST", nullptr,
+       "checkpoint policies for WAL modes: default|threshold:N|manual (sqlite wal: "
+       "wal_autocheckpoint=N, manual=0); each is its own case; ignored by other modes"},
+      {"workloads", "LIST", kQuickWorkloads, "workloads (all; see below)"},
+      {"num", "N", "150", "operations per workload, keys loaded before read workloads (10000)"},
+      {"value-size", "N", nullptr, "value bytes (100); keys are always 16 bytes"},
+      {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
+      {"threads", "N", nullptr, "reader threads in contention (2)"},
+      {"seed", "N", nullptr, "seed of keys, values and choices, the same for every engine (301)"},
+      {"out", "DIR", nullptr,
+       "where results.jsonl, results.csv, writelat_*.csv and plots go (jkvbench-results)"},
+      {"dir", "DIR", nullptr,
+       "where database files live (default: a fresh temporary directory under the working "
+       "directory, removed at the end); each case uses its own subdirectory, removed after it"},
+      {"plot", nullptr, nullptr, "also make PNG charts in --out with gnuplot"},
+      {"quick", nullptr, nullptr,
+       "the default: a preset that compares every engine and mode in under two minutes: "
+       "--sync=full,off --num=150 --seconds=0.5 and every workload but the two "
+       "named scenarios, which take minutes at sync full (run those with --workloads); flags "
+       "given explicitly win over the preset"},
+      {"full", nullptr, nullptr,
+       "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5, every "
+       "workload)"},
+      {"help", nullptr, nullptr, "print this text"},
+  };
+  return *defs;
+}
+
+const FlagDef* FindFlag(absl::string_view name) {
+  for (const FlagDef& d : FlagDefs()) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> List(absl::string_view value) {
+  std::vector<std::string> items = absl::StrSplit(value, ',', absl::SkipEmpty());
+  if (items.size() == 1 && items[0] == "all") items.clear();
+  return items;
+}
+
+template <typename T>
+absl::Status Number(absl::string_view name, absl::string_view value, T min, T max, T* out) {
+  T v;
+  if (!absl::SimpleAtoi(value, &v) || v < min || v > max) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " wants an integer in [", min, ", ",
+                                                   max, "], got \"", value, "\""));
+  }
+  *out = v;
+  return absl::OkStatus();
+}
+
+absl::Status CheckNames(absl::string_view flag, const std::vector<std::string>& names,
+                        const std::vector<std::string>& known) {
+  for (const std::string& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown ", flag, " \"", n, "\" (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> EngineNames() {
+  std::vector<std::string> names;
+  for (const EngineInfo& e : Engines()) names.push_back(e.name);
+  return names;
+}
+
+std::vector<std::string> WorkloadNames() {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& w : Workloads()) names.push_back(w.name);
+  return names;
+}
+
+absl::Status CheckBool(absl::string_view name, absl::string_view value, bool* out) {
+  if (value == "true" || value == "1" || value.empty()) {
+    *out = true;
+  } else if (value == "false" || value == "0") {
+    *out = false;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchConfig& c) {
+  if (name == "engines") {
+    c.engines = List(value);
+    return CheckNames("engine", c.engines, EngineNames());
+  }
+  if (name == "modes") c.modes = List(value);
+  if (name == "sync") {
+    c.syncs = List(value);
+    if (c.syncs.empty()) c.syncs = SyncLevels();
+    return CheckNames("sync level", c.syncs, SyncLevels());
+  }
+  if (name == "checkpoint") {
+    c.checkpoints = List(value);
+    if (c.checkpoints.empty()) c.checkpoints = {"default"};
+  }
+  if (name == "workloads") {
+    c.workloads = List(value);
+    return CheckNames("workload", c.workloads, WorkloadNames());
+  }
+  if (name == "out") c.out = std::string(value);
+  if (name == "dir") c.dir = std::string(value);
+  return absl::OkStatus();
+}
+
+absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig& c) {
+  WorkloadParams& p = c.params;
+  if (name == "num") return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.num);
+  if (name == "value-size") return Number<uint32_t>(name, value, 1, 1 << 20, &p.value_size);
+  if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
+  if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);
+  if (name == "seconds") {
+    if (!absl::SimpleAtod(value, &p.seconds) || !(p.seconds > 0) || p.seconds > 86400) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--seconds wants a number in (0, 86400], got \"", value, "\""));
+    }
+    return absl::OkStatus();
+  }
+  if (name == "plot") return CheckBool(name, value, &c.plot);
+  if (name == "quick") return CheckBool(name, value, &c.quick);
+  if (name == "full") {
+    bool full = false;
+    JKV_RETURN_IF_ERROR(CheckBool(name, value, &full));
+    c.quick = !full;
+    return absl::OkStatus();
+  }
+  if (name == "help") return CheckBool(name, value, &c.help);
+  if (value.empty() && (name == "out" || name == "dir")) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " wants a directory"));
+  }
+  return ApplyText(name, value, c);
+}
+
+// Splits the arguments into flag -> value ("--name=value", "--name value", "--flag").
+absl::StatusOr<std::map<std::string, std::string>> Tokenize(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> given;
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument \"", args[i], "\" (flags start with --)"));
+    }
+    std::pair<std::string, std::string> kv = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    const FlagDef* def = FindFlag(kv.first);
+    if (def == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", kv.first));
+    }
+    const bool has_value = absl::StrContains(arg, '=');
+    if (def->arg != nullptr && !has_value) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", kv.first, " needs a value"));
+      }
+      kv.second = args[++i];
+    }
+    given[kv.first] = kv.second;
+  }
+  return given;
+}
+
+}  // namespace
+
+absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args) {
+  JKV_ASSIGN_OR_RETURN(auto given, Tokenize(args));
+  BenchConfig config;
+  if (given.contains("quick") && given.contains("full")) {
+    return absl::InvalidArgumentError("--quick and --full exclude each other");
+  }
+  config.quick = true;
+  for (const char* preset : {"quick", "full"}) {
+    if (auto it = given.find(preset); it != given.end()) {
+      JKV_RETURN_IF_ERROR(Apply(preset, it->second, config));
+    }
+  }
+  if (config.quick) {
+    for (const FlagDef& d : FlagDefs()) {
+      if (d.quick != nullptr && !given.contains(d.name)) {
+        JKV_RETURN_IF_ERROR(Apply(d.name, d.quick, config));
+      }
+    }
+  }
+  for (const auto& [name, value] : given) JKV_RETURN_IF_ERROR(Apply(name, value, config));
+  return config;
+}
+
+namespace {
+
+// DESIGN.md section 4's policy strings: default, manual, threshold:N, async:N/B.
+absl::Status CheckPolicySyntax(absl::string_view policy) {
+  absl::string_view rest = policy;
+  uint64_t n = 0, b = 0;
+  if (policy == "default" || policy == "manual") return absl::OkStatus();
+  if (absl::ConsumePrefix(&rest, "threshold:") && absl::SimpleAtoi(rest, &n) && n > 0) {
+    return absl::OkStatus();
+  }
+  if (absl::ConsumePrefix(&rest, "async:")) {
+    std::pair<std::string, std::string> nb = absl::StrSplit(rest, absl::MaxSplits('/', 1));
+    if (absl::SimpleAtoi(nb.first, &n) && absl::SimpleAtoi(nb.second, &b) && n > 0 && b >= n) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("bad checkpoint policy \"", policy,
+                   "\" (expected default, manual, threshold:N or async:N/B with B >= N)"));
+}
+
+// Whether --modes selects `mode` of `engine` (every mode when --modes was not given).
+bool ModeSelected(const std::vector<std::string>& modes, const EngineInfo& engine,
+                  absl::string_view mode) {
+  if (modes.empty()) return true;
+  for (const std::string& m : modes) {
+    if (m == mode || m == absl::StrCat(engine.name, ":", mode)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<const EngineInfo*>> SelectedEngines(const BenchConfig& c) {
+  std::vector<const EngineInfo*> engines;
+  for (const EngineInfo& e : Engines()) {
+    if (c.engines.empty() ||
+        std::find(c.engines.begin(), c.engines.end(), e.name) != c.engines.end()) {
+      engines.push_back(&e);
+    }
+  }
+  for (const std::string& m : c.modes) {
+    bool known = false;
+    for (const EngineInfo* e : engines) {
+      for (const ModeInfo& mi : e->modes) known |= ModeSelected({m}, *e, mi.name);
+    }
+    if (!known) {
+      std::vector<std::string> all;
+      for (const EngineInfo* e : engines) {
+        for (const ModeInfo& mi : e->modes) all.push_back(absl::StrCat(e->name, ":", mi.name));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown mode \"", m,
+                       "\" for the selected engines (known: ", absl::StrJoin(all, ", "), ")"));
+    }
+  }
+  return engines;
+}
+
+absl::Status CheckCheckpoints(const BenchConfig& c, const std::vector<const EngineInfo*>& es) {
+  for (const std::string& policy : c.checkpoints) {
+    JKV_RETURN_IF_ERROR(CheckPolicySyntax(policy));
+    for (const EngineInfo* e : es) {
+      for (const ModeInfo& m : e->modes) {
+        if (m.uses_checkpoint && ModeSelected(c.modes, *e, m.name)) {
+          JKV_RETURN_IF_ERROR(e->check_checkpoint(policy));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// "  LEFT    help text..." wrapped at 96 columns, continuation lines indented under the help.
+std::string Wrapped(const std::string& left, const std::string& help) {
+  constexpr size_t kIndent = 20, kWidth = 96;
+  std::string out = absl::StrCat("  ", left);
+  size_t col = out.size();
+  if (col + 1 > kIndent) {
+    out += "\n";
+    col = 0;
+  }
+  for (absl::string_view word : absl::StrSplit(help, ' ', absl::SkipEmpty())) {
+    if (col + 1 + word.size() > kWidth && col > kIndent) {
+      out += "\n";
+      col = 0;
+    }
+    if (col < kIndent) {
+      out += std::string(kIndent - col, ' ');
+      col = kIndent;
+    } else {
+      out += ' ';
+      ++col;
+    }
+    absl::StrAppend(&out, word);
+    col += word.size();
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c) {
+  JKV_ASSIGN_OR_RETURN(std::vector<const EngineInfo*> engines, SelectedEngines(c));
+  JKV_RETURN_IF_ERROR(CheckCheckpoints(c, engines));
+  const std::vector<std::string> workloads = c.workloads.empty() ? WorkloadNames() : c.workloads;
+  std::vector<CaseSpec> cases;
+  for (const std::string& w : workloads) {
+    for (const EngineInfo* e : engines) {
+      for (const ModeInfo& m : e->modes) {
+        if (!ModeSelected(c.modes, *e, m.name)) continue;
+        for (const std::string& sync : c.syncs) {
+          if (!e->runs_at(m.name, sync)) continue;
+          const std::vector<std::string> none = {"none"};
+          for (const std::string& ckpt : m.uses_checkpoint ? c.checkpoints : none) {
+            cases.push_back({e->name, m.name, sync, ckpt, w});
+          }
+        }
+      }
+    }
+  }
+  if (cases.empty()) {
+    return absl::InvalidArgumentError(
+        "no case to run: no selected engine has a selected mode at a selected sync level");
+  }
+  return cases;
+}
+
+std::string HelpText() {
+  std::string text =
+      "jkvbench: compares journaling modes of journalkv with SQLite and LMDB on the same\n"
+      "workloads (same keys, values, seed, transaction sizes and sync level for every engine).\n"
+      "\nusage: jkvbench [--flag=value | --flag value]...\n"
+      "\nflags (a default in parentheses is --full's; [quick: ...] is the preset's value, used\n"
+      "unless --full is given or the flag is):\n";
+  for (const FlagDef& d : FlagDefs()) {
+    const std::string left =
+        d.arg != nullptr ? absl::StrCat("--", d.name, "=", d.arg) : absl::StrCat("--", d.name);
+    absl::StrAppend(&text,
+                    Wrapped(left, absl::StrCat(d.help, d.quick != nullptr
+                                                           ? absl::StrCat(" [quick: ", d.quick, "]")
+                                                           : "")));
+  }
+  absl::StrAppend(&text, "\nengines and modes (a case = engine x mode x sync x workload):\n");
+  for (const EngineInfo& e : Engines()) {
+    std::vector<std::string> modes;
+    for (const ModeInfo& m : e.modes) modes.push_back(m.name);
+    absl::StrAppend(&text, "  ", e.name, ": ", absl::StrJoin(modes, "|"), "\n");
+  }
+  absl::StrAppend(
+      &text,
+      "  sqlite: a WITHOUT ROWID table kv(k BLOB PRIMARY KEY, v BLOB), prepared statements,\n"
+      "    PRAGMA journal_mode=MODE and synchronous=SYNC (extra = EXTRA).\n"
+      "  lmdb has no separate sync choice: sync off runs mode nosync (MDB_NOSYNC), every other\n"
+      "    level runs default (syncs each commit); other pairs are skipped.\n"
+      "\nworkloads (N = --num):\n");
+  for (const WorkloadInfo& w : Workloads()) {
+    absl::StrAppend(&text, Wrapped(w.name, w.help));
+  }
+  absl::StrAppend(
+      &text,
+      "\nmeasured by the harness, the same way for every engine: latency per operation\n"
+      "(p50, p99, p99.9, max), operations per second, fsync+fdatasync+msync calls and bytes\n"
+      "written per operation (interposed system calls, whole process), and the largest log\n"
+      "file size on disk seen between transactions (log_max_bytes; LMDB has no log).\n"
+      "\noutput: a table on stdout; progress on stderr (one updating line on a terminal,\n"
+      "otherwise a line per finished case); OUT/results.jsonl and OUT/results.csv (one record\n"
+      "per case), OUT/writelat_<engine>_<mode>_<sync>.csv, and with --plot OUT/*.png.\n"
+      "exit status: 0 all cases ran, 1 a case or an output failed, 2 bad flags.\n");
+  return text;
+}
+
+}  // namespace journalkv::bench

@@ -1,0 +1,47 @@
+// jkvbench's command line: a small argv parser (Debian's Abseil has no absl/flags library),
+// the --quick preset, the --help text and the expansion of the flags into cases.
+//
+//   absl::StatusOr<BenchConfig> config = ParseFlags(args);   // InvalidArgument: exit 2
+//   absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(*config);
+//
+// Thread-safety: plain functions.
+#ifndef JOURNALKV_BENCH_BENCH_CONFIG_H_
+#define JOURNALKV_BENCH_BENCH_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/workloads.h"
+
+namespace journalkv::bench {
+
+struct BenchConfig {
+  std::vector<std::string> engines;           // empty: all
+  std::vector<std::string> modes;             // empty: every mode of each engine
+  std::vector<std::string> syncs = {"full"};  // defaults without the preset (--full)
+  std::vector<std::string> checkpoints = {"default"};
+  std::vector<std::string> workloads;  // empty: all
+  WorkloadParams params;
+  std::string out = "jkvbench-results";
+  std::string dir;  // empty: a fresh temporary directory under the working directory
+  bool plot = false;
+  bool quick = true;  // apply the --quick preset to flags not given (off with --full)
+  bool help = false;
+};
+
+// Parses the arguments after the program name. Unless --full is given, flags not given take
+// the --quick preset's values.
+absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args);
+
+// Every case the configuration asks for, workload by workload, each engine's modes in the
+// engine's order. InvalidArgument for a name no selected engine knows, or a checkpoint policy
+// an engine with a WAL mode does not support.
+absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& config);
+
+// The --help text.
+std::string HelpText();
+
+}  // namespace journalkv::bench
+
+#endif  // JOURNALKV_BENCH_BENCH_CONFIG_H_

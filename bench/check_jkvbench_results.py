@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Checks a jkvbench --out directory: results.jsonl and results.csv parse, hold the same
+records with every documented field, and the numbers are sane.
+Usage: DIR [--plot] [--workloads=W1,W2,...] (the workloads that must all be present)"""
+import csv
+import json
+import os
+import sys
+
+FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", "ops_per_sec",
+          "p50_us", "p99_us", "p999_us", "max_us", "fsyncs_per_op", "bytes_written_per_op",
+          "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
+          "seed", "threads"]
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload"}
+QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check_record(r, where):
+    for f in FIELDS:
+        if f not in r:
+            fail(f"{where}: field {f} missing")
+        if f not in TEXT and not isinstance(r[f], (int, float)):
+            fail(f"{where}: field {f} is not a number: {r[f]!r}")
+    if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
+        fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
+    if not 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["max_us"]:
+        fail(f"{where}: percentiles out of order")
+    for f in ("fsyncs_per_op", "bytes_written_per_op", "log_max_bytes", "blocked_writer_ms"):
+        if r[f] < 0:
+            fail(f"{where}: {f} < 0")
+    if r["workload"] == "contention":
+        # Readers of SQLite's rollback modes may starve behind a busy writer (its busy handler
+        # sleeps up to 100 ms per retry), so only the writer must always get through.
+        if r["writer_ops"] <= 0:
+            fail(f"{where}: contention needs writer iterations")
+        if r["reader_ops"] + r["writer_ops"] != r["ops"]:
+            fail(f"{where}: reader_ops + writer_ops != ops")
+
+
+def main():
+    out = sys.argv[1]
+    plot = "--plot" in sys.argv[2:]
+    workloads = QUICK_WORKLOADS
+    for arg in sys.argv[2:]:
+        if arg.startswith("--workloads="):
+            workloads = arg.split("=", 1)[1]
+    with open(os.path.join(out, "results.jsonl")) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(out, "results.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not records:
+        fail("results.jsonl is empty")
+    if len(rows) != len(records):
+        fail(f"{len(rows)} csv rows but {len(records)} json records")
+    for i, (r, row) in enumerate(zip(records, rows)):
+        case = "/".join(str(r.get(k)) for k in ("engine", "mode", "sync", "workload"))
+        where = f"record {i} ({case})"
+        check_record(r, where)
+        if list(row.keys()) != list(r.keys()):
+            fail(f"{where}: csv columns differ from json fields")
+        for f in FIELDS:
+            same = row[f] == r[f] if f in TEXT else abs(float(row[f]) - r[f]) <= 1e-9 * abs(r[f])
+            if not same:
+                fail(f"{where}: csv {f}={row[f]} but json {r[f]}")
+    engines = {r["engine"] for r in records}
+    if engines != {"journalkv", "sqlite", "lmdb"}:
+        fail(f"engines {engines}")
+    if {r["workload"] for r in records} != set(workloads.split(",")):
+        fail(f"workloads {sorted({r['workload'] for r in records})}, want {workloads}")
+    for r in records:
+        durable_commits = r["engine"] == "journalkv" and r["workload"] == "smalltxn"
+        if durable_commits and r["sync"] == "off" and r["fsyncs_per_op"] != 0:
+            fail(f"journalkv/{r['mode']}/off smalltxn synced: {r['fsyncs_per_op']}")
+        if durable_commits and r["sync"] == "full" and not r["fsyncs_per_op"] > 0:
+            fail(f"journalkv/{r['mode']}/full smalltxn did not sync")
+    for r in records:
+        if r["workload"] == "writelat":
+            name = f"writelat_{r['engine']}_{r['mode']}_{r['sync']}.csv"
+            with open(os.path.join(out, name), newline="") as f:
+                series = list(csv.DictReader(f))
+            if len(series) != r["ops"] or list(series[0].keys()) != ["op", "latency_us",
+                                                                     "log_bytes"]:
+                fail(f"{name}: {len(series)} rows for {r['ops']} commits")
+    if plot:
+        for name in ("throughput_smalltxn.png", "latency_smalltxn.png", "fsyncs_smalltxn.png",
+                     "latency_contention.png", "writelat_latency_full.png",
+                     "writelat_logsize_off.png"):
+            path = os.path.join(out, name)
+            with open(path, "rb") as f:
+                if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                    fail(f"{name} is not a PNG")
+    print(f"ok: {len(records)} records, {len(FIELDS)} documented fields each")
+
+
+if __name__ == "__main__":
+    main()

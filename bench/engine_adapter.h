@@ -1,0 +1,131 @@
+// The one small interface jkvbench drives every engine through: journalkv, SQLite (C API) and
+// LMDB. Each engine is described by an EngineInfo (its name, its journaling modes by name, how
+// to open it); the workloads see only EngineAdapter and Session, so every engine gets exactly
+// the same operations, keys, values and transaction sizes.
+//
+//   EngineAdapter  one open database (a case's directory) and its log file(s)
+//   Session        one connection, used by one thread: one transaction at a time
+//
+// A Session's Get and Scan run inside the open transaction (read or write) when there is one,
+// otherwise each is its own read transaction (autocommit). Errors are absl::Status; every
+// adapter reports lock waits that ran past the busy timeout as ResourceExhausted("busy: ...")
+// (as journalkv does), so the workloads can count them instead of failing.
+//
+// Adding a journaling mode (journalkv's WAL and WAL2 issues) is adding its name to the
+// engine's mode list: the journalkv adapter lists every name ParseJournalMode accepts, so a new
+// mode appears in jkvbench as soon as the engine parses its name.
+//
+// Thread-safety: an EngineAdapter may create Sessions from any thread; each Session is used by
+// one thread at a time. Sessions must be destroyed before their EngineAdapter is closed.
+#ifndef JOURNALKV_BENCH_ENGINE_ADAPTER_H_
+#define JOURNALKV_BENCH_ENGINE_ADAPTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace journalkv::bench {
+
+// What one case asks of an engine. Names are the engine's own (EngineInfo::modes) and the
+// common sync levels off|normal|full|extra; the registry has validated both.
+struct CaseConfig {
+  std::string mode;
+  std::string sync = "full";
+  // "default" or a policy string (DESIGN.md section 4: threshold:N, async:N/B, manual); only
+  // used by modes whose ModeInfo::uses_checkpoint is set.
+  std::string checkpoint = "default";
+  absl::Duration busy_timeout = absl::Seconds(10);
+  // Expected data volume, so an engine that must size a map up front (LMDB) can.
+  uint64_t expected_bytes = 0;
+};
+
+// Called once per pair by Session::Scan; the views last for the call only.
+using ScanVisitor = absl::FunctionRef<void(absl::string_view key, absl::string_view value)>;
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // A write transaction; it sees its own writes. REQUIRES: no transaction open.
+  virtual absl::Status BeginWrite() = 0;
+  virtual absl::Status Put(absl::string_view key, absl::string_view value) = 0;
+  // Deleting a missing key is not an error.
+  virtual absl::Status Delete(absl::string_view key) = 0;
+  // On error nothing of the transaction is in the database and no transaction is open.
+  virtual absl::Status Commit() = 0;
+  virtual absl::Status Rollback() = 0;
+
+  // A read transaction: one snapshot until EndRead. REQUIRES: no transaction open.
+  virtual absl::Status BeginRead() = 0;
+  virtual absl::Status EndRead() = 0;
+
+  virtual absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) = 0;
+  // Visits up to `limit` pairs with key >= `from` in key order; returns how many it visited.
+  virtual absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit,
+                                        ScanVisitor visit) = 0;
+};
+
+class EngineAdapter {
+ public:
+  virtual ~EngineAdapter() = default;
+
+  virtual absl::string_view name() const = 0;
+  // A new connection for one thread.
+  virtual absl::StatusOr<std::unique_ptr<Session>> NewSession() = 0;
+  // The bytes the engine's log files hold on disk right now (rollback journal, or -wal and
+  // -wal2); 0 for an engine without a log (LMDB) or a mode that keeps none on disk.
+  virtual uint64_t LogBytes() = 0;
+  // Releases the database. REQUIRES: every Session destroyed. Idempotent.
+  virtual absl::Status Close() = 0;
+};
+
+// A journaling mode as jkvbench names it.
+struct ModeInfo {
+  std::string name;
+  bool uses_checkpoint = false;  // a WAL mode: --checkpoint policies apply
+};
+
+struct EngineInfo {
+  std::string name;
+  std::vector<ModeInfo> modes;
+  // Whether `mode` can run at sync level `sync`. LMDB has no sync choice separate from its
+  // mode (off = nosync), so only matching pairs run; everyone else runs every pair.
+  std::function<bool(absl::string_view mode, absl::string_view sync)> runs_at;
+  // OK when the engine supports the checkpoint policy in its WAL modes.
+  std::function<absl::Status(absl::string_view policy)> check_checkpoint;
+  // Opens (creating) the engine's database in the existing directory `dir`.
+  std::function<absl::StatusOr<std::unique_ptr<EngineAdapter>>(const std::string& dir,
+                                                               const CaseConfig& config)>
+      open;
+
+  const ModeInfo* FindMode(absl::string_view mode) const;
+};
+
+// The sync levels every engine accepts, in order of strength.
+const std::vector<std::string>& SyncLevels();
+
+// Every engine jkvbench knows, in the order it runs them.
+const std::vector<EngineInfo>& Engines();
+// nullptr when there is no such engine.
+const EngineInfo* FindEngine(absl::string_view name);
+
+// The engines, defined by their adapters.
+EngineInfo JournalkvEngine();
+EngineInfo SqliteEngine();
+EngineInfo LmdbEngine();
+
+// The size of a file, 0 when it does not exist (a log between transactions).
+uint64_t FileSizeOrZero(const std::string& path);
+
+}  // namespace journalkv::bench
+
+#endif  // JOURNALKV_BENCH_ENGINE_ADAPTER_H_

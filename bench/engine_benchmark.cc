@@ -1,0 +1,232 @@
+// Micro-benchmarks of the public API (engine/db.h) that show the fixed cost of a transaction:
+// autocommit Put with sync OFF (so no fsync hides it) in each rollback-journal mode, batched
+// Puts, autocommit Get, and Get inside one read transaction. Each runs on a MemFileSystem
+// (the engine's own cost) and on the POSIX file system in a temporary directory (plus the
+// system calls: file locks, journal create/unlink/truncate, page-1 reads).
+//
+// Every run opens a new database of kKeys keys ("user" + 12 digits, 100-byte values, written
+// in one transaction) with the default 2000-page cache, which holds all of it. Writes overwrite
+// random existing keys with same-size values, so the tree does not change shape. Counters per
+// operation come from Db::Stats: pages read from and written to the database file and the
+// journal, and syncs (0 with sync OFF).
+//
+// The POSIX variants use $TEST_TMPDIR when set (under bazel test), else $TMPDIR or /tmp.
+// Run: ./bazelw run //bench:micro -- --benchmark_filter=BM_Db
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "benchmark/benchmark.h"
+#include "engine/db.h"
+#include "engine/options.h"
+#include "vfs/mem_fs.h"
+
+namespace journalkv {
+namespace {
+
+constexpr uint64_t kKeys = 10000;
+constexpr size_t kValueSize = 100;
+constexpr size_t kLookupKeys = 1 << 14;  // random keys, cycled through
+
+std::string Key(uint64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "user%012llu", static_cast<unsigned long long>(i));
+  return buf;
+}
+
+std::vector<std::string> RandomKeys() {
+  std::mt19937_64 rng(1);
+  std::vector<std::string> keys;
+  keys.reserve(kLookupKeys);
+  for (size_t i = 0; i < kLookupKeys; ++i) keys.push_back(Key(rng() % kKeys));
+  return keys;
+}
+
+enum class Fs { kMem, kPosix };
+
+// A database of kKeys keys on a MemFileSystem or in a new temporary directory, removed with it.
+class BenchDb {
+ public:
+  static absl::StatusOr<std::unique_ptr<BenchDb>> Open(Fs fs, JournalMode mode) {
+    auto bench = std::unique_ptr<BenchDb>(new BenchDb());
+    Options options;
+    options.journal_mode = mode;
+    options.sync = SyncLevel::kOff;
+    std::string path = "/bench.db";
+    if (fs == Fs::kMem) {
+      bench->mem_fs_ = std::make_unique<vfs::MemFileSystem>();
+      options.file_system = bench->mem_fs_.get();
+    } else {
+      JKV_ASSIGN_OR_RETURN(bench->dir_, MakeTempDir());
+      path = (bench->dir_ / "bench.db").string();
+    }
+    JKV_ASSIGN_OR_RETURN(bench->db_, Db::Open(path, options));
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, bench->db_->BeginWrite());
+    const std::string value(kValueSize, 'v');
+    for (uint64_t i = 0; i < kKeys; ++i) JKV_RETURN_IF_ERROR(txn->Put(Key(i), value));
+    JKV_RETURN_IF_ERROR(txn->Commit());
+    return bench;
+  }
+
+  ~BenchDb() {
+    db_.reset();
+    if (!dir_.empty()) {
+      std::error_code ignored;  // a leftover temporary directory is harmless
+      std::filesystem::remove_all(dir_, ignored);
+    }
+  }
+
+  Db& db() { return *db_; }
+
+ private:
+  BenchDb() = default;
+
+  static absl::StatusOr<std::filesystem::path> MakeTempDir() {
+    const char* base = std::getenv("TEST_TMPDIR");
+    if (base == nullptr) base = std::getenv("TMPDIR");
+    std::string templ = absl::StrCat(base != nullptr ? base : "/tmp", "/jkv-micro-XXXXXX");
+    if (mkdtemp(templ.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("mkdtemp ", templ, " failed"));
+    }
+    return std::filesystem::path(templ);
+  }
+
+  std::unique_ptr<vfs::MemFileSystem> mem_fs_;  // outlives db_ (declared first)
+  std::filesystem::path dir_;                   // POSIX only
+  std::unique_ptr<Db> db_;
+};
+
+// Reports a failed status as the benchmark's error; true when it did.
+bool Failed(benchmark::State& state, const absl::Status& status) {
+  if (status.ok()) return false;
+  state.SkipWithError(status.ToString().c_str());
+  return true;
+}
+
+// Publishes the file I/O made during the timed loop, per iteration.
+class IoCounter {
+ public:
+  IoCounter(benchmark::State& state, Db& db) : state_(state), db_(db), start_(db.Stats()) {}
+  ~IoCounter() {
+    const DbStats end = db_.Stats();
+    Set("db_reads/op", end.database_io.reads - start_.database_io.reads);
+    Set("db_writes/op", end.database_io.writes - start_.database_io.writes);
+    Set("journal_writes/op", end.journal_io.writes - start_.journal_io.writes);
+    Set("syncs/op", end.database_io.syncs + end.journal_io.syncs + end.dir_syncs -
+                        start_.database_io.syncs - start_.journal_io.syncs - start_.dir_syncs);
+  }
+
+ private:
+  void Set(const char* name, uint64_t value) {
+    state_.counters[name] =
+        benchmark::Counter(static_cast<double>(value), benchmark::Counter::kAvgIterations);
+  }
+
+  benchmark::State& state_;
+  Db& db_;
+  const DbStats start_;
+};
+
+// Db::Put: one write transaction per key (begin, Put, commit with its journal).
+void BM_DbPut(benchmark::State& state, Fs fs, JournalMode mode) {
+  absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(fs, mode);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  const std::vector<std::string> keys = RandomKeys();
+  const std::string value(kValueSize, 'w');
+  IoCounter io(state, db);
+  size_t i = 0;
+  for (auto _ : state) {
+    if (Failed(state, db.Put(keys[i++ & (kLookupKeys - 1)], value))) break;
+  }
+}
+BENCHMARK_CAPTURE(BM_DbPut, mem_delete, Fs::kMem, JournalMode::kDelete);
+BENCHMARK_CAPTURE(BM_DbPut, mem_truncate, Fs::kMem, JournalMode::kTruncate);
+BENCHMARK_CAPTURE(BM_DbPut, mem_persist, Fs::kMem, JournalMode::kPersist);
+BENCHMARK_CAPTURE(BM_DbPut, mem_memory, Fs::kMem, JournalMode::kMemory);
+BENCHMARK_CAPTURE(BM_DbPut, mem_off, Fs::kMem, JournalMode::kOff);
+BENCHMARK_CAPTURE(BM_DbPut, posix_delete, Fs::kPosix, JournalMode::kDelete);
+BENCHMARK_CAPTURE(BM_DbPut, posix_truncate, Fs::kPosix, JournalMode::kTruncate);
+BENCHMARK_CAPTURE(BM_DbPut, posix_persist, Fs::kPosix, JournalMode::kPersist);
+
+// state.range(0) Puts per write transaction; items/s count keys, so the time per key shows how
+// quickly the per-transaction cost is amortized.
+void BM_DbPutBatch(benchmark::State& state, Fs fs) {
+  absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(fs, JournalMode::kDelete);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  const std::vector<std::string> keys = RandomKeys();
+  const std::string value(kValueSize, 'w');
+  const int64_t batch = state.range(0);
+  IoCounter io(state, db);
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = db.BeginWrite();
+    if (Failed(state, txn.status())) break;
+    absl::Status s;
+    for (int64_t k = 0; k < batch && s.ok(); ++k) {
+      s = (*txn)->Put(keys[i++ & (kLookupKeys - 1)], value);
+    }
+    if (s.ok()) s = (*txn)->Commit();
+    if (Failed(state, s)) break;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * batch);
+}
+BENCHMARK_CAPTURE(BM_DbPutBatch, mem_delete, Fs::kMem)->Arg(10)->Arg(100)->Arg(1000);
+BENCHMARK_CAPTURE(BM_DbPutBatch, posix_delete, Fs::kPosix)->Arg(10)->Arg(100)->Arg(1000);
+
+// Db::Get: one read transaction per key (BeginRead takes the shared lock and checks page 1
+// for another connection's commit; the end of the transaction releases the lock).
+void BM_DbGet(benchmark::State& state, Fs fs) {
+  absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(fs, JournalMode::kDelete);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  const std::vector<std::string> keys = RandomKeys();
+  IoCounter io(state, db);
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::optional<std::string>> value = db.Get(keys[i++ & (kLookupKeys - 1)]);
+    if (Failed(state, value.status())) break;
+    benchmark::DoNotOptimize(*value);
+  }
+}
+BENCHMARK_CAPTURE(BM_DbGet, mem, Fs::kMem);
+BENCHMARK_CAPTURE(BM_DbGet, posix, Fs::kPosix);
+
+// ReadTransaction::Get: many point reads in one read transaction (no per-read lock or I/O).
+void BM_ReadTxnGet(benchmark::State& state, Fs fs) {
+  absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(fs, JournalMode::kDelete);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  const std::vector<std::string> keys = RandomKeys();
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db.BeginRead();
+  if (Failed(state, txn.status())) return;
+  {
+    IoCounter io(state, db);
+    size_t i = 0;
+    for (auto _ : state) {
+      absl::StatusOr<std::optional<std::string>> value = (*txn)->Get(keys[i++ & (kLookupKeys - 1)]);
+      if (Failed(state, value.status())) break;
+      benchmark::DoNotOptimize(*value);
+    }
+  }
+  txn->reset();  // before the Db closes
+}
+BENCHMARK_CAPTURE(BM_ReadTxnGet, mem, Fs::kMem);
+BENCHMARK_CAPTURE(BM_ReadTxnGet, posix, Fs::kPosix);
+
+}  // namespace
+}  // namespace journalkv
+
+BENCHMARK_MAIN();

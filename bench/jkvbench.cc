@@ -1,0 +1,242 @@
+// jkvbench: the journaling-mode comparison benchmark (DESIGN.md section 6). See --help, and
+// bench_config.h (flags), workloads.h (what is measured and how), report.h (output fields).
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "bench/bench_config.h"
+#include "bench/engine_adapter.h"
+#include "bench/report.h"
+#include "bench/syscall_counter.h"
+#include "bench/workloads.h"
+
+namespace journalkv::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+// The progress display on stderr: one line rewritten in place on a terminal (at most ten
+// times a second), otherwise one line per finished case.
+class Progress {
+ public:
+  explicit Progress(size_t cases) : cases_(cases), tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void Begin(size_t index, const CaseSpec& spec) {
+    index_ = index;
+    name_ = absl::StrCat(spec.engine, "/", spec.mode, "/", spec.sync,
+                         spec.checkpoint == "none" ? "" : absl::StrCat("/", spec.checkpoint), " ",
+                         spec.workload);
+    start_ = last_ = std::chrono::steady_clock::now();
+    Show("starting");
+  }
+  void Update(uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!tty_ || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    Show(absl::StrFormat("%d/%d", done, total));
+  }
+  void Finished(const CaseResult& r) {
+    if (!tty_) std::fprintf(stderr, "[%zu/%zu] %s\n", index_ + 1, cases_, CaseSummary(r).c_str());
+  }
+  void Failed(const absl::Status& s) {
+    Clear();
+    std::fprintf(stderr, "[%zu/%zu] %s FAILED: %s\n", index_ + 1, cases_, name_.c_str(),
+                 s.ToString().c_str());
+  }
+  void Clear() {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  void Show(const std::string& what) {
+    if (!tty_) return;
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %s  %.1fs", index_ + 1, cases_, name_.c_str(),
+                 what.c_str(), secs);
+    std::fflush(stderr);
+  }
+
+  const size_t cases_;
+  const bool tty_;
+  size_t index_ = 0;
+  std::string name_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// results.jsonl and results.csv, appended to as cases finish.
+class ResultFiles {
+ public:
+  static absl::StatusOr<ResultFiles> Open(const std::string& out) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec)
+      return absl::FailedPreconditionError(absl::StrCat("cannot create ", out, ": ", ec.message()));
+    ResultFiles f(out);
+    JKV_RETURN_IF_ERROR(WriteFile(f.jsonl_, ""));
+    JKV_RETURN_IF_ERROR(WriteFile(f.csv_, CsvHeader() + "\n"));
+    return f;
+  }
+  absl::Status Append(const CaseResult& r) const {
+    JKV_RETURN_IF_ERROR(AppendLine(jsonl_, JsonLine(r)));
+    return AppendLine(csv_, CsvRow(r));
+  }
+
+ private:
+  explicit ResultFiles(const std::string& out)
+      : jsonl_(out + "/results.jsonl"), csv_(out + "/results.csv") {}
+  static absl::Status AppendLine(const std::string& path, const std::string& line) {
+    std::FILE* f = std::fopen(path.c_str(), "a");
+    if (f == nullptr) return absl::FailedPreconditionError(absl::StrCat("cannot open ", path));
+    const bool ok = std::fprintf(f, "%s\n", line.c_str()) > 0;
+    if (std::fclose(f) != 0 || !ok) return absl::DataLossError(absl::StrCat("writing ", path));
+    return absl::OkStatus();
+  }
+
+  std::string jsonl_;
+  std::string csv_;
+};
+
+// Where the databases live: --dir, or a fresh directory under the working directory (so that
+// the benchmark measures the file system the user runs it on, not /tmp's).
+absl::StatusOr<std::string> DatabaseRoot(const BenchConfig& config, bool* temporary) {
+  std::error_code ec;
+  *temporary = config.dir.empty();
+  if (!*temporary) {
+    fs::create_directories(config.dir, ec);
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("--dir: ", ec.message()));
+    return config.dir;
+  }
+  std::string pattern = (fs::current_path(ec) / ".jkvbench-XXXXXX").string();
+  if (ec || mkdtemp(pattern.data()) == nullptr) {
+    return absl::FailedPreconditionError("cannot create a temporary directory here");
+  }
+  return pattern;
+}
+
+std::string CaseDir(const std::string& root, size_t index, const CaseSpec& s) {
+  return absl::StrFormat("%s/%03d-%s-%s-%s-%s", root, index, s.engine, s.mode, s.sync, s.workload);
+}
+
+// Runs one case in a fresh directory, removed afterwards.
+absl::StatusOr<CaseResult> RunOne(const std::string& root, size_t index, const CaseSpec& spec,
+                                  const BenchConfig& config, Progress& progress) {
+  const std::string dir = CaseDir(root, index, spec);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create ", dir));
+  const EngineInfo* engine = FindEngine(spec.engine);
+  absl::StatusOr<CaseResult> r =
+      RunCase(*engine, spec, config.params, dir,
+              [&](uint64_t done, uint64_t total) { progress.Update(done, total); });
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+// Checks what can be checked before anything runs; returns the cases, or prints why not.
+std::optional<std::vector<CaseSpec>> Prepare(const BenchConfig& config) {
+  absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(config);
+  if (!cases.ok()) {
+    std::fprintf(stderr, "jkvbench: %s\n", std::string(cases.status().message()).c_str());
+    return std::nullopt;
+  }
+  if (config.plot && !GnuplotAvailable()) {
+    std::fprintf(stderr, "jkvbench: --plot needs gnuplot (./bazelw installs gnuplot-nox)\n");
+    return std::nullopt;
+  }
+  if (!SyscallCountingWorks()) {
+    std::fprintf(stderr,
+                 "jkvbench: warning: system-call counting is not in effect; "
+                 "fsyncs_per_op and bytes_written_per_op will read 0\n");
+  }
+  return *std::move(cases);
+}
+
+// Runs every case, appending each result to the files as it finishes. False when a case or
+// its output failed (the others still run).
+bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const std::string& root,
+            const ResultFiles& files, std::vector<CaseResult>& results) {
+  Progress progress(cases.size());
+  bool all_ok = true;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    progress.Begin(i, cases[i]);
+    absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
+    absl::Status s = r.status();
+    if (s.ok()) s = files.Append(*r);
+    if (s.ok() && r->spec.workload == "writelat") s = WriteSeries(config.out, *r);
+    if (!s.ok()) {
+      progress.Failed(s);
+      all_ok = false;
+      continue;
+    }
+    progress.Finished(*r);
+    results.push_back(*std::move(r));
+  }
+  progress.Clear();
+  return all_ok;
+}
+
+int Run(const BenchConfig& config) {
+  std::optional<std::vector<CaseSpec>> cases = Prepare(config);
+  if (!cases.has_value()) return kExitUsage;
+  absl::StatusOr<ResultFiles> files = ResultFiles::Open(config.out);
+  bool temporary = false;
+  absl::StatusOr<std::string> root = DatabaseRoot(config, &temporary);
+  if (!files.ok() || !root.ok()) {
+    const absl::Status& s = !files.ok() ? files.status() : root.status();
+    std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
+    return kExitFailed;
+  }
+  std::vector<CaseResult> results;
+  bool ok = RunAll(*cases, config, *root, *files, results);
+  std::error_code ec;
+  if (temporary) fs::remove_all(*root, ec);
+  std::fputs(FormatTable(results).c_str(), stdout);
+  std::fflush(stdout);
+  if (config.plot) {
+    if (absl::Status s = WritePlots(config.out, results, true); !s.ok()) {
+      std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
+      ok = false;
+    }
+  }
+  std::fprintf(stderr, "jkvbench: %zu of %zu cases ran; results in %s/\n", results.size(),
+               cases->size(), config.out.c_str());
+  return ok ? 0 : kExitFailed;
+}
+
+}  // namespace
+}  // namespace journalkv::bench
+
+int main(int argc, char** argv) {
+  // Under `bazel run`, resolve --out and --dir against the directory the user ran it from.
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr) {
+    if (chdir(wd) != 0) std::perror("jkvbench: chdir to BUILD_WORKING_DIRECTORY");
+  }
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<journalkv::bench::BenchConfig> config = journalkv::bench::ParseFlags(args);
+  if (!config.ok()) {
+    std::fprintf(stderr, "jkvbench: %s (see --help)\n",
+                 std::string(config.status().message()).c_str());
+    return journalkv::bench::kExitUsage;
+  }
+  if (config->help) {
+    std::fputs(journalkv::bench::HelpText().c_str(), stdout);
+    return 0;
+  }
+  return journalkv::bench::Run(*config);
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs jkvbench with tiny sizes over every engine and mode at sync off and full, then checks its
+# output with check_jkvbench_results.py: results.jsonl and results.csv parse, every documented
+# field is present, the numbers are sane, and fsyncs per op are 0 for journalkv at sync off and
+# > 0 at sync full. Also checks usage errors exit 2 and, when gnuplot is installed, --plot.
+set -euo pipefail
+bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
+checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/jkvbench_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Usage errors exit 2 with a message.
+for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
+           --checkpoint=async:5 --bogus positional; do
+  set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
+  [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
+  [[ -s err.txt ]] || fail "$bad printed no error"
+done
+"$bench" --help > help.txt
+for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
+            plot quick dir; do
+  grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
+done
+
+plot=()
+if command -v gnuplot >/dev/null; then plot=(--plot); fi
+"$bench" --sync=off,full --num=25 --seconds=0.2 --threads=2 --value-size=50 --seed=9 \
+  --out="$work/out" --dir="$work/db" "${plot[@]}" > table.txt 2> progress.txt \
+  || { cat progress.txt; fail "jkvbench failed"; }
+cat table.txt
+[[ -z $(ls -A "$work/db") ]] || fail "case directories were left in --dir"
+python3 "$checker" "$work/out" "${plot[@]}"
+grep -q "journalkv" table.txt || fail "table has no journalkv row"
+# Not a terminal: one line per finished case.
+[[ $(grep -c '^\[' progress.txt) -ge 10 ]] || fail "too few progress lines"
+
+# The two named scenarios have fixed sizes: run them at sync off to stay fast.
+"$bench" --workloads=speedtest1-1000,suite-562 --sync=off --out="$work/out3" >/dev/null \
+  2>progress3.txt || { cat progress3.txt; fail "jkvbench scenarios failed"; }
+python3 "$checker" "$work/out3" --workloads=speedtest1-1000,suite-562
+
+# The default temporary directory is removed at the end.
+"$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1
+[[ -z $(ls -A "$work" | grep '^\.jkvbench-' || true) ]] || fail "temporary directory left behind"
+echo "PASS"

@@ -1,0 +1,234 @@
+#include "bench/report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+namespace journalkv::bench {
+namespace {
+
+// A field's value: text (quoted in JSON) or a number.
+struct Value {
+  bool is_text = false;
+  std::string text;
+  double number = 0;
+};
+
+struct Field {
+  const char* name;
+  std::function<Value(const CaseResult&)> get;
+};
+
+Value Text(std::string s) { return Value{true, std::move(s), 0}; }
+Value Num(double d) { return Value{false, "", d}; }
+
+const std::vector<Field>& Fields() {
+  static const auto* const fields = new std::vector<Field>{
+      {"engine", [](const CaseResult& r) { return Text(r.spec.engine); }},
+      {"mode", [](const CaseResult& r) { return Text(r.spec.mode); }},
+      {"sync", [](const CaseResult& r) { return Text(r.spec.sync); }},
+      {"checkpoint", [](const CaseResult& r) { return Text(r.spec.checkpoint); }},
+      {"workload", [](const CaseResult& r) { return Text(r.spec.workload); }},
+      {"ops", [](const CaseResult& r) { return Num(r.ops); }},
+      {"seconds", [](const CaseResult& r) { return Num(r.seconds); }},
+      {"ops_per_sec", [](const CaseResult& r) { return Num(r.OpsPerSec()); }},
+      {"p50_us", [](const CaseResult& r) { return Num(r.latency.Percentile(0.5) / 1e3); }},
+      {"p99_us", [](const CaseResult& r) { return Num(r.latency.Percentile(0.99) / 1e3); }},
+      {"p999_us", [](const CaseResult& r) { return Num(r.latency.Percentile(0.999) / 1e3); }},
+      {"max_us", [](const CaseResult& r) { return Num(r.latency.max() / 1e3); }},
+      {"mean_us", [](const CaseResult& r) { return Num(r.latency.Mean() / 1e3); }},
+      {"fsyncs_per_op", [](const CaseResult& r) { return Num(r.FsyncsPerOp()); }},
+      {"fsyncs_per_commit", [](const CaseResult& r) { return Num(r.FsyncsPerCommit()); }},
+      {"bytes_written_per_op", [](const CaseResult& r) { return Num(r.BytesWrittenPerOp()); }},
+      {"log_max_bytes", [](const CaseResult& r) { return Num(r.log_max_bytes); }},
+      {"reader_ops", [](const CaseResult& r) { return Num(r.reader_ops); }},
+      {"writer_ops", [](const CaseResult& r) { return Num(r.writer_ops); }},
+      {"reader_p50_us",
+       [](const CaseResult& r) { return Num(r.reader_latency.Percentile(0.5) / 1e3); }},
+      {"reader_p99_us",
+       [](const CaseResult& r) { return Num(r.reader_latency.Percentile(0.99) / 1e3); }},
+      {"reader_max_us", [](const CaseResult& r) { return Num(r.reader_latency.max() / 1e3); }},
+      {"blocked_writer_ms", [](const CaseResult& r) { return Num(r.blocked_writer_ms); }},
+      {"busy_errors", [](const CaseResult& r) { return Num(r.busy_errors); }},
+      {"commits", [](const CaseResult& r) { return Num(r.commits); }},
+      {"items", [](const CaseResult& r) { return Num(r.items); }},
+      {"fsync_calls", [](const CaseResult& r) { return Num(r.io.fsync); }},
+      {"fdatasync_calls", [](const CaseResult& r) { return Num(r.io.fdatasync); }},
+      {"msync_calls", [](const CaseResult& r) { return Num(r.io.msync); }},
+      {"write_calls", [](const CaseResult& r) { return Num(r.io.writes); }},
+      {"bytes_written", [](const CaseResult& r) { return Num(r.io.bytes_written); }},
+      {"num", [](const CaseResult& r) { return Num(r.params.num); }},
+      {"value_size", [](const CaseResult& r) { return Num(r.params.value_size); }},
+      {"seed", [](const CaseResult& r) { return Num(r.params.seed); }},
+      {"threads", [](const CaseResult& r) { return Num(r.params.threads); }},
+  };
+  return *fields;
+}
+
+// Integers exactly (up to 2^53), everything else with 6 significant digits.
+std::string FormatNumber(double d) {
+  if (!std::isfinite(d)) return "0";
+  if (d == std::floor(d) && std::fabs(d) < 9007199254740992.0) {
+    return absl::StrFormat("%.0f", d);
+  }
+  return absl::StrFormat("%.6g", d);
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += absl::StrFormat("\\u%04x", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\"", "\"\""}}), "\"");
+}
+
+// 950us, 1.25ms, 2.10s
+std::string HumanMicros(double us) {
+  if (us < 1000) return absl::StrFormat("%.0fus", us);
+  if (us < 1e6) return absl::StrFormat("%.2fms", us / 1e3);
+  return absl::StrFormat("%.2fs", us / 1e6);
+}
+
+// 950, 12.3k, 4.56M
+std::string HumanCount(double n) {
+  if (n < 10000) return absl::StrFormat("%.0f", n);
+  if (n < 1e6) return absl::StrFormat("%.1fk", n / 1e3);
+  return absl::StrFormat("%.2fM", n / 1e6);
+}
+
+std::string HumanBytes(double b) {
+  if (b < 10000) return absl::StrFormat("%.0f", b);
+  if (b < 1e7) return absl::StrFormat("%.1fK", b / 1024);
+  return absl::StrFormat("%.1fM", b / (1024 * 1024));
+}
+
+std::string CaseLabel(const CaseSpec& s) {
+  std::string label = absl::StrCat(s.engine, "/", s.mode, "/", s.sync);
+  if (s.checkpoint != "none") absl::StrAppend(&label, "/", s.checkpoint);
+  return label;
+}
+
+std::string TableRow(const CaseResult& r) {
+  const CaseSpec& s = r.spec;
+  std::string row = absl::StrFormat(
+      "%-16s %-10s %-11s %-6s %-10s %8d %9s %9s %9s %9s %9s %8.2f %8s %8s", s.workload, s.engine,
+      s.mode, s.sync, s.checkpoint, r.ops, HumanCount(r.OpsPerSec()),
+      HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
+      HumanMicros(r.latency.Percentile(0.999) / 1e3), HumanMicros(r.latency.max() / 1e3),
+      r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes));
+  if (s.workload == "contention") {
+    absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d", r.reader_ops,
+                                          r.writer_ops, r.busy_errors));
+  }
+  return row;
+}
+
+}  // namespace
+
+std::vector<std::string> ResultFields() {
+  std::vector<std::string> names;
+  for (const Field& f : Fields()) names.push_back(f.name);
+  return names;
+}
+
+std::string JsonLine(const CaseResult& r) {
+  std::vector<std::string> parts;
+  for (const Field& f : Fields()) {
+    const Value v = f.get(r);
+    parts.push_back(
+        absl::StrCat("\"", f.name, "\":", v.is_text ? JsonString(v.text) : FormatNumber(v.number)));
+  }
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+std::string CsvHeader() { return absl::StrJoin(ResultFields(), ","); }
+
+std::string CsvRow(const CaseResult& r) {
+  std::vector<std::string> parts;
+  for (const Field& f : Fields()) {
+    const Value v = f.get(r);
+    parts.push_back(v.is_text ? CsvField(v.text) : FormatNumber(v.number));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+std::string CaseSummary(const CaseResult& r) {
+  return absl::StrFormat("%s %s: %d ops in %.2fs, %s ops/s, p50 %s p99 %s max %s, %.2f fsyncs/op",
+                         CaseLabel(r.spec), r.spec.workload, r.ops, r.seconds,
+                         HumanCount(r.OpsPerSec()), HumanMicros(r.latency.Percentile(0.5) / 1e3),
+                         HumanMicros(r.latency.Percentile(0.99) / 1e3),
+                         HumanMicros(r.latency.max() / 1e3), r.FsyncsPerOp());
+}
+
+std::string FormatTable(const std::vector<CaseResult>& results) {
+  std::string out =
+      absl::StrFormat("%-16s %-10s %-11s %-6s %-10s %8s %9s %9s %9s %9s %9s %8s %8s %8s\n",
+                      "workload", "engine", "mode", "sync", "checkpoint", "ops", "ops/s", "p50",
+                      "p99", "p99.9", "max", "fsync/op", "B/op", "log_max");
+  std::vector<std::string> order;  // workloads in the order first seen
+  for (const CaseResult& r : results) {
+    if (std::find(order.begin(), order.end(), r.spec.workload) == order.end()) {
+      order.push_back(r.spec.workload);
+    }
+  }
+  for (const std::string& w : order) {
+    for (const CaseResult& r : results) {
+      if (r.spec.workload == w) absl::StrAppend(&out, TableRow(r), "\n");
+    }
+  }
+  return out;
+}
+
+std::string SeriesFileName(const CaseSpec& s) {
+  std::string name = absl::StrCat("writelat_", s.engine, "_", s.mode, "_", s.sync);
+  if (s.checkpoint != "none" && s.checkpoint != "default") {
+    absl::StrAppend(&name, "_", absl::StrReplaceAll(s.checkpoint, {{":", "-"}, {"/", "-"}}));
+  }
+  return name + ".csv";
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+  return absl::OkStatus();
+}
+
+absl::Status WriteSeries(const std::string& out_dir, const CaseResult& r) {
+  std::string text = "op,latency_us,log_bytes\n";
+  for (const SeriesPoint& p : r.series) {
+    absl::StrAppend(&text, p.op, ",", FormatNumber(p.latency_us), ",", p.log_bytes, "\n");
+  }
+  return WriteFile(absl::StrCat(out_dir, "/", SeriesFileName(r.spec)), text);
+}
+
+}  // namespace journalkv::bench

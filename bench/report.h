@@ -1,0 +1,60 @@
+// jkvbench's output: the human table (stdout), results.jsonl and results.csv (one record per
+// case, the same fields in both, named by ResultFields), writelat's over-time series files,
+// and the gnuplot script and data files behind the PNG charts.
+//
+// Fields of every record (DESIGN.md section 6, then extras):
+//   engine mode sync checkpoint workload   the case ("none": the mode has no checkpoints)
+//   ops seconds ops_per_sec                operations in the measured phase and its wall time
+//   p50_us p99_us p999_us max_us mean_us   per-operation latency (contention: the writer's)
+//   fsyncs_per_op fsyncs_per_commit        fsync + fdatasync + msync calls, process-wide
+//   bytes_written_per_op                   bytes written by write/pwrite/writev, process-wide
+//   log_max_bytes                          largest log size on disk seen between transactions
+//   reader_ops writer_ops                  contention's iterations (0 elsewhere)
+//   reader_p50_us reader_p99_us reader_max_us   contention's reader iterations
+//   blocked_writer_ms                      writer time blocked by a checkpoint policy (0 now)
+//   busy_errors commits items              busy timeouts retried, commits, pairs scanned
+//   fsync_calls fdatasync_calls msync_calls write_calls bytes_written   raw phase counts
+//   num value_size seed threads            the parameters
+//
+// Thread-safety: plain functions.
+#ifndef JOURNALKV_BENCH_REPORT_H_
+#define JOURNALKV_BENCH_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "bench/workloads.h"
+
+namespace journalkv::bench {
+
+// The record's field names, in column order.
+std::vector<std::string> ResultFields();
+
+std::string JsonLine(const CaseResult& r);  // one JSON object, no newline
+std::string CsvHeader();                    // no newline
+std::string CsvRow(const CaseResult& r);    // no newline
+// A one-line summary of a finished case (the non-terminal progress output).
+std::string CaseSummary(const CaseResult& r);
+// The human table of all results, grouped by workload in the order given.
+std::string FormatTable(const std::vector<CaseResult>& results);
+
+// "writelat_<engine>_<mode>_<sync>.csv", with "_<checkpoint policy>" appended for a WAL mode
+// run with a policy other than the default.
+std::string SeriesFileName(const CaseSpec& spec);
+// Writes writelat's series (op,latency_us,log_bytes rows under a header) to out_dir.
+absl::Status WriteSeries(const std::string& out_dir, const CaseResult& r);
+
+// Writes plots.gp and its data files into out_dir; with `run_gnuplot`, runs gnuplot there to
+// make the PNGs (FailedPrecondition when gnuplot is missing or fails).
+absl::Status WritePlots(const std::string& out_dir, const std::vector<CaseResult>& results,
+                        bool run_gnuplot);
+// True when `gnuplot` can be run.
+bool GnuplotAvailable();
+
+// Writes `text` to `path`, replacing it.
+absl::Status WriteFile(const std::string& path, const std::string& text);
+
+}  // namespace journalkv::bench
+
+#endif  // JOURNALKV_BENCH_REPORT_H_

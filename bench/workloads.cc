@@ -1,0 +1,568 @@
+#include "bench/workloads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+
+namespace journalkv::bench {
+namespace {
+
+// Keys per write transaction when loading a table before a measured phase.
+constexpr uint64_t kLoadBatch = 5000;
+// Pairs read per scan operation, point reads per contention reader iteration.
+constexpr uint64_t kScanLength = 100;
+constexpr int kReadsPerReaderTxn = 10;
+// Log-size samples outside writelat: one every this many commits (and one at the end).
+constexpr uint64_t kLogSampleEvery = 64;
+// writelat keeps at most this many points of its over-time series.
+constexpr uint64_t kMaxSeriesPoints = 20000;
+// The fixed sizes of the two scenarios named after published experiments.
+constexpr uint64_t kSpeedtestInserts = 1000;
+constexpr uint64_t kSuiteTransactions = 562;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// splitmix64's finalizer: a bijection on 64-bit integers.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// splitmix64: small, fast and identical on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() { return Mix(state_ += 0x9e3779b97f4a7c15ULL); }
+  uint64_t Uniform(uint64_t n) { return n == 0 ? 0 : Next() % n; }
+
+ private:
+  uint64_t state_;
+};
+
+// Values are slices of one seeded buffer of printable bytes (as db_bench does), so making a
+// value costs nothing measurable and every engine stores the same bytes.
+class ValueSource {
+ public:
+  ValueSource(uint64_t seed, uint32_t size) : size_(size) {
+    Rng rng(seed ^ 0x76616c7565ULL);
+    buffer_.resize(std::max<size_t>(size_t{1} << 20, size_t{size} * 4));
+    for (char& c : buffer_) c = static_cast<char>('!' + rng.Uniform(94));
+  }
+  absl::string_view Next(Rng& rng) const {
+    const size_t offset = rng.Uniform(buffer_.size() - size_ + 1);
+    return absl::string_view(buffer_).substr(offset, size_);
+  }
+
+ private:
+  const uint32_t size_;
+  std::string buffer_;
+};
+
+// The state of one case: the engine, its main session, the generators and the measurements.
+struct Ctx {
+  Ctx(EngineAdapter& e, Session& s, const WorkloadParams& p, CaseResult& r, const ProgressFn& f)
+      : engine(e),
+        session(s),
+        params(p),
+        result(r),
+        progress(f),
+        rng(p.seed),
+        values(p.seed, p.value_size) {}
+
+  EngineAdapter& engine;
+  Session& session;
+  const WorkloadParams& params;
+  CaseResult& result;
+  const ProgressFn& progress;
+  Rng rng;
+  const ValueSource values;
+
+  std::string Key(uint64_t i) const { return BenchKey(params.seed, i); }
+  std::string RandomExistingKey(uint64_t n) { return Key(rng.Uniform(n)); }
+
+  // Measured phase bookkeeping.
+  uint64_t phase_start_ns = 0;
+  uint64_t excluded_ns = 0;  // time spent sampling the log size
+  uint64_t total = 0;
+  uint64_t done = 0;
+  SyscallCounts io_start;
+};
+
+void StartPhase(Ctx& c, uint64_t total) {
+  c.total = total;
+  c.done = 0;
+  c.excluded_ns = 0;
+  c.io_start = SyscallSnapshot();
+  c.phase_start_ns = NowNs();
+}
+
+void SampleLog(Ctx& c) {
+  const uint64_t t0 = NowNs();
+  c.result.log_max_bytes = std::max(c.result.log_max_bytes, c.engine.LogBytes());
+  c.excluded_ns += NowNs() - t0;
+}
+
+void EndPhase(Ctx& c) {
+  const uint64_t end = NowNs();
+  c.result.io = SyscallSnapshot() - c.io_start;
+  c.result.seconds = static_cast<double>(end - c.phase_start_ns - c.excluded_ns) / 1e9;
+  SampleLog(c);
+}
+
+void RecordOp(Ctx& c, uint64_t ns) {
+  c.result.latency.Record(ns);
+  ++c.result.ops;
+  if ((++c.done & 255) == 0 || c.done == c.total) c.progress(c.done, c.total);
+}
+
+void AfterCommit(Ctx& c) {
+  if (++c.result.commits % kLogSampleEvery == 0) SampleLog(c);
+}
+
+// One write transaction of the given puts; returns its latency in ns.
+template <typename Puts>
+absl::StatusOr<uint64_t> TimedWrite(Session& s, Puts puts) {
+  const uint64_t t0 = NowNs();
+  JKV_RETURN_IF_ERROR(s.BeginWrite());
+  absl::Status st = puts(s);
+  if (!st.ok()) {
+    s.Rollback().IgnoreError();  // the put's error is the one to report
+    return st;
+  }
+  JKV_RETURN_IF_ERROR(s.Commit());
+  return NowNs() - t0;
+}
+
+absl::StatusOr<uint64_t> TimedPutCommit(Session& s, absl::string_view key,
+                                        absl::string_view value) {
+  return TimedWrite(s, [&](Session& t) { return t.Put(key, value); });
+}
+
+// Loads keys [0, n) in transactions of kLoadBatch, before the measured phase.
+absl::Status Load(Ctx& c, uint64_t n) {
+  Rng rng(c.params.seed ^ 0x6c6f6164ULL);
+  for (uint64_t i = 0; i < n; i += kLoadBatch) {
+    JKV_RETURN_IF_ERROR(TimedWrite(c.session, [&](Session& s) {
+                          for (uint64_t j = i; j < std::min(n, i + kLoadBatch); ++j) {
+                            JKV_RETURN_IF_ERROR(s.Put(c.Key(j), c.values.Next(rng)));
+                          }
+                          return absl::OkStatus();
+                        }).status());
+  }
+  return absl::OkStatus();
+}
+
+// smalltxn: N single-put commits of new keys into an empty table.
+absl::Status SmallTxn(Ctx& c) {
+  StartPhase(c, c.params.num);
+  for (uint64_t i = 0; i < c.params.num; ++i) {
+    JKV_ASSIGN_OR_RETURN(uint64_t ns, TimedPutCommit(c.session, c.Key(i), c.values.Next(c.rng)));
+    RecordOp(c, ns);
+    AfterCommit(c);
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// bulkload: N puts of new keys in one transaction; the commit counts in the last put's time.
+absl::Status BulkLoad(Ctx& c) {
+  StartPhase(c, c.params.num);
+  uint64_t t0 = NowNs();
+  JKV_RETURN_IF_ERROR(c.session.BeginWrite());
+  for (uint64_t i = 0; i < c.params.num; ++i) {
+    absl::Status s = c.session.Put(c.Key(i), c.values.Next(c.rng));
+    if (s.ok() && i + 1 == c.params.num) s = c.session.Commit();
+    if (!s.ok()) {
+      c.session.Rollback().IgnoreError();  // `s` is the error to report
+      return s;
+    }
+    const uint64_t t1 = NowNs();
+    RecordOp(c, t1 - t0);
+    t0 = t1;
+  }
+  if (c.params.num == 0) JKV_RETURN_IF_ERROR(c.session.Commit());
+  ++c.result.commits;
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// readrandom: N point reads of loaded keys, each its own read transaction.
+absl::Status ReadRandom(Ctx& c) {
+  JKV_RETURN_IF_ERROR(Load(c, c.params.num));
+  StartPhase(c, c.params.num);
+  for (uint64_t i = 0; i < c.params.num; ++i) {
+    const std::string key = c.RandomExistingKey(c.params.num);
+    const uint64_t t0 = NowNs();
+    JKV_ASSIGN_OR_RETURN(std::optional<std::string> value, c.session.Get(key));
+    RecordOp(c, NowNs() - t0);
+    if (!value.has_value()) return absl::InternalError(absl::StrCat("key ", key, " missing"));
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// scan: N/10 scans of 100 pairs from a random loaded key, each its own read transaction.
+absl::Status Scan(Ctx& c) {
+  JKV_RETURN_IF_ERROR(Load(c, c.params.num));
+  const uint64_t scans = std::max<uint64_t>(1, c.params.num / 10);
+  StartPhase(c, scans);
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < scans; ++i) {
+    const std::string from = c.RandomExistingKey(c.params.num);
+    const uint64_t t0 = NowNs();
+    JKV_ASSIGN_OR_RETURN(uint64_t n, c.session.Scan(from, kScanLength,
+                                                    [&](absl::string_view k, absl::string_view v) {
+                                                      bytes += k.size() + v.size();
+                                                    }));
+    RecordOp(c, NowNs() - t0);
+    c.result.items += n;
+  }
+  EndPhase(c);
+  if (bytes == 0 && c.params.num > 0) return absl::InternalError("scans returned nothing");
+  return absl::OkStatus();
+}
+
+// overwrite: N single-put commits replacing random loaded keys with new values.
+absl::Status Overwrite(Ctx& c) {
+  JKV_RETURN_IF_ERROR(Load(c, c.params.num));
+  StartPhase(c, c.params.num);
+  for (uint64_t i = 0; i < c.params.num; ++i) {
+    const std::string key = c.RandomExistingKey(c.params.num);
+    JKV_ASSIGN_OR_RETURN(uint64_t ns, TimedPutCommit(c.session, key, c.values.Next(c.rng)));
+    RecordOp(c, ns);
+    AfterCommit(c);
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// writelat: like smalltxn, but the log size is sampled after every commit and the slowest
+// commit of each window is kept as a point of the over-time series.
+absl::Status WriteLat(Ctx& c) {
+  const uint64_t n = c.params.num;
+  const uint64_t window = std::max<uint64_t>(1, (n + kMaxSeriesPoints - 1) / kMaxSeriesPoints);
+  StartPhase(c, n);
+  uint64_t window_max = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    JKV_ASSIGN_OR_RETURN(uint64_t ns, TimedPutCommit(c.session, c.Key(i), c.values.Next(c.rng)));
+    RecordOp(c, ns);
+    ++c.result.commits;
+    window_max = std::max(window_max, ns);
+    const uint64_t t0 = NowNs();
+    const uint64_t log_bytes = c.engine.LogBytes();
+    c.result.log_max_bytes = std::max(c.result.log_max_bytes, log_bytes);
+    if ((i + 1) % window == 0 || i + 1 == n) {
+      c.result.series.push_back({i + 1, window_max / 1e3, log_bytes});
+      window_max = 0;
+    }
+    c.excluded_ns += NowNs() - t0;
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// speedtest1-1000: 1000 single-row inserts, each its own transaction, with rows shaped like
+// speedtest1's (a random integer, the row number, the integer's English name).
+absl::Status Speedtest1(Ctx& c) {
+  StartPhase(c, kSpeedtestInserts);
+  for (uint64_t i = 0; i < kSpeedtestInserts; ++i) {
+    const uint64_t x = c.rng.Uniform(1000000000);
+    const std::string key = absl::StrFormat("%010d%06d", x, i);
+    const std::string value = absl::StrCat(x, "|", i, "|", NumberName(x));
+    JKV_ASSIGN_OR_RETURN(uint64_t ns, TimedPutCommit(c.session, key, value));
+    RecordOp(c, ns);
+    AfterCommit(c);
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+// One ~100-byte row of the test-results recorder.
+std::string ResultRow(Rng& rng, uint64_t run, uint64_t test) {
+  static constexpr const char* kStatus[] = {"pass", "pass", "pass", "pass", "fail", "skip"};
+  std::string row =
+      absl::StrFormat("{\"run\":%d,\"test\":\"test_case_%03d\",\"status\":\"%s\",\"ms\":%d}", run,
+                      test, kStatus[rng.Uniform(6)], rng.Uniform(5000));
+  row.resize(100, ' ');
+  return row;
+}
+
+// suite-562: 562 transactions of a test-results recorder; each writes a summary row run/<n>
+// and 5 to 20 rows run/<n>/test/<i> of ~100 bytes.
+absl::Status Suite562(Ctx& c) {
+  StartPhase(c, kSuiteTransactions);
+  for (uint64_t run = 0; run < kSuiteTransactions; ++run) {
+    const uint64_t tests = 5 + c.rng.Uniform(16);
+    std::vector<std::pair<std::string, std::string>> rows;
+    rows.emplace_back(absl::StrFormat("run/%04d", run), ResultRow(c.rng, run, tests));
+    for (uint64_t t = 0; t < tests; ++t) {
+      rows.emplace_back(absl::StrFormat("run/%04d/test/%03d", run, t), ResultRow(c.rng, run, t));
+    }
+    JKV_ASSIGN_OR_RETURN(uint64_t ns, TimedWrite(c.session, [&](Session& s) {
+                           for (const auto& [k, v] : rows) JKV_RETURN_IF_ERROR(s.Put(k, v));
+                           return absl::OkStatus();
+                         }));
+    RecordOp(c, ns);
+    AfterCommit(c);
+  }
+  EndPhase(c);
+  return absl::OkStatus();
+}
+
+absl::Status Contention(Ctx& c);
+
+struct WorkloadEntry {
+  WorkloadInfo info;
+  absl::Status (*run)(Ctx&);
+};
+
+const std::vector<WorkloadEntry>& Entries() {
+  static const auto* const entries = new std::vector<WorkloadEntry>{
+      {{"smalltxn", "N single-put commits of new keys into an empty table"}, SmallTxn},
+      {{"bulkload", "N puts of new keys in one transaction (op = one put)"}, BulkLoad},
+      {{"readrandom", "N point reads of N loaded keys, each its own read transaction"}, ReadRandom},
+      {{"scan", "N/10 scans of 100 pairs from a random loaded key, each its own read txn"}, Scan},
+      {{"overwrite", "N single-put commits replacing random keys of N loaded keys"}, Overwrite},
+      {{"contention",
+        "1 writer (single-put commits) and --threads readers (10 point reads per read txn) "
+        "on N loaded keys for --seconds, threads in one process; iterations counted per "
+        "worker, busy timeouts counted and retried; percentiles are the writer's"},
+       Contention},
+      {{"writelat",
+        "N single-put commits; the log size is sampled after each; writes "
+        "writelat_<engine>_<mode>_<sync>.csv (latency and log size over time)"},
+       WriteLat},
+      {{"speedtest1-1000",
+        "1000 single-row inserts, each its own transaction, rows as in SQLite's speedtest1 "
+        "(integer, row number, the integer's English name); ignores --num"},
+       Speedtest1},
+      {{"suite-562",
+        "562 transactions of a test-results recorder (a summary row run/<n> and 5-20 rows "
+        "run/<n>/test/<i> of 100 bytes each), as in the note where WAL cut a run from 53 s to "
+        "8 s; ignores --num"},
+       Suite562},
+  };
+  return *entries;
+}
+
+}  // namespace
+
+namespace {
+
+// What one contention thread did.
+struct WorkerStats {
+  Histogram latency;
+  uint64_t iterations = 0;
+  uint64_t busy = 0;
+  absl::Status status;
+};
+
+// Shared by the contention threads; immutable while they run except `stop`.
+struct ContentionShared {
+  const Ctx& ctx;
+  std::atomic<bool> stop{false};
+};
+
+bool IsBusy(const absl::Status& s) {
+  return absl::IsResourceExhausted(s) && absl::StartsWith(s.message(), "busy");
+}
+
+// Single-put commits overwriting random loaded keys until told to stop.
+void WriterLoop(ContentionShared& sh, Session& s, WorkerStats& w) {
+  Rng rng(sh.ctx.params.seed ^ 0x777269746572ULL);
+  while (!sh.stop.load(std::memory_order_relaxed)) {
+    const std::string key = sh.ctx.Key(rng.Uniform(sh.ctx.params.num));
+    absl::StatusOr<uint64_t> ns = TimedPutCommit(s, key, sh.ctx.values.Next(rng));
+    if (IsBusy(ns.status())) {
+      ++w.busy;
+      continue;
+    }
+    if (!ns.ok()) {
+      w.status = ns.status();
+      sh.stop = true;
+      return;
+    }
+    w.latency.Record(*ns);
+    ++w.iterations;
+  }
+}
+
+// One reader iteration: kReadsPerReaderTxn point reads in one read transaction.
+absl::Status ReadIteration(const Ctx& ctx, Session& s, Rng& rng) {
+  JKV_RETURN_IF_ERROR(s.BeginRead());
+  absl::Status st;
+  for (int i = 0; i < kReadsPerReaderTxn && st.ok(); ++i) {
+    absl::StatusOr<std::optional<std::string>> v = s.Get(ctx.Key(rng.Uniform(ctx.params.num)));
+    st = v.status();
+    if (st.ok() && !v->has_value()) st = absl::InternalError("contention: loaded key missing");
+  }
+  absl::Status end = s.EndRead();
+  return st.ok() ? end : st;
+}
+
+void ReaderLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
+  Rng rng(sh.ctx.params.seed ^ (0x726561646572ULL + static_cast<uint64_t>(index)));
+  while (!sh.stop.load(std::memory_order_relaxed)) {
+    const uint64_t t0 = NowNs();
+    absl::Status st = ReadIteration(sh.ctx, s, rng);
+    if (IsBusy(st)) {
+      ++w.busy;
+      continue;
+    }
+    if (!st.ok()) {
+      w.status = st;
+      sh.stop = true;
+      return;
+    }
+    w.latency.Record(NowNs() - t0);
+    ++w.iterations;
+  }
+}
+
+// Sleeps until `seconds` have passed or a worker stopped early, reporting progress in ms.
+void WaitOut(Ctx& c, ContentionShared& sh) {
+  const uint64_t total_ms = static_cast<uint64_t>(c.params.seconds * 1000);
+  for (uint64_t elapsed = 0; elapsed < total_ms && !sh.stop.load();) {
+    const uint64_t step = std::min<uint64_t>(100, total_ms - elapsed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(step));
+    elapsed = (NowNs() - c.phase_start_ns) / 1000000;
+    c.progress(std::min(elapsed, total_ms), total_ms);
+  }
+  sh.stop = true;
+}
+
+absl::Status Contention(Ctx& c) {
+  JKV_RETURN_IF_ERROR(Load(c, std::max<uint64_t>(1, c.params.num)));
+  const int readers = std::max(0, c.params.threads);
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i <= readers; ++i) {
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
+    sessions.push_back(std::move(s));
+  }
+  std::vector<WorkerStats> stats(readers + 1);
+  ContentionShared sh{c};
+  StartPhase(c, static_cast<uint64_t>(c.params.seconds * 1000));
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { WriterLoop(sh, *sessions[0], stats[0]); });
+  for (int i = 1; i <= readers; ++i) {
+    threads.emplace_back([&, i] { ReaderLoop(sh, *sessions[i], i, stats[i]); });
+  }
+  WaitOut(c, sh);
+  for (std::thread& t : threads) t.join();
+  EndPhase(c);
+  for (size_t i = 0; i < stats.size(); ++i) {
+    JKV_RETURN_IF_ERROR(stats[i].status);
+    (i == 0 ? c.result.latency : c.result.reader_latency).Merge(stats[i].latency);
+    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += stats[i].iterations;
+    c.result.busy_errors += stats[i].busy;
+  }
+  c.result.commits = c.result.writer_ops;
+  c.result.ops = c.result.writer_ops + c.result.reader_ops;
+  return absl::OkStatus();
+}
+
+const WorkloadEntry* FindEntry(absl::string_view name) {
+  for (const WorkloadEntry& e : Entries()) {
+    if (e.info.name == name) return &e;
+  }
+  return nullptr;
+}
+
+// The expected size of the data, for engines that reserve space up front.
+uint64_t ExpectedBytes(const WorkloadParams& p) {
+  return std::max<uint64_t>(p.num, 10000) * (16 + p.value_size + 64);
+}
+
+absl::Status RunWith(const WorkloadEntry& entry, EngineAdapter& engine, CaseResult& result,
+                     const WorkloadParams& params, const ProgressFn& progress) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, engine.NewSession());
+  Ctx ctx(engine, *session, params, result, progress);
+  absl::Status s = entry.run(ctx);
+  if (!s.ok()) session->Rollback().IgnoreError();  // `s` is the error to report
+  return s;
+}
+
+}  // namespace
+
+const std::vector<WorkloadInfo>& Workloads() {
+  static const auto* const infos = [] {
+    auto* v = new std::vector<WorkloadInfo>;
+    for (const WorkloadEntry& e : Entries()) v->push_back(e.info);
+    return v;
+  }();
+  return *infos;
+}
+
+bool IsWorkload(absl::string_view name) { return FindEntry(name) != nullptr; }
+
+absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spec,
+                                   const WorkloadParams& params, const std::string& dir,
+                                   const ProgressFn& progress) {
+  const WorkloadEntry* entry = FindEntry(spec.workload);
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown workload ", spec.workload));
+  }
+  CaseConfig config;
+  config.mode = spec.mode;
+  config.sync = spec.sync;
+  config.checkpoint = spec.checkpoint == "none" ? "default" : spec.checkpoint;
+  config.expected_bytes = ExpectedBytes(params);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> adapter, engine.open(dir, config));
+  CaseResult result;
+  result.spec = spec;
+  result.params = params;
+  absl::Status s = RunWith(*entry, *adapter, result, params, progress);
+  absl::Status closed = adapter->Close();
+  JKV_RETURN_IF_ERROR(s);
+  JKV_RETURN_IF_ERROR(closed);
+  return result;
+}
+
+std::string BenchKey(uint64_t seed, uint64_t i) {
+  return absl::StrFormat("%016x", Mix(i + Mix(seed)));
+}
+
+std::string NumberName(uint64_t n) {
+  static constexpr const char* kOnes[] = {
+      "zero",     "one",     "two",     "three",     "four",     "five",    "six",
+      "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",  "thirteen",
+      "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
+  static constexpr const char* kTens[] = {"",      "ten",   "twenty",  "thirty", "forty",
+                                          "fifty", "sixty", "seventy", "eighty", "ninety"};
+  static constexpr std::pair<uint64_t, const char*> kScales[] = {{1000000000000ULL, "trillion"},
+                                                                 {1000000000, "billion"},
+                                                                 {1000000, "million"},
+                                                                 {1000, "thousand"},
+                                                                 {100, "hundred"}};
+  for (const auto& [scale, word] : kScales) {
+    if (n >= scale) {
+      std::string s = absl::StrCat(NumberName(n / scale), " ", word);
+      if (n % scale != 0) absl::StrAppend(&s, " ", NumberName(n % scale));
+      return s;
+    }
+  }
+  if (n < 20) return kOnes[n];
+  std::string s = kTens[n / 10];
+  if (n % 10 != 0) absl::StrAppend(&s, " ", kOnes[n % 10]);
+  return s;
+}
+
+}  // namespace journalkv::bench

@@ -1,0 +1,106 @@
+// jkvbench's workloads and the harness that measures them. A case is one engine x mode x sync
+// (x checkpoint policy, for WAL modes) x workload; RunCase opens the engine in a fresh
+// directory, loads what the workload needs (not measured), then runs the measured phase and
+// takes every measurement itself, the same way for every engine:
+//
+//   - the latency of each operation (steady clock around the adapter calls) in a Histogram;
+//   - the phase's wall time, hence operations per second;
+//   - the process's fsync/fdatasync/msync calls and bytes written (bench/syscall_counter.h),
+//     a snapshot before and after the phase;
+//   - the size of the engine's log files on disk (EngineAdapter::LogBytes), sampled between
+//     transactions: after every commit in writelat, every 64 commits and at the end otherwise.
+//     The time sampling takes is excluded from the phase's seconds.
+//
+// Keys, values and the random choices come from one PRNG seeded with --seed, rebuilt for each
+// case, so every engine sees the same sequence. Keys are 16 bytes (hex of a bijective mix of
+// the key index), values --value-size bytes cut from a seeded random buffer.
+//
+// Thread-safety: RunCase runs one case at a time; contention starts its own threads.
+#ifndef JOURNALKV_BENCH_WORKLOADS_H_
+#define JOURNALKV_BENCH_WORKLOADS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "bench/engine_adapter.h"
+#include "bench/histogram.h"
+#include "bench/syscall_counter.h"
+
+namespace journalkv::bench {
+
+struct WorkloadParams {
+  uint64_t num = 10000;  // operations (or keys loaded), per workload as documented
+  uint32_t value_size = 100;
+  double seconds = 5;  // contention's duration
+  int threads = 2;     // contention's reader threads
+  uint64_t seed = 301;
+};
+
+struct CaseSpec {
+  std::string engine;
+  std::string mode;
+  std::string sync;
+  std::string checkpoint;  // "none" for modes without checkpoints
+  std::string workload;
+};
+
+// One point of writelat's over-time series: the slowest commit of a window of commits ending
+// at `op`, and the log size after it.
+struct SeriesPoint {
+  uint64_t op = 0;
+  double latency_us = 0;
+  uint64_t log_bytes = 0;
+};
+
+struct CaseResult {
+  CaseSpec spec;
+  WorkloadParams params;
+  uint64_t ops = 0;          // the workload's operations (contention: reader + writer iterations)
+  uint64_t commits = 0;      // write transactions committed in the measured phase
+  uint64_t items = 0;        // pairs read (scan)
+  double seconds = 0;        // the measured phase's wall time
+  Histogram latency;         // ns per operation (contention: the writer's commits)
+  Histogram reader_latency;  // contention only: ns per reader iteration
+  uint64_t reader_ops = 0;
+  uint64_t writer_ops = 0;
+  uint64_t busy_errors = 0;      // operations that hit the busy timeout and were retried
+  double blocked_writer_ms = 0;  // reported by an engine's checkpoint policy; 0 until one does
+  SyscallCounts io;              // during the measured phase
+  uint64_t log_max_bytes = 0;
+  std::vector<SeriesPoint> series;  // writelat only
+
+  double OpsPerSec() const { return seconds > 0 ? ops / seconds : 0; }
+  double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
+  double FsyncsPerCommit() const { return commits > 0 ? double(io.flushes()) / commits : 0; }
+  double BytesWrittenPerOp() const { return ops > 0 ? double(io.bytes_written) / ops : 0; }
+};
+
+// Told how far the measured phase has got (in operations, or in milliseconds for timed runs).
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+struct WorkloadInfo {
+  std::string name;
+  std::string help;  // one line for --help
+};
+
+// Every workload, in the order jkvbench runs them.
+const std::vector<WorkloadInfo>& Workloads();
+bool IsWorkload(absl::string_view name);
+
+// Runs one case in `dir` (created empty beforehand by the caller, who removes it afterwards).
+absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spec,
+                                   const WorkloadParams& params, const std::string& dir,
+                                   const ProgressFn& progress);
+
+// The key of index i for `seed`: 16 lower-case hex digits, distinct for distinct i.
+std::string BenchKey(uint64_t seed, uint64_t i);
+// speedtest1's number names ("one thousand two hundred three").
+std::string NumberName(uint64_t n);
+
+}  // namespace journalkv::bench
+
+#endif  // JOURNALKV_BENCH_WORKLOADS_H_
