@@ -389,6 +389,8 @@ std::string HelpText() {
       "(p50, p99, p99.9, max), operations per second, fsync+fdatasync+msync calls and bytes\n"
       "written per operation (interposed system calls, whole process), and the largest log\n"
       "file size on disk seen between transactions (log_max_bytes; LMDB has no log).\n"
+      "LMDB writes its meta page through an O_DSYNC descriptor: that second flush per commit\n"
+      "is not an fsync call and is not counted.\n"
       "\noutput: a table on stdout; progress on stderr (one updating line on a terminal,\n"
       "otherwise a line per finished case); OUT/results.jsonl and OUT/results.csv (one record\n"
       "per case), OUT/writelat_<engine>_<mode>_<sync>.csv, and with --plot OUT/*.png.\n"

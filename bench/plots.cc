@@ -80,9 +80,9 @@ std::string WorkloadCharts(const std::string& w, size_t bars, bool commits) {
         &gp, absl::StrFormat("set output 'fsyncs_%s.png'\n"
                              "set title '%s: fsync + fdatasync + msync calls per commit'\n"
                              "set key off\nset ylabel 'flushes per commit'\nset xrange [-0.6:%d]\n"
-                             "set yrange [0:*]\n"
+                             "set yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
                              "plot %s using 0:8:(0.8):2:xtic(1) with boxes lc variable\n"
-                             "set yrange [*:*]\nset xrange [*:*]\n",
+                             "set yrange [*:*]\nset xrange [*:*]\nset offsets 0, 0, 0, 0\n",
                              w, w, static_cast<int>(bars), dat));
   }
   return gp;

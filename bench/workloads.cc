@@ -130,7 +130,7 @@ void EndPhase(Ctx& c) {
 void RecordOp(Ctx& c, uint64_t ns) {
   c.result.latency.Record(ns);
   ++c.result.ops;
-  if ((++c.done & 255) == 0 || c.done == c.total) c.progress(c.done, c.total);
+  if ((++c.done & 15) == 0 || c.done == c.total) c.progress(c.done, c.total);
 }
 
 void AfterCommit(Ctx& c) {
