@@ -85,7 +85,7 @@ absl::StatusOr<uint64_t> IterateFrom(Iterator& it, absl::string_view from, uint6
                                      ScanVisitor visit) {
   uint64_t n = 0;
   for (it.Seek(from); n < limit && it.Valid(); it.Next()) {
-    JKV_ASSIGN_OR_RETURN(std::string value, it.value());
+    JKV_ASSIGN_OR_RETURN(absl::string_view value, it.value_view());
     visit(it.key(), value);
     ++n;
   }

@@ -214,6 +214,15 @@ absl::Status Cursor::ReadValue(std::string* value) {
   return btree::ReadValue(pages_, leaf.view.page_no(), cell, value);
 }
 
+absl::StatusOr<absl::string_view> Cursor::ValueView() {
+  if (!Valid()) return status_.ok() ? NotOnKey() : status_;
+  const Frame& leaf = frames_.back();
+  JKV_ASSIGN_OR_RETURN(LeafCell cell, leaf.view.leaf_cell(leaf.index));
+  if (cell.local_value.size() == cell.value_size) return cell.local_value;
+  JKV_RETURN_IF_ERROR(btree::ReadValue(pages_, leaf.view.page_no(), cell, &value_buffer_));
+  return absl::string_view(value_buffer_);
+}
+
 absl::StatusOr<std::string> Cursor::value() {
   std::string value;
   JKV_RETURN_IF_ERROR(ReadValue(&value));

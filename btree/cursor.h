@@ -79,6 +79,10 @@ class Cursor {
   absl::StatusOr<std::string> value();
   // As value(), into a caller-owned string whose capacity is reused (for scans).
   absl::Status ReadValue(std::string* value);
+  // The current key's value without a copy when it is stored in the leaf (a view into the
+  // pinned page), else assembled from its overflow chain into a buffer the cursor owns. The
+  // view is valid until the cursor next moves or the transaction next writes.
+  absl::StatusOr<absl::string_view> ValueView();
 
   // The error Valid() met while repositioning, or OK.
   const absl::Status& status() const { return status_; }
@@ -109,6 +113,7 @@ class Cursor {
   // The current key: in the leaf page when !writable_, else in key_copy_.
   absl::string_view key_;
   std::string key_copy_;
+  std::string value_buffer_;  // ValueView()'s value when it lives in overflow pages
   bool valid_ = false;
   uint32_t seen_writes_ = 0;  // meta slot 1 when the cursor last moved (writable_ only)
   absl::Status status_;

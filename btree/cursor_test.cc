@@ -1,5 +1,6 @@
 #include "btree/cursor.h"
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -83,6 +84,27 @@ TEST_F(CursorTest, ReadValueReusesTheCallersString) {
   JKV_ASSERT_OK(c.SeekToLast());
   JKV_ASSERT_OK(c.Next());
   EXPECT_THAT(c.ReadValue(&value), StatusIs(absl::StatusCode::kFailedPrecondition, "not on a key"));
+}
+
+TEST_F(CursorTest, ValueViewPointsIntoTheLeafOrAssemblesAnOverflowValue) {
+  Fill(50);
+  JKV_ASSERT_OK(BTree::Put(pages_, NumKey(20), std::string(3000, 'x')));  // overflows
+  ReadOnlyPages reader(pages_);
+  Cursor c(reader);
+  JKV_ASSERT_OK(c.Seek(NumKey(18)));
+  JKV_ASSERT_OK_AND_ASSIGN(absl::string_view inline_value, c.ValueView());
+  EXPECT_EQ(inline_value, "v18");
+  // An inline value is read in place: the view points into the key's page, not a copy.
+  EXPECT_LT(static_cast<size_t>(std::abs(inline_value.data() - c.key().data())), 512u);
+  JKV_ASSERT_OK(c.Next());
+  JKV_ASSERT_OK_AND_ASSIGN(absl::string_view overflow_value, c.ValueView());
+  EXPECT_EQ(overflow_value, std::string(3000, 'x'));
+  JKV_ASSERT_OK(c.Next());
+  JKV_ASSERT_OK_AND_ASSIGN(absl::string_view next_value, c.ValueView());
+  EXPECT_EQ(next_value, "v22");
+  JKV_ASSERT_OK(c.SeekToLast());
+  JKV_ASSERT_OK(c.Next());
+  EXPECT_THAT(c.ValueView(), StatusIs(absl::StatusCode::kFailedPrecondition, "not on a key"));
 }
 
 TEST_F(CursorTest, ReadOnlyCursorReadsKeysInPlace) {

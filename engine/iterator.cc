@@ -32,6 +32,12 @@ absl::StatusOr<std::string> Iterator::value() {
   return v;
 }
 
+absl::StatusOr<absl::string_view> Iterator::value_view() {
+  absl::StatusOr<absl::string_view> v = cursor_->ValueView();
+  Keep(v.status());
+  return v;
+}
+
 absl::Status Iterator::status() const { return status_; }
 
 }  // namespace journalkv

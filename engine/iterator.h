@@ -46,6 +46,9 @@ class Iterator {
   absl::string_view key() const;
   // REQUIRES: Valid(). A copy of the value (values may be large and live in overflow pages).
   absl::StatusOr<std::string> value();
+  // REQUIRES: Valid(). The value without a copy: the view lasts until the iterator moves or
+  // the transaction writes. Scans that only look at each value should prefer it.
+  absl::StatusOr<absl::string_view> value_view();
 
   // The first error met, or OK.
   absl::Status status() const;

@@ -59,6 +59,10 @@ inline constexpr int kNumMetaSlots = 16;
 // Bytes of the header that identify the file and give its page size: enough to read first.
 inline constexpr uint32_t kHeaderPrefixSize = 24;
 
+// Where the change counter lives in page 1: a transaction start reads just these 8 bytes to
+// learn whether another connection has committed (docs/design-notes.md, "Cache validation").
+inline constexpr uint32_t kChangeCounterOffset = 24;
+
 // On disk: never renumber.
 enum class JournalFamily : uint8_t { kRollback = 0, kWal = 1, kWal2 = 2 };
 

@@ -7,13 +7,18 @@ namespace journalkv::pager {
 using vfs::LockMode;
 
 absl::StatusOr<bool> DbLock::TryShared() {
-  JKV_ASSIGN_OR_RETURN(bool pending_free, file_->TryLock(kPendingByte, 1, LockMode::kShared));
-  if (!pending_free) return false;
-  absl::StatusOr<bool> shared = file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared);
-  JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 1));
-  JKV_RETURN_IF_ERROR(shared.status());
-  if (*shared) level_ = LockLevel::kShared;
-  return *shared;
+  // SHARED first, then a look at PENDING (two system calls, where taking PENDING shared around
+  // the SHARED lock takes three). The SHARED range alone is what keeps a writer from writing;
+  // PENDING only keeps new readers from starving a writer that waits for old ones to drain.
+  JKV_ASSIGN_OR_RETURN(bool shared, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared));
+  if (!shared) return false;
+  absl::StatusOr<bool> pending_free = file_->CanLock(kPendingByte, 1, LockMode::kShared);
+  if (!pending_free.ok() || !*pending_free) {
+    JKV_RETURN_IF_ERROR(file_->Unlock(kSharedFirst, kSharedSize));
+    return pending_free;
+  }
+  level_ = LockLevel::kShared;
+  return true;
 }
 
 absl::StatusOr<bool> DbLock::TryReserved() {
@@ -34,8 +39,7 @@ absl::StatusOr<bool> DbLock::TryExclusive() {
 }
 
 absl::StatusOr<bool> DbLock::WriterPending() {
-  JKV_ASSIGN_OR_RETURN(bool free, file_->TryLock(kPendingByte, 1, LockMode::kShared));
-  if (free) JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 1));
+  JKV_ASSIGN_OR_RETURN(bool free, file_->CanLock(kPendingByte, 1, LockMode::kShared));
   return !free;
 }
 

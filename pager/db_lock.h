@@ -10,8 +10,8 @@
 //   kExclusive | + PENDING byte and SHARED range:    | writing the database file; PENDING keeps
 //              |   exclusive                         | new readers out while old ones drain
 //
-// A reader takes the PENDING byte shared for a moment before taking SHARED, so a writer that
-// holds PENDING is not starved by a stream of new readers.
+// A reader that finds the PENDING byte held right after taking SHARED drops SHARED again, so a
+// writer that holds PENDING is not starved by a stream of new readers.
 //
 // Each method makes one attempt and never sleeps: the pager retries until its busy timeout.
 // Thread-safety: not thread-safe; the pager calls it under its mutex.

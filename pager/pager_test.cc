@@ -10,6 +10,7 @@
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "pager/db_lock.h"
 #include "vfs/mem_fs.h"
 
 namespace journalkv::pager {
@@ -497,6 +498,70 @@ TEST(PagerConcurrencyTest, ReaderOfAnotherHandleBlocksCommitUntilBusyTimeout) {
   auto check = (*b)->BeginRead();
   ASSERT_THAT(check, IsOk());
   EXPECT_EQ((*check)->page_count(), 2u);
+}
+
+TEST(PagerConcurrencyTest, CachedPagesAreRefreshedAfterAnotherHandleCommits) {
+  for (uint32_t page_size : {512u, 65536u}) {
+    SCOPED_TRACE(absl::StrCat("page size ", page_size));
+    vfs::MemFileSystem fs;
+    PagerOptions o;
+    o.page_size = page_size;
+    auto a = Pager::Open(&fs, kPath, o);
+    auto b = Pager::Open(&fs, kPath, o);
+    ASSERT_THAT(a, IsOk());
+    ASSERT_THAT(b, IsOk());
+    PageNo page_no;
+    {
+      auto txn = (*a)->BeginWrite();
+      ASSERT_THAT(txn, IsOk());
+      auto page = (*txn)->Allocate();
+      ASSERT_THAT(page, IsOk());
+      page_no = page->page_no;
+      Stamp(page->data, page_no, 1);
+      ASSERT_THAT((*txn)->Commit(), IsOk());
+    }
+    for (uint32_t tag = 2; tag < 5; ++tag) {
+      {
+        auto read = (*b)->BeginRead();  // b caches the page as it is now
+        ASSERT_THAT(read, IsOk());
+        auto page = (*read)->Get(page_no);
+        ASSERT_THAT(page, IsOk());
+        EXPECT_EQ(TagOf(*page), tag - 1);
+      }
+      auto txn = (*a)->BeginWrite();
+      ASSERT_THAT(txn, IsOk());
+      auto span = (*txn)->GetMutable(page_no);
+      ASSERT_THAT(span, IsOk());
+      Stamp(*span, page_no, tag);
+      ASSERT_THAT((*txn)->Commit(), IsOk());
+    }
+    auto read = (*b)->BeginRead();
+    ASSERT_THAT(read, IsOk());
+    auto page = (*read)->Get(page_no);
+    ASSERT_THAT(page, IsOk());
+    EXPECT_EQ(TagOf(*page), 4u);
+  }
+}
+
+TEST(PagerConcurrencyTest, AWriterHoldingPendingKeepsNewReadersOut) {
+  vfs::MemFileSystem fs;
+  PagerOptions o;
+  o.busy_timeout = absl::Milliseconds(30);
+  auto a = Pager::Open(&fs, kPath, o);
+  ASSERT_THAT(a, IsOk());
+  // Another connection announces that it waits to write, as a committing writer does.
+  auto writer = fs.Open(kPath, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase});
+  ASSERT_THAT(writer, IsOk());
+  auto pending = (*writer)->TryLock(kPendingByte, 1, vfs::LockMode::kExclusive);
+  ASSERT_THAT(pending, IsOk());
+  ASSERT_TRUE(*pending);
+  EXPECT_THAT((*a)->BeginRead(), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+  // The refused reader left no SHARED lock behind: the writer can take EXCLUSIVE.
+  auto exclusive = (*writer)->TryLock(kSharedFirst, kSharedSize, vfs::LockMode::kExclusive);
+  ASSERT_THAT(exclusive, IsOk());
+  EXPECT_TRUE(*exclusive);
+  ASSERT_THAT((*writer)->Unlock(0, 0), IsOk());
+  EXPECT_THAT((*a)->BeginRead(), IsOk());
 }
 
 TEST(PagerConcurrencyTest, ReadersInThreadsSeeWholeTransactions) {

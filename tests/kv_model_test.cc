@@ -78,6 +78,9 @@ void CompareScan(Iterator& it, const Model& m, const std::string& from, bool for
       auto v = it.value();
       ASSERT_TRUE(v.ok()) << context << v.status();
       ASSERT_EQ(*v, want->second) << context;
+      auto view = it.value_view();
+      ASSERT_TRUE(view.ok()) << context << view.status();
+      ASSERT_EQ(*view, want->second) << context;
       it.Next();
     }
     if (want == m.end()) {
@@ -95,6 +98,9 @@ void CompareScan(Iterator& it, const Model& m, const std::string& from, bool for
       --want;
       ASSERT_TRUE(it.Valid()) << context << " backward scan ended early";
       ASSERT_EQ(it.key(), want->first) << context;
+      auto view = it.value_view();
+      ASSERT_TRUE(view.ok()) << context << view.status();
+      ASSERT_EQ(*view, want->second) << context;
       it.Prev();
     }
     if (want == m.begin()) {

@@ -62,6 +62,10 @@ class FaultInjectingFile final : public File {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->Unlock(offset, length);
   }
+  absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->CanLock(offset, length, mode);
+  }
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->MapSharedRegion(region, region_size);

@@ -286,6 +286,29 @@ TEST_P(FileSystemConformanceTest, FailedLockConversionKeepsTheSharedLock) {
   EXPECT_FALSE(Lock(*c, 5, 1, kExclusive));  // a still holds its shared lock
 }
 
+bool Can(File& f, uint64_t offset, uint64_t length, LockMode mode) {
+  absl::StatusOr<bool> can = f.CanLock(offset, length, mode);
+  EXPECT_THAT(can, IsOk());
+  return can.ok() && *can;
+}
+
+TEST_P(FileSystemConformanceTest, CanLockTellsWhetherTryLockWouldSucceedAndTakesNothing) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto a, fs().Open(Path("lock"), kCreate));
+  JKV_ASSERT_OK_AND_ASSIGN(auto b, fs().Open(Path("lock"), kReadWrite));
+  EXPECT_TRUE(Can(*b, 0, 10, kExclusive));
+  EXPECT_TRUE(Lock(*a, 0, 10, kShared));
+  EXPECT_TRUE(Can(*b, 5, 10, kShared));
+  EXPECT_FALSE(Can(*b, 9, 1, kExclusive));
+  EXPECT_TRUE(Can(*b, 10, 5, kExclusive));  // adjacent, not overlapping
+  EXPECT_TRUE(Can(*a, 0, 10, kExclusive));  // an owner never conflicts with itself
+  EXPECT_TRUE(Lock(*a, 0, 10, kExclusive));
+  EXPECT_FALSE(Can(*b, 3, 1, kShared));
+  // Asking took nothing: b holds no lock, so a can still convert and c can lock what b asked.
+  JKV_ASSERT_OK(a->Unlock(0, 10));
+  JKV_ASSERT_OK_AND_ASSIGN(auto c, fs().Open(Path("lock"), kReadWrite));
+  EXPECT_TRUE(Lock(*c, 0, 20, kExclusive));
+}
+
 TEST_P(FileSystemConformanceTest, UnlockOfASubrangeSplitsTheLock) {
   JKV_ASSERT_OK_AND_ASSIGN(auto a, fs().Open(Path("lock"), kCreate));
   JKV_ASSERT_OK_AND_ASSIGN(auto b, fs().Open(Path("lock"), kReadWrite));

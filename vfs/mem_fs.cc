@@ -83,6 +83,7 @@ class MemFile final : public File {
   }
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
+  absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
   const std::string& path() const override { return path_; }
 
@@ -136,6 +137,12 @@ absl::StatusOr<bool> MemFile::TryLock(uint64_t offset, uint64_t length, LockMode
   JKV_ASSIGN_OR_RETURN(const uint64_t end, LockEnd(path_, offset, length));
   base::MutexLock lock(&node_->mu);
   return node_->locks.TryLock(this, offset, end, mode);
+}
+
+absl::StatusOr<bool> MemFile::CanLock(uint64_t offset, uint64_t length, LockMode mode) {
+  JKV_ASSIGN_OR_RETURN(const uint64_t end, LockEnd(path_, offset, length));
+  base::MutexLock lock(&node_->mu);
+  return !node_->locks.Conflicts(this, offset, end, mode);
 }
 
 absl::Status MemFile::Unlock(uint64_t offset, uint64_t length) {

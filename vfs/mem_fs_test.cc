@@ -132,9 +132,13 @@ TEST(MemFileSystemTest, LocksAnswerLikeTheKernelsOpenFileDescriptionLocks) {
       continue;
     }
     const LockMode mode = action == 1 ? LockMode::kShared : LockMode::kExclusive;
+    JKV_ASSERT_OK_AND_ASSIGN(bool posix_can, posix_files[owner]->CanLock(offset, length, mode));
+    JKV_ASSERT_OK_AND_ASSIGN(bool mem_can, mem_files[owner]->CanLock(offset, length, mode));
+    ASSERT_EQ(mem_can, posix_can);
     JKV_ASSERT_OK_AND_ASSIGN(bool posix_locked, posix_files[owner]->TryLock(offset, length, mode));
     JKV_ASSERT_OK_AND_ASSIGN(bool mem_locked, mem_files[owner]->TryLock(offset, length, mode));
     ASSERT_EQ(mem_locked, posix_locked);
+    ASSERT_EQ(posix_locked, posix_can);  // CanLock foretold what TryLock did
     if (step % 500 == 499) {  // now and then an owner closes and reopens, dropping its locks
       posix_files[owner].reset();
       mem_files[owner].reset();

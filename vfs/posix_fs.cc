@@ -78,6 +78,7 @@ class PosixFile final : public File {
   absl::StatusOr<uint64_t> Size() override;
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
+  absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
   const std::string& path() const override { return path_; }
 
@@ -187,6 +188,23 @@ absl::StatusOr<bool> PosixFile::TryLock(uint64_t offset, uint64_t length, LockMo
 
 absl::Status PosixFile::Unlock(uint64_t offset, uint64_t length) {
   return SetLock(F_UNLCK, offset, length).status();
+}
+
+absl::StatusOr<bool> PosixFile::CanLock(uint64_t offset, uint64_t length, LockMode mode) {
+  JKV_RETURN_IF_ERROR(CheckRange(path_, "lock", offset, length));
+  struct flock lock = {};
+  lock.l_type = mode == LockMode::kShared ? F_RDLCK : F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = static_cast<off_t>(offset);
+  lock.l_len = static_cast<off_t>(length);
+  lock.l_pid = 0;  // required by F_OFD_GETLK
+  while (::fcntl(fd_, F_OFD_GETLK, &lock) != 0) {
+    const int err = errno;
+    if (err == EINTR) continue;
+    return ErrnoToStatus(
+        err, absl::StrCat(path_, ": fcntl(F_OFD_GETLK) of ", length, " bytes at offset ", offset));
+  }
+  return lock.l_type == F_UNLCK;  // else the kernel describes the conflicting lock
 }
 
 absl::StatusOr<bool> PosixFile::SetLock(short type, uint64_t offset, uint64_t length) {

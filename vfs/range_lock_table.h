@@ -38,6 +38,10 @@ class RangeLockTable {
   // Drops every lock of owner.
   void ReleaseAll(Owner owner);
 
+  // Whether another owner holds a lock on a byte of [start, end) that conflicts with `mode`
+  // (what makes TryLock fail).
+  bool Conflicts(Owner owner, uint64_t start, uint64_t end, LockMode mode) const;
+
   // The number of disjoint ranges held by all owners (for tests).
   size_t range_count() const { return ranges_.size(); }
 
@@ -48,8 +52,6 @@ class RangeLockTable {
     uint64_t end;
     LockMode mode;
   };
-
-  bool Conflicts(Owner owner, uint64_t start, uint64_t end, LockMode mode) const;
 
   std::vector<Range> ranges_;  // unordered
 };

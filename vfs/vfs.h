@@ -115,6 +115,9 @@ class File {
   // conflicting lock. Taking a lock over a range this File already holds converts it.
   virtual absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) = 0;
   virtual absl::Status Unlock(uint64_t offset, uint64_t length) = 0;
+  // Whether TryLock(offset, length, mode) would succeed now, taking and changing nothing (one
+  // F_OFD_GETLK). The answer may be stale by the time the caller acts on it.
+  virtual absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) = 0;
 
   // Shared memory: maps region `region` (bytes [region*region_size, (region+1)*region_size)) of
   // this file into memory shared with every other File of the same path, in this process and
