@@ -29,6 +29,15 @@ absl::StatusOr<bool> DbLock::TryReserved() {
 
 absl::StatusOr<bool> DbLock::TryExclusive() {
   if (!pending_held_) {
+    // No reader in the way (the usual case): PENDING, RESERVED (ours already) and the SHARED
+    // range are contiguous, so one call takes them all.
+    JKV_ASSIGN_OR_RETURN(bool all, file_->TryLock(kPendingByte, kSharedSize + 2,
+                                                  LockMode::kExclusive));
+    if (all) {
+      pending_held_ = true;
+      level_ = LockLevel::kExclusive;
+      return true;
+    }
     JKV_ASSIGN_OR_RETURN(bool pending, file_->TryLock(kPendingByte, 1, LockMode::kExclusive));
     if (!pending) return false;
     pending_held_ = true;
@@ -54,8 +63,11 @@ absl::Status DbLock::DowngradeToShared() {
     JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared));
     if (!ok) return absl::InternalError("downgrading the database lock failed");
   }
+  if (level_ >= LockLevel::kReserved) {
+    JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 2));  // PENDING and RESERVED
+    pending_held_ = false;
+  }
   JKV_RETURN_IF_ERROR(DropPending());
-  if (level_ >= LockLevel::kReserved) JKV_RETURN_IF_ERROR(file_->Unlock(kReservedByte, 1));
   if (level_ != LockLevel::kNone) level_ = LockLevel::kShared;
   return absl::OkStatus();
 }

@@ -43,7 +43,8 @@ class DbLock {
   // kShared -> kReserved. False when another connection is the writer.
   absl::StatusOr<bool> TryReserved();
   // kReserved -> kExclusive. Takes PENDING (kept even when this returns false, so that new
-  // readers stay out while the caller retries), then the SHARED range exclusively.
+  // readers stay out while the caller retries), then the SHARED range exclusively; one system
+  // call when no other connection holds a lock there.
   absl::StatusOr<bool> TryExclusive();
   // True when another connection holds PENDING or EXCLUSIVE (a reader should wait).
   absl::StatusOr<bool> WriterPending();
