@@ -45,6 +45,9 @@ const std::vector<FlagDef>& FlagDefs() {
       {"value-size", "N", nullptr, "value bytes (100); keys are always 16 bytes"},
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
+      {"cache-mib", "N", nullptr,
+       "page cache of journalkv and SQLite in MiB, also the most a write transaction keeps "
+       "dirty before spilling (8); LMDB maps the file and has none"},
       {"seed", "N", nullptr, "seed of keys, values and choices, the same for every engine (301)"},
       {"out", "DIR", nullptr,
        "where results.jsonl, results.csv, writelat_*.csv and plots go (jkvbench-results)"},
@@ -152,6 +155,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   if (name == "num") return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.num);
   if (name == "value-size") return Number<uint32_t>(name, value, 1, 1 << 20, &p.value_size);
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
+  if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
   if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);
   if (name == "seconds") {
     if (!absl::SimpleAtod(value, &p.seconds) || !(p.seconds > 0) || p.seconds > 86400) {

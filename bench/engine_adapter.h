@@ -44,6 +44,8 @@ struct CaseConfig {
   // used by modes whose ModeInfo::uses_checkpoint is set.
   std::string checkpoint = "default";
   absl::Duration busy_timeout = absl::Seconds(10);
+  // Page cache size for engines that have one (journalkv, SQLite); LMDB maps the file.
+  uint64_t cache_bytes = uint64_t{8} << 20;
   // Expected data volume, so an engine that must size a map up front (LMDB) can.
   uint64_t expected_bytes = 0;
 };

@@ -2,6 +2,7 @@
 // sharing one handle is how an application uses it); each Session holds its own transaction.
 // The log is `<db>-journal` in rollback modes (and `<db>-wal`, `<db>-wal2` once those modes
 // exist).
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -134,6 +135,8 @@ absl::StatusOr<std::unique_ptr<EngineAdapter>> OpenJournalkv(const std::string& 
   JKV_ASSIGN_OR_RETURN(options.journal_mode, ParseJournalMode(config.mode));
   JKV_ASSIGN_OR_RETURN(options.sync, ParseSyncLevel(config.sync));
   options.busy_timeout = config.busy_timeout;
+  options.cache_pages = static_cast<uint32_t>(
+      std::max<uint64_t>(16, config.cache_bytes / options.page_size));
   if (config.checkpoint != "default") {
     return absl::InvalidArgumentError(
         absl::StrCat("journalkv has no checkpoint policies yet (got \"", config.checkpoint, "\")"));

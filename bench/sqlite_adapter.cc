@@ -2,7 +2,7 @@
 // keys compare with memcmp, then by length: journalkv's order), one connection per Session,
 // every statement prepared once per connection and reused. Each connection is configured the
 // same way: journal_mode, synchronous (off|normal|full|extra map one to one), a page cache of
-// 8 MiB (journalkv's default 2000 pages of 4 KiB), the busy timeout, and for WAL the
+// --cache-mib (8 MiB by default, journalkv's default 2000 pages of 4 KiB), the busy timeout, and for WAL the
 // autocheckpoint threshold from --checkpoint (threshold:N, or manual = never).
 //
 // Write transactions begin with BEGIN IMMEDIATE (the write lock up front, like journalkv's
@@ -115,7 +115,7 @@ absl::Status SqliteSession::Configure(const CaseConfig& config) {
   sqlite3_busy_timeout(db_, static_cast<int>(absl::ToInt64Milliseconds(config.busy_timeout)));
   JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA journal_mode=", config.mode)));
   JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA synchronous=", config.sync)));
-  JKV_RETURN_IF_ERROR(Exec("PRAGMA cache_size=-8192"));
+  JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA cache_size=-", config.cache_bytes >> 10)));
   if (config.mode == "wal") {
     JKV_ASSIGN_OR_RETURN(const int pages, AutocheckpointPages(config.checkpoint));
     if (pages >= 0) JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA wal_autocheckpoint=", pages)));

@@ -524,6 +524,7 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   config.mode = spec.mode;
   config.sync = spec.sync;
   config.checkpoint = spec.checkpoint == "none" ? "default" : spec.checkpoint;
+  config.cache_bytes = uint64_t{params.cache_mib} << 20;
   config.expected_bytes = ExpectedBytes(params);
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> adapter, engine.open(dir, config));
   CaseResult result;
