@@ -45,6 +45,9 @@ const std::vector<FlagDef>& FlagDefs() {
       {"value-size", "N", nullptr, "value bytes (100); keys are always 16 bytes"},
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
+      {"processes", nullptr, nullptr,
+       "contention: run the writer and each reader as a separate process with its own "
+       "connection, instead of threads of one process"},
       {"cache-mib", "N", nullptr,
        "page cache of journalkv and SQLite in MiB, also the most a write transaction keeps "
        "dirty before spilling (8); LMDB maps the file and has none"},
@@ -165,6 +168,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
     return absl::OkStatus();
   }
   if (name == "plot") return CheckBool(name, value, &c.plot);
+  if (name == "processes") return CheckBool(name, value, &p.processes);
   if (name == "quick") return CheckBool(name, value, &c.quick);
   if (name == "full") {
     bool full = false;

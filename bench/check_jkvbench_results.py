@@ -10,8 +10,8 @@ import sys
 FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", "ops_per_sec",
           "p50_us", "p99_us", "p999_us", "max_us", "fsyncs_per_op", "bytes_written_per_op",
           "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
-          "seed", "threads"]
-TEXT = {"engine", "mode", "sync", "checkpoint", "workload"}
+          "seed", "threads", "workers"]
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers"}
 QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
 
 

@@ -226,6 +226,23 @@ TEST(HistogramTest, PercentilesAreOrderedAndClose) {
   EXPECT_EQ(Histogram().Percentile(0.5), 0);
 }
 
+TEST(HistogramTest, EncodeDecodeRoundTripsAndRefusesForeignBytes) {
+  Histogram h;
+  for (uint64_t v : {3u, 70u, 1500u, 999999u, 70u}) h.Record(v);
+  Histogram copy;
+  ASSERT_TRUE(copy.Decode(h.Encode()));
+  EXPECT_EQ(copy.count(), 5u);
+  EXPECT_EQ(copy.min(), 3u);
+  EXPECT_EQ(copy.max(), 999999u);
+  EXPECT_DOUBLE_EQ(copy.Mean(), h.Mean());
+  EXPECT_EQ(copy.Percentile(0.5), h.Percentile(0.5));
+  std::string bytes = h.Encode();
+  EXPECT_FALSE(copy.Decode(bytes.substr(1)));  // short
+  bytes[0] ^= 1;                               // count no longer matches the buckets
+  EXPECT_FALSE(copy.Decode(bytes));
+  EXPECT_EQ(copy.count(), 5u);  // unchanged by a refused decode
+}
+
 TEST(WorkloadKeysTest, KeysAreSixteenBytesDistinctAndSeeded) {
   std::set<std::string> seen;
   for (uint64_t i = 0; i < 1000; ++i) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 namespace journalkv::bench {
 namespace {
@@ -57,6 +59,40 @@ void Histogram::Merge(const Histogram& other) {
 }
 
 void Histogram::Clear() { *this = Histogram(); }
+
+std::string Histogram::Encode() const {
+  std::string out;
+  const auto put = [&out](const void* p, size_t n) {
+    out.append(static_cast<const char*>(p), n);
+  };
+  put(&count_, sizeof count_);
+  put(&min_, sizeof min_);
+  put(&max_, sizeof max_);
+  put(&sum_, sizeof sum_);
+  put(buckets_.data(), buckets_.size() * sizeof(uint64_t));
+  return out;
+}
+
+bool Histogram::Decode(const std::string& bytes) {
+  constexpr size_t kFixed = 3 * sizeof(uint64_t) + sizeof(double);
+  if (bytes.size() != kFixed + kNumBuckets * sizeof(uint64_t)) return false;
+  Histogram h;
+  const char* p = bytes.data();
+  const auto get = [&p](void* dst, size_t n) {
+    std::memcpy(dst, p, n);
+    p += n;
+  };
+  get(&h.count_, sizeof h.count_);
+  get(&h.min_, sizeof h.min_);
+  get(&h.max_, sizeof h.max_);
+  get(&h.sum_, sizeof h.sum_);
+  get(h.buckets_.data(), h.buckets_.size() * sizeof(uint64_t));
+  uint64_t total = 0;
+  for (uint64_t b : h.buckets_) total += b;
+  if (total != h.count_ || h.min_ > h.max_) return false;
+  *this = std::move(h);
+  return true;
+}
 
 double Histogram::Mean() const { return count_ == 0 ? 0 : sum_ / static_cast<double>(count_); }
 

@@ -15,6 +15,7 @@
 #define JOURNALKV_BENCH_HISTOGRAM_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace journalkv::bench {
@@ -34,6 +35,12 @@ class Histogram {
   double Mean() const;
   // The value at quantile q in [0, 1]; 0 when empty.
   double Percentile(double q) const;
+
+  // A byte string holding the whole histogram (for handing one from a child process to its
+  // parent), and back; Decode returns false, leaving *this unchanged, for bytes Encode did not
+  // make.
+  std::string Encode() const;
+  bool Decode(const std::string& bytes);
 
   // Bucket geometry, exposed for the tests.
   static int BucketFor(uint64_t value);

@@ -21,7 +21,7 @@ for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch -
 done
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
-            plot quick dir; do
+            plot quick dir cache-mib processes; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 
@@ -41,6 +41,21 @@ grep -q "journalkv" table.txt || fail "table has no journalkv row"
 "$bench" --workloads=speedtest1-1000,suite-562 --sync=off --out="$work/out3" >/dev/null \
   2>progress3.txt || { cat progress3.txt; fail "jkvbench scenarios failed"; }
 python3 "$checker" "$work/out3" --workloads=speedtest1-1000,suite-562
+
+# Contention with each worker its own process: the children's iterations and system calls
+# reach the parent's record, and at sync full the writer's flushes are counted.
+"$bench" --workloads=contention --processes --sync=full --threads=2 --seconds=0.3 --num=50 \
+  --out="$work/out4" >table4.txt 2>progress4.txt \
+  || { cat progress4.txt; fail "jkvbench --processes failed"; }
+python3 "$checker" "$work/out4" --workloads=contention
+grep -q "(processes)" table4.txt || fail "the table does not say the workers were processes"
+python3 - "$work/out4/results.jsonl" <<'PY' || fail "--processes results"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    assert r["workers"] == "processes", r
+    assert r["fsync_calls"] + r["fdatasync_calls"] + r["msync_calls"] > 0, r  # the writer's
+PY
 
 # The default temporary directory is removed at the end.
 "$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1

@@ -73,6 +73,7 @@ const std::vector<Field>& Fields() {
       {"value_size", [](const CaseResult& r) { return Num(r.params.value_size); }},
       {"seed", [](const CaseResult& r) { return Num(r.params.seed); }},
       {"threads", [](const CaseResult& r) { return Num(r.params.threads); }},
+      {"workers", [](const CaseResult& r) { return Text(r.params.processes ? "processes" : "threads"); }},
   };
   return *fields;
 }
@@ -141,8 +142,9 @@ std::string TableRow(const CaseResult& r) {
       HumanMicros(r.latency.Percentile(0.999) / 1e3), HumanMicros(r.latency.max() / 1e3),
       r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes));
   if (s.workload == "contention") {
-    absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d", r.reader_ops,
-                                          r.writer_ops, r.busy_errors));
+    absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d%s", r.reader_ops,
+                                          r.writer_ops, r.busy_errors,
+                                          r.params.processes ? " (processes)" : ""));
   }
   return row;
 }

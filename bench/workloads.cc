@@ -1,8 +1,15 @@
 #include "bench/workloads.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -77,9 +84,13 @@ class ValueSource {
 };
 
 // The state of one case: the engine, its main session, the generators and the measurements.
+using OpenAnotherFn = std::function<absl::StatusOr<std::unique_ptr<EngineAdapter>>()>;
+
 struct Ctx {
-  Ctx(EngineAdapter& e, Session& s, const WorkloadParams& p, CaseResult& r, const ProgressFn& f)
+  Ctx(EngineAdapter& e, Session& s, const WorkloadParams& p, CaseResult& r, const ProgressFn& f,
+      const OpenAnotherFn& open)
       : engine(e),
+        open_another(open),
         session(s),
         params(p),
         result(r),
@@ -88,6 +99,8 @@ struct Ctx {
         values(p.seed, p.value_size) {}
 
   EngineAdapter& engine;
+  // Opens the case's database once more (for workers in other processes).
+  const OpenAnotherFn& open_another;
   Session& session;
   const WorkloadParams& params;
   CaseResult& result;
@@ -343,8 +356,9 @@ const std::vector<WorkloadEntry>& Entries() {
       {{"overwrite", "N single-put commits replacing random keys of N loaded keys"}, Overwrite},
       {{"contention",
         "1 writer (single-put commits) and --threads readers (10 point reads per read txn) "
-        "on N loaded keys for --seconds, threads in one process; iterations counted per "
-        "worker, busy timeouts counted and retried; percentiles are the writer's"},
+        "on N loaded keys for --seconds, threads in one process (--processes: each its own "
+        "process and connection); iterations counted per worker, busy timeouts counted and "
+        "retried; percentiles are the writer's"},
        Contention},
       {{"writelat",
         "N single-put commits; the log size is sampled after each; writes "
@@ -449,9 +463,215 @@ void WaitOut(Ctx& c, ContentionShared& sh) {
   sh.stop = true;
 }
 
+// ---- contention in separate processes (--processes) ----
+
+// Writes all of `bytes` to fd; false on an error.
+bool WriteAll(int fd, absl::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Reads fd to its end.
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// A child's report to its parent: fixed fields, then the error message and the histogram.
+struct ChildReport {
+  uint64_t iterations = 0;
+  uint64_t busy = 0;
+  SyscallCounts io;
+  int32_t code = 0;  // absl::StatusCode of the first error
+  std::string message;
+  Histogram latency;
+
+  std::string Encode() const {
+    std::string out;
+    const auto put = [&out](const void* p, size_t n) {
+      out.append(static_cast<const char*>(p), n);
+    };
+    const uint64_t message_size = message.size();
+    put(&iterations, sizeof iterations);
+    put(&busy, sizeof busy);
+    put(&io, sizeof io);
+    put(&code, sizeof code);
+    put(&message_size, sizeof message_size);
+    out += message;
+    out += latency.Encode();
+    return out;
+  }
+  bool Decode(const std::string& bytes) {
+    constexpr size_t kFixed = 2 * sizeof(uint64_t) + sizeof(SyscallCounts) + sizeof(int32_t) +
+                              sizeof(uint64_t);
+    if (bytes.size() < kFixed) return false;
+    const char* p = bytes.data();
+    const auto get = [&p](void* dst, size_t n) {
+      std::memcpy(dst, p, n);
+      p += n;
+    };
+    uint64_t message_size = 0;
+    get(&iterations, sizeof iterations);
+    get(&busy, sizeof busy);
+    get(&io, sizeof io);
+    get(&code, sizeof code);
+    get(&message_size, sizeof message_size);
+    if (message_size > bytes.size() - kFixed) return false;
+    message.assign(p, message_size);
+    return latency.Decode(bytes.substr(kFixed + message_size));
+  }
+};
+
+// The body of one worker process: opens the database itself, says it is ready, waits for the
+// start signal (EOF on `go_fd`), works for the case's seconds and reports.
+ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
+  ChildReport report;
+  const auto fail = [&report](const absl::Status& s) {
+    report.code = static_cast<int32_t>(s.code());
+    report.message = std::string(s.message());
+  };
+  absl::StatusOr<std::unique_ptr<EngineAdapter>> adapter = c.open_another();
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      adapter.ok() ? (*adapter)->NewSession() : adapter.status();
+  const bool ready = WriteAll(ready_fd, "r");
+  ::close(ready_fd);
+  char byte;
+  while (::read(go_fd, &byte, 1) < 0 && errno == EINTR) {
+  }
+  if (!session.ok() || !ready) {
+    fail(session.ok() ? absl::InternalError("contention: the ready pipe broke") : session.status());
+    return report;
+  }
+  WorkerStats w;
+  ContentionShared sh{c};
+  const SyscallCounts io_start = SyscallSnapshot();
+  std::thread timer([&] {
+    const uint64_t end = NowNs() + static_cast<uint64_t>(c.params.seconds * 1e9);
+    while (!sh.stop.load() && NowNs() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    sh.stop = true;
+  });
+  if (index == 0) {
+    WriterLoop(sh, **session, w);
+  } else {
+    ReaderLoop(sh, **session, index, w);
+  }
+  timer.join();
+  report.io = SyscallSnapshot() - io_start;
+  report.iterations = w.iterations;
+  report.busy = w.busy;
+  report.latency = std::move(w.latency);
+  if (!w.status.ok()) fail(w.status);
+  session->reset();
+  absl::Status closed = (*adapter)->Close();
+  if (!closed.ok() && report.code == 0) fail(closed);
+  return report;
+}
+
+// 1 writer and R readers, each a child process with its own connection: what journalkv's and
+// SQLite's file locks and LMDB's reader table do between processes rather than threads.
+absl::Status ContentionInProcesses(Ctx& c, int readers) {
+  // The parent's own connection stays open (idle) so the database is never closed meanwhile.
+  int go[2];
+  if (::pipe(go) != 0) return absl::InternalError("contention: pipe failed");
+  struct Child {
+    pid_t pid = -1;
+    int ready_fd = -1;
+    int report_fd = -1;
+  };
+  std::vector<Child> children;
+  absl::Status failure;
+  for (int i = 0; i <= readers && failure.ok(); ++i) {
+    int ready[2], report[2];
+    if (::pipe(ready) != 0 || ::pipe(report) != 0) {
+      failure = absl::InternalError("contention: pipe failed");
+      break;
+    }
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      failure = absl::InternalError("contention: fork failed");
+      break;
+    }
+    if (pid == 0) {  // the child: never returns into the parent's code
+      ::close(go[1]);
+      ::close(ready[0]);
+      ::close(report[0]);
+      for (const Child& other : children) {
+        ::close(other.ready_fd);
+        ::close(other.report_fd);
+      }
+      const ChildReport r = RunChild(c, i, ready[1], go[0]);
+      const bool sent = WriteAll(report[1], r.Encode());
+      ::_exit(sent ? 0 : 1);
+    }
+    ::close(ready[1]);
+    ::close(report[1]);
+    children.push_back(Child{pid, ready[0], report[0]});
+  }
+  // Every child has opened the database (or failed) before the clock starts.
+  for (Child& ch : children) {
+    char byte;
+    while (::read(ch.ready_fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(ch.ready_fd);
+  }
+  ::close(go[0]);
+  StartPhase(c, static_cast<uint64_t>(c.params.seconds * 1000));
+  ::close(go[1]);  // go
+  ContentionShared sh{c};
+  if (failure.ok()) WaitOut(c, sh);
+  std::vector<ChildReport> reports(children.size());
+  for (size_t i = 0; i < children.size(); ++i) {
+    const std::string bytes = ReadAll(children[i].report_fd);
+    ::close(children[i].report_fd);
+    int wstatus = 0;
+    while (::waitpid(children[i].pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (!reports[i].Decode(bytes) && failure.ok()) {
+      failure = absl::InternalError(absl::StrCat("contention: worker process ", i,
+                                                 " exited without a report (status ", wstatus,
+                                                 ")"));
+    }
+  }
+  EndPhase(c);
+  JKV_RETURN_IF_ERROR(failure);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const ChildReport& r = reports[i];
+    if (r.code != 0) {
+      return absl::Status(static_cast<absl::StatusCode>(r.code),
+                          absl::StrCat("contention worker process ", i, ": ", r.message));
+    }
+    (i == 0 ? c.result.latency : c.result.reader_latency).Merge(r.latency);
+    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += r.iterations;
+    c.result.busy_errors += r.busy;
+    c.result.io.fsync += r.io.fsync;
+    c.result.io.fdatasync += r.io.fdatasync;
+    c.result.io.msync += r.io.msync;
+    c.result.io.writes += r.io.writes;
+    c.result.io.bytes_written += r.io.bytes_written;
+  }
+  c.result.commits = c.result.writer_ops;
+  c.result.ops = c.result.writer_ops + c.result.reader_ops;
+  return absl::OkStatus();
+}
+
 absl::Status Contention(Ctx& c) {
   JKV_RETURN_IF_ERROR(Load(c, std::max<uint64_t>(1, c.params.num)));
   const int readers = std::max(0, c.params.threads);
+  if (c.params.processes) return ContentionInProcesses(c, readers);
   std::vector<std::unique_ptr<Session>> sessions;
   for (int i = 0; i <= readers; ++i) {
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
@@ -492,9 +712,10 @@ uint64_t ExpectedBytes(const WorkloadParams& p) {
 }
 
 absl::Status RunWith(const WorkloadEntry& entry, EngineAdapter& engine, CaseResult& result,
-                     const WorkloadParams& params, const ProgressFn& progress) {
+                     const WorkloadParams& params, const ProgressFn& progress,
+                     const OpenAnotherFn& open_another) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, engine.NewSession());
-  Ctx ctx(engine, *session, params, result, progress);
+  Ctx ctx(engine, *session, params, result, progress, open_another);
   absl::Status s = entry.run(ctx);
   if (!s.ok()) session->Rollback().IgnoreError();  // `s` is the error to report
   return s;
@@ -530,7 +751,8 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   CaseResult result;
   result.spec = spec;
   result.params = params;
-  absl::Status s = RunWith(*entry, *adapter, result, params, progress);
+  const OpenAnotherFn open_another = [&] { return engine.open(dir, config); };
+  absl::Status s = RunWith(*entry, *adapter, result, params, progress, open_another);
   absl::Status closed = adapter->Close();
   JKV_RETURN_IF_ERROR(s);
   JKV_RETURN_IF_ERROR(closed);

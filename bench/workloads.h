@@ -37,6 +37,7 @@ struct WorkloadParams {
   uint32_t value_size = 100;
   double seconds = 5;  // contention's duration
   int threads = 2;     // contention's reader threads
+  bool processes = false;  // contention: workers are processes, not threads
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
 };
