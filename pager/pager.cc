@@ -13,6 +13,11 @@
 namespace journalkv::pager {
 namespace {
 
+// Waiting for a lock another process holds: sleeps from 20 us, doubling up to this. A writer
+// committing back to back frees the file for microseconds between commits, so a long sleep
+// starves readers in other processes; 1 ms wakes a waiter at most 1,000 times a second.
+constexpr absl::Duration kMaxBusySleep = absl::Milliseconds(1);
+
 absl::Span<uint8_t> Whole(PageBuffer& b) { return absl::Span<uint8_t>(b.bytes.get(), b.size); }
 absl::Span<const uint8_t> Whole(const PageBuffer& b) {
   return absl::Span<const uint8_t>(b.bytes.get(), b.size);
@@ -202,7 +207,7 @@ absl::Status Pager::Retry(std::unique_lock<std::mutex>& lk, absl::Time deadline,
     if (unlock_while_sleeping) lk.unlock();
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
     if (unlock_while_sleeping) lk.lock();
-    sleep = std::min(sleep * 2, absl::Milliseconds(5));
+    sleep = std::min(sleep * 2, kMaxBusySleep);
   }
 }
 
@@ -263,7 +268,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
     }
     lk.unlock();
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-    sleep = std::min(sleep * 2, absl::Milliseconds(5));
+    sleep = std::min(sleep * 2, kMaxBusySleep);
     lk.lock();
   }
   ++readers_;
