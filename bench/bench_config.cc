@@ -58,6 +58,10 @@ const std::vector<FlagDef>& FlagDefs() {
        "where database files live (default: a fresh temporary directory under the working "
        "directory, removed at the end); each case uses its own subdirectory, removed after it"},
       {"plot", nullptr, nullptr, "also make PNG charts in --out with gnuplot"},
+      {"repeat", "N", nullptr,
+       "run the whole list of cases N times, interleaved (every case once, then again), and "
+       "report for each case the round with the median ops/s, with the lowest and highest "
+       "beside it (1)"},
       {"quick", nullptr, nullptr,
        "the default: a preset that compares every engine and mode in under two minutes: "
        "--sync=full,off --num=150 --seconds=0.5 and every workload but the two "
@@ -168,6 +172,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
     return absl::OkStatus();
   }
   if (name == "plot") return CheckBool(name, value, &c.plot);
+  if (name == "repeat") return Number<int>(name, value, 1, 1000, &c.repeat);
   if (name == "processes") return CheckBool(name, value, &p.processes);
   if (name == "quick") return CheckBool(name, value, &c.quick);
   if (name == "full") {

@@ -26,6 +26,7 @@ struct BenchConfig {
   std::string out = "jkvbench-results";
   std::string dir;  // empty: a fresh temporary directory under the working directory
   bool plot = false;
+  int repeat = 1;  // rounds over every case; each case reports its median round
   bool quick = true;  // apply the --quick preset to flags not given (off with --full)
   bool help = false;
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -167,27 +168,66 @@ std::optional<std::vector<CaseSpec>> Prepare(const BenchConfig& config) {
   return *std::move(cases);
 }
 
-// Runs every case, appending each result to the files as it finishes. False when a case or
-// its output failed (the others still run).
+// The round with the median ops/s (the lower middle for an even count), carrying the range.
+CaseResult MedianRound(std::vector<CaseResult> rounds) {
+  std::sort(rounds.begin(), rounds.end(), [](const CaseResult& a, const CaseResult& b) {
+    return a.OpsPerSec() < b.OpsPerSec();
+  });
+  CaseResult median = std::move(rounds[(rounds.size() - 1) / 2]);
+  median.repeats = static_cast<int>(rounds.size());
+  median.ops_per_sec_min = rounds.front().OpsPerSec();
+  median.ops_per_sec_max = rounds.back().OpsPerSec();
+  return median;
+}
+
+// Writes one case's result to the files (and its writelat series).
+absl::Status Record(const BenchConfig& config, const ResultFiles& files, const CaseResult& r) {
+  JKV_RETURN_IF_ERROR(files.Append(r));
+  if (r.spec.workload == "writelat") return WriteSeries(config.out, r);
+  return absl::OkStatus();
+}
+
+// Runs every case --repeat times, round after round, and records each case's median round
+// (with one round, as soon as it finishes). False when a case or its output failed (the others
+// still run; a case that failed in any round is not reported).
 bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const std::string& root,
             const ResultFiles& files, std::vector<CaseResult>& results) {
-  Progress progress(cases.size());
+  const size_t rounds = static_cast<size_t>(config.repeat);
+  Progress progress(cases.size() * rounds);
+  std::vector<std::vector<CaseResult>> runs(cases.size());
+  std::vector<bool> failed(cases.size(), false);
   bool all_ok = true;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    progress.Begin(i, cases[i]);
-    absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
-    absl::Status s = r.status();
-    if (s.ok()) s = files.Append(*r);
-    if (s.ok() && r->spec.workload == "writelat") s = WriteSeries(config.out, *r);
-    if (!s.ok()) {
-      progress.Failed(s);
-      all_ok = false;
-      continue;
+  for (size_t round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (failed[i]) continue;
+      progress.Begin(round * cases.size() + i, cases[i]);
+      absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
+      absl::Status s = r.status();
+      if (s.ok() && rounds == 1) s = Record(config, files, *r);
+      if (!s.ok()) {
+        progress.Failed(s);
+        failed[i] = true;
+        all_ok = false;
+        continue;
+      }
+      progress.Finished(*r);
+      r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();
+      runs[i].push_back(*std::move(r));
     }
-    progress.Finished(*r);
-    results.push_back(*std::move(r));
   }
   progress.Clear();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (failed[i]) continue;
+    CaseResult r = MedianRound(std::move(runs[i]));
+    if (rounds > 1) {
+      if (absl::Status s = Record(config, files, r); !s.ok()) {
+        std::fprintf(stderr, "jkvbench: %s\n", s.ToString().c_str());
+        all_ok = false;
+        continue;
+      }
+    }
+    results.push_back(std::move(r));
+  }
   return all_ok;
 }
 

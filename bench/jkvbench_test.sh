@@ -21,7 +21,7 @@ for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch -
 done
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
-            plot quick dir cache-mib processes; do
+            plot quick dir cache-mib processes repeat; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 
@@ -55,6 +55,22 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     assert r["workers"] == "processes", r
     assert r["fsync_calls"] + r["fdatasync_calls"] + r["msync_calls"] > 0, r  # the writer's
+PY
+
+# --repeat: every case runs N times and reports its median round with the range beside it.
+"$bench" --modes=persist,nosync --workloads=smalltxn,readrandom --sync=off --num=40 \
+  --repeat=3 --out="$work/out5" >table5.txt 2>progress5.txt \
+  || { cat progress5.txt; fail "jkvbench --repeat failed"; }
+python3 "$checker" "$work/out5" --workloads=smalltxn,readrandom
+[[ $(grep -c '^\[' progress5.txt) -eq 18 ]] || fail "--repeat=3 of 6 cases did not run 18 rounds"
+grep -q "median of 3" table5.txt || fail "the table does not say which round it shows"
+python3 - "$work/out5/results.jsonl" <<'PY' || fail "--repeat results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == 6, rows
+for r in rows:
+    assert r["repeats"] == 3, r
+    assert r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"], r
 PY
 
 # The default temporary directory is removed at the end.

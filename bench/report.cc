@@ -73,6 +73,9 @@ const std::vector<Field>& Fields() {
       {"value_size", [](const CaseResult& r) { return Num(r.params.value_size); }},
       {"seed", [](const CaseResult& r) { return Num(r.params.seed); }},
       {"threads", [](const CaseResult& r) { return Num(r.params.threads); }},
+      {"repeats", [](const CaseResult& r) { return Num(r.repeats); }},
+      {"ops_per_sec_min", [](const CaseResult& r) { return Num(r.ops_per_sec_min); }},
+      {"ops_per_sec_max", [](const CaseResult& r) { return Num(r.ops_per_sec_max); }},
       {"workers", [](const CaseResult& r) { return Text(r.params.processes ? "processes" : "threads"); }},
   };
   return *fields;
@@ -145,6 +148,11 @@ std::string TableRow(const CaseResult& r) {
     absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d%s", r.reader_ops,
                                           r.writer_ops, r.busy_errors,
                                           r.params.processes ? " (processes)" : ""));
+  }
+  if (r.repeats > 1) {
+    absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s", r.repeats,
+                                          HumanCount(r.ops_per_sec_min),
+                                          HumanCount(r.ops_per_sec_max)));
   }
   return row;
 }

@@ -74,6 +74,11 @@ struct CaseResult {
   SyscallCounts io;              // during the measured phase
   uint64_t log_max_bytes = 0;
   std::vector<SeriesPoint> series;  // writelat only
+  // With --repeat: how many rounds ran and their lowest and highest ops/s (this result is the
+  // median round's); 1 and this round's own ops/s otherwise.
+  int repeats = 1;
+  double ops_per_sec_min = 0;
+  double ops_per_sec_max = 0;
 
   double OpsPerSec() const { return seconds > 0 ? ops / seconds : 0; }
   double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
