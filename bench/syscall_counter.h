@@ -30,6 +30,14 @@ struct SyscallCounts {
     return {fsync - b.fsync, fdatasync - b.fdatasync, msync - b.msync, writes - b.writes,
             bytes_written - b.bytes_written};
   }
+  SyscallCounts& operator+=(const SyscallCounts& b) {
+    fsync += b.fsync;
+    fdatasync += b.fdatasync;
+    msync += b.msync;
+    writes += b.writes;
+    bytes_written += b.bytes_written;
+    return *this;
+  }
 };
 
 // The counts since the process started.

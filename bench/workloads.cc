@@ -83,8 +83,9 @@ class ValueSource {
   std::string buffer_;
 };
 
-// The state of one case: the engine, its main session, the generators and the measurements.
 using OpenAnotherFn = std::function<absl::StatusOr<std::unique_ptr<EngineAdapter>>()>;
+
+// The state of one case: the engine, its main session, the generators and the measurements.
 
 struct Ctx {
   Ctx(EngineAdapter& e, Session& s, const WorkloadParams& p, CaseResult& r, const ProgressFn& f,
@@ -657,11 +658,7 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
     (i == 0 ? c.result.latency : c.result.reader_latency).Merge(r.latency);
     (i == 0 ? c.result.writer_ops : c.result.reader_ops) += r.iterations;
     c.result.busy_errors += r.busy;
-    c.result.io.fsync += r.io.fsync;
-    c.result.io.fdatasync += r.io.fdatasync;
-    c.result.io.msync += r.io.msync;
-    c.result.io.writes += r.io.writes;
-    c.result.io.bytes_written += r.io.bytes_written;
+    c.result.io += r.io;  // the children's system calls, beside the parent's
   }
   c.result.commits = c.result.writer_ops;
   c.result.ops = c.result.writer_ops + c.result.reader_ops;

@@ -88,8 +88,8 @@ class PosixFile final : public File {
     size_t size;
   };
 
-  // One F_OFD_SETLK call: false when another owner holds a conflicting lock.
-  absl::StatusOr<bool> SetLock(short type, uint64_t offset, uint64_t length);
+  // One F_OFD_SETLK or F_OFD_GETLK call (see the definition).
+  absl::StatusOr<bool> LockCall(int command, short type, uint64_t offset, uint64_t length);
   // Extends the file to at least size_bytes; never shrinks it.
   absl::Status GrowTo(uint64_t size_bytes);
 
@@ -183,46 +183,38 @@ absl::StatusOr<uint64_t> PosixFile::Size() {
 absl::StatusOr<bool> PosixFile::TryLock(uint64_t offset, uint64_t length, LockMode mode) {
   // fcntl would fail with EBADF: a write lock needs a descriptor open for writing.
   if (read_only_ && mode == LockMode::kExclusive) return ReadOnlyError(path_, "exclusive lock");
-  return SetLock(mode == LockMode::kShared ? F_RDLCK : F_WRLCK, offset, length);
+  return LockCall(F_OFD_SETLK, mode == LockMode::kShared ? F_RDLCK : F_WRLCK, offset, length);
 }
 
 absl::Status PosixFile::Unlock(uint64_t offset, uint64_t length) {
-  return SetLock(F_UNLCK, offset, length).status();
+  return LockCall(F_OFD_SETLK, F_UNLCK, offset, length).status();
 }
 
-absl::StatusOr<bool> PosixFile::CanLock(uint64_t offset, uint64_t length, LockMode mode) {
-  JKV_RETURN_IF_ERROR(CheckRange(path_, "lock", offset, length));
-  struct flock lock = {};
-  lock.l_type = mode == LockMode::kShared ? F_RDLCK : F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = static_cast<off_t>(offset);
-  lock.l_len = static_cast<off_t>(length);
-  lock.l_pid = 0;  // required by F_OFD_GETLK
-  while (::fcntl(fd_, F_OFD_GETLK, &lock) != 0) {
-    const int err = errno;
-    if (err == EINTR) continue;
-    return ErrnoToStatus(
-        err, absl::StrCat(path_, ": fcntl(F_OFD_GETLK) of ", length, " bytes at offset ", offset));
-  }
-  return lock.l_type == F_UNLCK;  // else the kernel describes the conflicting lock
-}
-
-absl::StatusOr<bool> PosixFile::SetLock(short type, uint64_t offset, uint64_t length) {
+// One fcntl call on an open-file-description lock over [offset, offset + length): F_OFD_SETLK
+// (false when another owner holds a conflicting lock) or F_OFD_GETLK (false when one would
+// conflict; `lock` then describes it).
+absl::StatusOr<bool> PosixFile::LockCall(int command, short type, uint64_t offset,
+                                         uint64_t length) {
   JKV_RETURN_IF_ERROR(CheckRange(path_, "lock", offset, length));
   struct flock lock = {};
   lock.l_type = type;
   lock.l_whence = SEEK_SET;
   lock.l_start = static_cast<off_t>(offset);
   lock.l_len = static_cast<off_t>(length);
-  lock.l_pid = 0;  // required by F_OFD_SETLK
-  while (::fcntl(fd_, F_OFD_SETLK, &lock) != 0) {
+  lock.l_pid = 0;  // required by the F_OFD_ commands
+  while (::fcntl(fd_, command, &lock) != 0) {
     const int err = errno;
     if (err == EINTR) continue;
-    if (err == EAGAIN || err == EACCES) return false;
-    return ErrnoToStatus(
-        err, absl::StrCat(path_, ": fcntl(F_OFD_SETLK) of ", length, " bytes at offset ", offset));
+    if (command == F_OFD_SETLK && (err == EAGAIN || err == EACCES)) return false;
+    return ErrnoToStatus(err, absl::StrCat(path_, ": fcntl(",
+                                           command == F_OFD_SETLK ? "F_OFD_SETLK" : "F_OFD_GETLK",
+                                           ") of ", length, " bytes at offset ", offset));
   }
-  return true;
+  return command == F_OFD_SETLK || lock.l_type == F_UNLCK;
+}
+
+absl::StatusOr<bool> PosixFile::CanLock(uint64_t offset, uint64_t length, LockMode mode) {
+  return LockCall(F_OFD_GETLK, mode == LockMode::kShared ? F_RDLCK : F_WRLCK, offset, length);
 }
 
 absl::StatusOr<uint8_t*> PosixFile::MapSharedRegion(uint32_t region, size_t region_size) {
