@@ -10,7 +10,7 @@ import sys
 FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", "ops_per_sec",
           "p50_us", "p99_us", "p999_us", "max_us", "fsyncs_per_op", "bytes_written_per_op",
           "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
-          "seed", "threads", "workers"]
+          "seed", "threads", "workers", "repeats", "ops_per_sec_min", "ops_per_sec_max"]
 TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers"}
 QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
 
@@ -28,6 +28,10 @@ def check_record(r, where):
             fail(f"{where}: field {f} is not a number: {r[f]!r}")
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
+    if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:
+        fail(f"{where}: ops_per_sec outside [ops_per_sec_min, ops_per_sec_max]")
+    if r["repeats"] < 1:
+        fail(f"{where}: repeats < 1")
     if not 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["max_us"]:
         fail(f"{where}: percentiles out of order")
     for f in ("fsyncs_per_op", "bytes_written_per_op", "log_max_bytes", "blocked_writer_ms"):

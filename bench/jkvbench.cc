@@ -203,6 +203,7 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
       progress.Begin(round * cases.size() + i, cases[i]);
       absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
       absl::Status s = r.status();
+      if (s.ok()) r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();  // one round's range
       if (s.ok() && rounds == 1) s = Record(config, files, *r);
       if (!s.ok()) {
         progress.Failed(s);
@@ -211,7 +212,6 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
         continue;
       }
       progress.Finished(*r);
-      r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();
       runs[i].push_back(*std::move(r));
     }
   }

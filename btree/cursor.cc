@@ -203,25 +203,24 @@ bool Cursor::Valid() {
   return valid_;
 }
 
-absl::Status Cursor::ReadValue(std::string* value) {
-  if (!Valid()) return status_.ok() ? NotOnKey() : status_;
-  const Frame& leaf = frames_.back();
-  JKV_ASSIGN_OR_RETURN(LeafCell cell, leaf.view.leaf_cell(leaf.index));
-  if (cell.local_value.size() == cell.value_size) {
-    value->assign(cell.local_value.data(), cell.local_value.size());
-    return absl::OkStatus();
-  }
-  return btree::ReadValue(pages_, leaf.view.page_no(), cell, value);
-}
-
-absl::StatusOr<absl::string_view> Cursor::ValueView() {
+// The current value: a view into the leaf when it is stored there, else assembled from its
+// overflow chain into *assembled.
+absl::StatusOr<absl::string_view> Cursor::CurrentValue(std::string* assembled) {
   if (!Valid()) return status_.ok() ? NotOnKey() : status_;
   const Frame& leaf = frames_.back();
   JKV_ASSIGN_OR_RETURN(LeafCell cell, leaf.view.leaf_cell(leaf.index));
   if (cell.local_value.size() == cell.value_size) return cell.local_value;
-  JKV_RETURN_IF_ERROR(btree::ReadValue(pages_, leaf.view.page_no(), cell, &value_buffer_));
-  return absl::string_view(value_buffer_);
+  JKV_RETURN_IF_ERROR(btree::ReadValue(pages_, leaf.view.page_no(), cell, assembled));
+  return absl::string_view(*assembled);
 }
+
+absl::Status Cursor::ReadValue(std::string* value) {
+  JKV_ASSIGN_OR_RETURN(absl::string_view v, CurrentValue(value));
+  if (v.data() != value->data()) value->assign(v.data(), v.size());  // it was in the leaf
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::string_view> Cursor::ValueView() { return CurrentValue(&value_buffer_); }
 
 absl::StatusOr<std::string> Cursor::value() {
   std::string value;

@@ -97,6 +97,7 @@ class Cursor {
   enum class Edge { kFirst, kLast };
 
   bool TreeChanged() const;
+  absl::StatusOr<absl::string_view> CurrentValue(std::string* assembled);
   void Reset();
   absl::Status LoadKey();
   absl::Status PushPage(PageNo page_no, PageNo referrer);

@@ -63,11 +63,10 @@ absl::Status DbLock::DowngradeToShared() {
     JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared));
     if (!ok) return absl::InternalError("downgrading the database lock failed");
   }
-  if (level_ >= LockLevel::kReserved) {
+  if (level_ >= LockLevel::kReserved) {  // PENDING is only ever held with RESERVED
     JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 2));  // PENDING and RESERVED
     pending_held_ = false;
   }
-  JKV_RETURN_IF_ERROR(DropPending());
   if (level_ != LockLevel::kNone) level_ = LockLevel::kShared;
   return absl::OkStatus();
 }
