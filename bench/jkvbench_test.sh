@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # Usage errors exit 2 with a message.
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
-           --checkpoint=async:5 --bogus positional; do
+           --checkpoint=async:5 --repeat=0 --cache-mib=0 --processes=maybe --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -489,48 +490,37 @@ std::string ReadAll(int fd) {
   }
 }
 
-// A child's report to its parent: fixed fields, then the error message and the histogram.
+// What a worker process sends its parent: `Counts` as raw bytes (same binary on both sides),
+// then the error message and the encoded histogram.
 struct ChildReport {
-  uint64_t iterations = 0;
-  uint64_t busy = 0;
-  SyscallCounts io;
-  int32_t code = 0;  // absl::StatusCode of the first error
+  struct Counts {
+    uint64_t iterations = 0;
+    uint64_t busy = 0;
+    SyscallCounts io;
+    int32_t code = 0;  // absl::StatusCode of the first error
+    uint64_t message_size = 0;
+  };
+  static_assert(std::is_trivially_copyable_v<Counts>);
+
+  Counts counts;
   std::string message;
   Histogram latency;
 
-  std::string Encode() const {
-    std::string out;
-    const auto put = [&out](const void* p, size_t n) {
-      out.append(static_cast<const char*>(p), n);
-    };
-    const uint64_t message_size = message.size();
-    put(&iterations, sizeof iterations);
-    put(&busy, sizeof busy);
-    put(&io, sizeof io);
-    put(&code, sizeof code);
-    put(&message_size, sizeof message_size);
-    out += message;
-    out += latency.Encode();
-    return out;
+  void Fail(const absl::Status& s) {
+    counts.code = static_cast<int32_t>(s.code());
+    message = std::string(s.message());
+  }
+  std::string Encode() {
+    counts.message_size = message.size();
+    return absl::StrCat(absl::string_view(reinterpret_cast<const char*>(&counts), sizeof counts),
+                        message, latency.Encode());
   }
   bool Decode(const std::string& bytes) {
-    constexpr size_t kFixed = 2 * sizeof(uint64_t) + sizeof(SyscallCounts) + sizeof(int32_t) +
-                              sizeof(uint64_t);
-    if (bytes.size() < kFixed) return false;
-    const char* p = bytes.data();
-    const auto get = [&p](void* dst, size_t n) {
-      std::memcpy(dst, p, n);
-      p += n;
-    };
-    uint64_t message_size = 0;
-    get(&iterations, sizeof iterations);
-    get(&busy, sizeof busy);
-    get(&io, sizeof io);
-    get(&code, sizeof code);
-    get(&message_size, sizeof message_size);
-    if (message_size > bytes.size() - kFixed) return false;
-    message.assign(p, message_size);
-    return latency.Decode(bytes.substr(kFixed + message_size));
+    if (bytes.size() < sizeof counts) return false;
+    std::memcpy(&counts, bytes.data(), sizeof counts);
+    if (counts.message_size > bytes.size() - sizeof counts) return false;
+    message = bytes.substr(sizeof counts, counts.message_size);
+    return latency.Decode(bytes.substr(sizeof counts + counts.message_size));
   }
 };
 
@@ -538,10 +528,6 @@ struct ChildReport {
 // start signal (EOF on `go_fd`), works for the case's seconds and reports.
 ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
   ChildReport report;
-  const auto fail = [&report](const absl::Status& s) {
-    report.code = static_cast<int32_t>(s.code());
-    report.message = std::string(s.message());
-  };
   absl::StatusOr<std::unique_ptr<EngineAdapter>> adapter = c.open_another();
   absl::StatusOr<std::unique_ptr<Session>> session =
       adapter.ok() ? (*adapter)->NewSession() : adapter.status();
@@ -551,7 +537,8 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
   while (::read(go_fd, &byte, 1) < 0 && errno == EINTR) {
   }
   if (!session.ok() || !ready) {
-    fail(session.ok() ? absl::InternalError("contention: the ready pipe broke") : session.status());
+    report.Fail(session.ok() ? absl::InternalError("contention: the ready pipe broke")
+                             : session.status());
     return report;
   }
   WorkerStats w;
@@ -570,14 +557,14 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
     ReaderLoop(sh, **session, index, w);
   }
   timer.join();
-  report.io = SyscallSnapshot() - io_start;
-  report.iterations = w.iterations;
-  report.busy = w.busy;
+  report.counts.io = SyscallSnapshot() - io_start;
+  report.counts.iterations = w.iterations;
+  report.counts.busy = w.busy;
   report.latency = std::move(w.latency);
-  if (!w.status.ok()) fail(w.status);
+  if (!w.status.ok()) report.Fail(w.status);
   session->reset();
   absl::Status closed = (*adapter)->Close();
-  if (!closed.ok() && report.code == 0) fail(closed);
+  if (!closed.ok() && report.counts.code == 0) report.Fail(closed);
   return report;
 }
 
@@ -595,15 +582,15 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
   std::vector<Child> children;
   absl::Status failure;
   for (int i = 0; i <= readers && failure.ok(); ++i) {
-    int ready[2], report[2];
-    if (::pipe(ready) != 0 || ::pipe(report) != 0) {
-      failure = absl::InternalError("contention: pipe failed");
-      break;
-    }
+    int ready[2] = {-1, -1}, report[2] = {-1, -1};
+    const bool piped = ::pipe(ready) == 0 && ::pipe(report) == 0;
     std::fflush(nullptr);
-    const pid_t pid = ::fork();
+    const pid_t pid = piped ? ::fork() : -1;
     if (pid < 0) {
-      failure = absl::InternalError("contention: fork failed");
+      for (int fd : {ready[0], ready[1], report[0], report[1]}) {
+        if (fd >= 0) ::close(fd);
+      }
+      failure = absl::InternalError(piped ? "contention: fork failed" : "contention: pipe failed");
       break;
     }
     if (pid == 0) {  // the child: never returns into the parent's code
@@ -614,7 +601,7 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
         ::close(other.ready_fd);
         ::close(other.report_fd);
       }
-      const ChildReport r = RunChild(c, i, ready[1], go[0]);
+      ChildReport r = RunChild(c, i, ready[1], go[0]);
       const bool sent = WriteAll(report[1], r.Encode());
       ::_exit(sent ? 0 : 1);
     }
@@ -651,14 +638,14 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
   JKV_RETURN_IF_ERROR(failure);
   for (size_t i = 0; i < reports.size(); ++i) {
     const ChildReport& r = reports[i];
-    if (r.code != 0) {
-      return absl::Status(static_cast<absl::StatusCode>(r.code),
+    if (r.counts.code != 0) {
+      return absl::Status(static_cast<absl::StatusCode>(r.counts.code),
                           absl::StrCat("contention worker process ", i, ": ", r.message));
     }
     (i == 0 ? c.result.latency : c.result.reader_latency).Merge(r.latency);
-    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += r.iterations;
-    c.result.busy_errors += r.busy;
-    c.result.io += r.io;  // the children's system calls, beside the parent's
+    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += r.counts.iterations;
+    c.result.busy_errors += r.counts.busy;
+    c.result.io += r.counts.io;  // the children's system calls, beside the parent's
   }
   c.result.commits = c.result.writer_ops;
   c.result.ops = c.result.writer_ops + c.result.reader_ops;
