@@ -52,6 +52,24 @@ absl::StatusOr<bool> DbLock::WriterPending() {
   return !free;
 }
 
+absl::StatusOr<bool> DbLock::OtherWritersWaiting() {
+  // This connection's own WAITING lock never conflicts with its own query.
+  JKV_ASSIGN_OR_RETURN(bool free, file_->CanLock(kWaitingByte, 1, LockMode::kExclusive));
+  return !free;
+}
+
+absl::Status DbLock::SetWaiting(bool waiting) {
+  if (waiting == waiting_) return absl::OkStatus();
+  if (waiting) {
+    JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kWaitingByte, 1, LockMode::kShared));
+    if (!ok) return absl::InternalError("the writer-waiting lock byte is held exclusively");
+  } else {
+    JKV_RETURN_IF_ERROR(file_->Unlock(kWaitingByte, 1));
+  }
+  waiting_ = waiting;
+  return absl::OkStatus();
+}
+
 absl::Status DbLock::DropPending() {
   if (!pending_held_) return absl::OkStatus();
   pending_held_ = false;

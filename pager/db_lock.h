@@ -13,6 +13,12 @@
 // A reader that finds the PENDING byte held right after taking SHARED drops SHARED again, so a
 // writer that holds PENDING is not starved by a stream of new readers.
 //
+// Writers that wait for RESERVED hold the WAITING byte shared while they wait (it is outside
+// the ranges above and never held exclusively; only asked about). A writer that starts a
+// transaction and finds it held by another connection lets the waiters go first (it waits one
+// busy sleep before it tries), so a connection committing back to back does not starve writers
+// of other connections.
+//
 // Each method makes one attempt and never sleeps: the pager retries until its busy timeout.
 // Thread-safety: not thread-safe; the pager calls it under its mutex.
 #ifndef JOURNALKV_PAGER_DB_LOCK_H_
@@ -31,6 +37,7 @@ inline constexpr uint64_t kPendingByte = 0x40000000;
 inline constexpr uint64_t kReservedByte = kPendingByte + 1;
 inline constexpr uint64_t kSharedFirst = kPendingByte + 2;
 inline constexpr uint64_t kSharedSize = 510;
+inline constexpr uint64_t kWaitingByte = kSharedFirst + kSharedSize;
 
 class DbLock {
  public:
@@ -48,6 +55,11 @@ class DbLock {
   absl::StatusOr<bool> TryExclusive();
   // True when another connection holds PENDING or EXCLUSIVE (a reader should wait).
   absl::StatusOr<bool> WriterPending();
+  // True when another connection is waiting for RESERVED (holds the WAITING byte).
+  absl::StatusOr<bool> OtherWritersWaiting();
+  // Marks this connection as a waiting writer (WAITING shared), or no longer.
+  absl::Status SetWaiting(bool waiting);
+  bool waiting() const { return waiting_; }
   // Any level -> kShared (drops RESERVED and PENDING).
   absl::Status DowngradeToShared();
   // Gives up a PENDING lock taken by a TryExclusive that did not succeed.
@@ -59,6 +71,7 @@ class DbLock {
   vfs::File* const file_;
   LockLevel level_ = LockLevel::kNone;
   bool pending_held_ = false;
+  bool waiting_ = false;
 };
 
 }  // namespace journalkv::pager

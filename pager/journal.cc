@@ -9,6 +9,7 @@
 #include "base/hash.h"
 #include "base/status_macros.h"
 #include "pager/db_format.h"
+#include "pager/sync.h"
 
 namespace journalkv::pager {
 namespace {
@@ -125,18 +126,20 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
                                    std::unique_ptr<vfs::File> file, JournalMode mode,
                                    SyncLevel sync) {
   const bool do_sync = sync != SyncLevel::kOff;
+  // Each sync below: the journal's end durable, or a power loss brings back a journal that was
+  // already applied (a rolled-back one would then be applied over later commits).
   if (mode == JournalMode::kTruncate) {
     JKV_RETURN_IF_ERROR(file->Truncate(0));
-    return do_sync ? file->Sync(vfs::SyncKind::kAll) : absl::OkStatus();
+    return do_sync ? SyncFile(*file, vfs::SyncKind::kAll) : absl::OkStatus();
   }
   if (mode == JournalMode::kPersist) {
     std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
     JKV_RETURN_IF_ERROR(file->Write(0, zeros));
-    return do_sync ? file->Sync(vfs::SyncKind::kData) : absl::OkStatus();
+    return do_sync ? SyncFile(*file, vfs::SyncKind::kData) : absl::OkStatus();
   }
   file.reset();
   JKV_RETURN_IF_ERROR(fs->Delete(path));
-  return do_sync ? fs->SyncDirectory(vfs::DirName(path)) : absl::OkStatus();
+  return do_sync ? SyncDir(*fs, path) : absl::OkStatus();
 }
 
 }  // namespace
@@ -185,7 +188,7 @@ absl::Status Journal::OpenForTransaction() {
   // Another connection committed since this one last wrote the journal (or this is the first
   // use): where its journal lies is unknown. Make the file's present state durable; then at
   // most a journal whose header is valid now can come back after a power loss.
-  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(file_->Sync(vfs::SyncKind::kAll));
+  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kAll));
   protected_.clear();
   std::vector<uint8_t> header(kJournalHeaderSize);
   absl::Status s = file_->Read(0, absl::MakeSpan(header));
@@ -213,11 +216,11 @@ uint64_t Journal::PlaceRecords(std::optional<uint64_t> size_bytes) const {
 absl::Status Journal::SyncIfNeeded() {
   if (sync_ == SyncLevel::kOff) return absl::OkStatus();
   // Journal records durable before the first database page is overwritten: pager I1.
-  JKV_RETURN_IF_ERROR(file_->Sync(vfs::SyncKind::kData));
+  JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kData));
   if (created_ || !dir_synced_once_) {
     // The journal's directory entry durable too, or a power loss could remove the journal
     // while the database holds half a transaction: pager I1.
-    JKV_RETURN_IF_ERROR(fs_->SyncDirectory(vfs::DirName(path_)));
+    JKV_RETURN_IF_ERROR(SyncDir(*fs_, path_));
     dir_synced_once_ = true;
     created_ = false;
   }
@@ -273,15 +276,17 @@ absl::Status Journal::Finish(Outcome committed) {
       file_.reset();
       JKV_RETURN_IF_ERROR(fs_->Delete(path_));
       // The unlink durable: only EXTRA pays for it, the seal makes it unnecessary (I4).
-      return extra ? fs_->SyncDirectory(vfs::DirName(path_)) : absl::OkStatus();
+      return extra ? SyncDir(*fs_, path_) : absl::OkStatus();
     }
     case JournalMode::kTruncate:
       JKV_RETURN_IF_ERROR(file_->Truncate(0));
-      return extra ? file_->Sync(vfs::SyncKind::kAll) : absl::OkStatus();
+      // The truncate durable (EXTRA's promise; the seal makes it unnecessary, I4).
+      return extra ? SyncFile(*file_, vfs::SyncKind::kAll) : absl::OkStatus();
     case JournalMode::kPersist: {
       std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
       JKV_RETURN_IF_ERROR(file_->Write(0, zeros));
-      return extra ? file_->Sync(vfs::SyncKind::kData) : absl::OkStatus();
+      // The zeroed header durable (EXTRA's promise; the seal makes it unnecessary, I4).
+      return extra ? SyncFile(*file_, vfs::SyncKind::kData) : absl::OkStatus();
     }
     case JournalMode::kMemory:
     case JournalMode::kOff:
@@ -308,7 +313,8 @@ absl::Status Journal::RollBack(vfs::File* db) {
     return absl::DataLossError(absl::StrCat(path_, ": journal unreadable during rollback"));
   }
   JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file_.get(), db));
-  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(db->Sync(vfs::SyncKind::kData));
+  // Database restored durably before the journal may end: I3.
+  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData));
   return Finish(Outcome::kRolledBack);
 }
 
@@ -353,11 +359,11 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
         absl::StrCat(journal_path, ": hot journal must be rolled back first; "
                                    "open the database read-write once"));
   }
-  if (!complete) {
-    JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file->get(), db));
-    // Database restored durably before the journal may go: pager I3.
-    if (sync != SyncLevel::kOff) JKV_RETURN_IF_ERROR(db->Sync(vfs::SyncKind::kData));
-  }
+  if (!complete) JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file->get(), db));
+  // The database durable before the journal may go: after a rollback, pager I3; for a complete
+  // journal, I6: its writer may have died before its own database sync (I2), leaving the pages
+  // only in the OS cache, and without the journal a power loss would leave half a transaction.
+  if (sync != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData));
   JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
   return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
 }

@@ -9,6 +9,7 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
+#include "pager/sync.h"
 
 namespace journalkv::pager {
 namespace {
@@ -102,8 +103,8 @@ absl::Status Pager::InitializeNewLocked(std::unique_lock<std::mutex>& lk, absl::
   JKV_RETURN_IF_ERROR(db_file_->Write(0, Whole(page)));
   if (options_.sync != SyncLevel::kOff) {
     // The new database and its directory entry durable before the first commit relies on them.
-    JKV_RETURN_IF_ERROR(db_file_->Sync(vfs::SyncKind::kAll));
-    JKV_RETURN_IF_ERROR(fs_->SyncDirectory(vfs::DirName(path_)));
+    JKV_RETURN_IF_ERROR(SyncFile(*db_file_, vfs::SyncKind::kAll));
+    JKV_RETURN_IF_ERROR(SyncDir(*fs_, path_));
   }
   header_ = header;
   page_size_ = header.page_size;
@@ -132,6 +133,14 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
   JKV_ASSIGN_OR_RETURN(DbHeader header, DecodeDbHeader(Whole(page), path_));
   if (header.page_size != page_size) {
     return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
+  }
+  if (header.journal_family != JournalFamily::kRollback) {
+    // A database last used in a WAL mode may have committed transactions in its log that a
+    // rollback-mode connection cannot see; reading or writing it here would lose them.
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, ": the database was last used in ",
+        header.journal_family == JournalFamily::kWal ? "wal" : "wal2",
+        " mode; a rollback journal mode cannot open it (this version has no WAL)"));
   }
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
   if (size < uint64_t{header.page_count} * page_size) {
@@ -187,6 +196,7 @@ absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, a
                          : absl::StatusOr<JournalRecovery>(locked);
     JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
   }
+  if (IsSyncFailure(result.status())) SetStickyError(result.status());  // I7
   JKV_RETURN_IF_ERROR(result.status());
   if (*result == JournalRecovery::kRolledBack) ++stats_.recoveries;
   return absl::OkStatus();
@@ -258,7 +268,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
       JKV_RETURN_IF_ERROR(AcquireSharedLocked(lk, deadline));
       break;
     }
-    if (writer_active_) break;  // this pager is the writer: no one else can be pending
+    if (lock_.level() >= LockLevel::kReserved) break;  // this pager is the writer: none pending
     // SHARED is already held for other readers. Let a writer elsewhere that waits for them
     // (it holds PENDING) go first rather than starve it.
     JKV_ASSIGN_OR_RETURN(bool pending, lock_.WriterPending());
@@ -368,12 +378,8 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
   JKV_RETURN_IF_ERROR(WaitFor(lk, deadline, "another write transaction of this handle is open",
                               [&] { return !writer_active_; }));
   writer_active_ = true;
-  absl::Status s;
-  if (lock_.level() == LockLevel::kNone) s = AcquireSharedLocked(lk, deadline);
-  if (s.ok()) {
-    s = Retry(lk, deadline, true, "another connection is writing the database",
-              [&] { return lock_.TryReserved(); });
-  }
+  absl::Status s = AcquireReservedLocked(lk, deadline);
+  if (absl::Status unmark = lock_.SetWaiting(false); s.ok()) s = unmark;
   if (!s.ok()) {
     writer_active_ = false;
     if (readers_ == 0) lock_.Release().IgnoreError();  // giving up; s is the error to report
@@ -381,6 +387,40 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
     return s;
   }
   return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_));
+}
+
+// Waiting writers queue without blocking the writer they wait for. The committing writer
+// needs every other SHARED lock gone, so a connection that took SHARED only to start this
+// transaction (none of its readers is open) drops it again before each sleep, as SQLite does
+// for a connection with no transaction open; with readers open it keeps SHARED (the committing
+// writer waits for those readers anyway). While it waits it holds the WAITING byte, and a
+// writer that starts while another connection waits sleeps once before its first try, so
+// writers of different connections take turns (db_lock.h).
+absl::Status Pager::AcquireReservedLocked(std::unique_lock<std::mutex>& lk,
+                                          absl::Time deadline) {
+  absl::Duration sleep = absl::Microseconds(20);
+  JKV_ASSIGN_OR_RETURN(bool others_waiting, lock_.OtherWritersWaiting());
+  if (others_waiting) {
+    JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
+    sleep = kMaxBusySleep;
+  }
+  for (bool first = true;; first = false) {
+    JKV_RETURN_IF_ERROR(sticky_);
+    if (!first || !others_waiting) {
+      if (lock_.level() == LockLevel::kNone) JKV_RETURN_IF_ERROR(AcquireSharedLocked(lk, deadline));
+      JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
+      if (reserved) return absl::OkStatus();
+      JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
+      if (readers_ == 0) JKV_RETURN_IF_ERROR(lock_.Release());
+    }
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError("busy: another connection is writing the database");
+    }
+    lk.unlock();
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    lk.lock();
+    sleep = std::min(sleep * 2, kMaxBusySleep);
+  }
 }
 
 absl::Status Pager::AcquireExclusive() {
@@ -611,6 +651,20 @@ absl::Status WriteTxn::Spill() {
     JKV_RETURN_IF_ERROR(pager_->AcquireExclusive());
     exclusive_ = true;
   }
+  if (!page1_marked_) {
+    // I5: page 1 with a new change counter reaches the file before any other page of this
+    // transaction, so a connection that stays open and validates its cache by the counter
+    // notices the spilled pages (and, if this process dies, the hot journal) instead of mixing
+    // them with its cached pages. The counter start+1 is the one the commit will write too.
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(PageNo(1)));
+    DirtyPage& page1 = dirty_[1];
+    page1.buffer = std::make_shared<PageBuffer>(clean->size);
+    page1.original = journaled_.contains(1) ? nullptr : std::move(clean);
+    DbHeader marker = start_header_;
+    ++marker.change_counter;
+    EncodeDbHeader(marker, Whole(*page1.buffer));
+    page1_marked_ = true;
+  }
   Journal& journal = *pager_->journal_;
   std::vector<PageNo> pages;
   for (auto& [n, dirty] : dirty_) {
@@ -654,6 +708,10 @@ absl::Status WriteTxn::Commit() {
   // the journal; if that fails too, the pager enters its error state and the next opener rolls
   // the hot journal back. Either way the caller's error is the commit's.
   Rollback().IgnoreError();
+  if (IsSyncFailure(s)) {
+    std::unique_lock lk(pager_->mu_);
+    pager_->SetStickyError(s);  // I7
+  }
   return s;
 }
 
@@ -692,7 +750,7 @@ absl::Status WriteTxn::CommitToFile() {
   JKV_RETURN_IF_ERROR(WritePages(pages));
   if (pager_->options_.sync != SyncLevel::kOff) {
     // Every page of the transaction durable before its journal may end: I2.
-    JKV_RETURN_IF_ERROR(pager_->db_file_->Sync(vfs::SyncKind::kData));
+    JKV_RETURN_IF_ERROR(SyncFile(*pager_->db_file_, vfs::SyncKind::kData));
   }
   // The transaction is durable now (I4): failing to end the journal does not undo it. The
   // journal is left complete and sealed, so the next opener discards it, and the next
@@ -710,6 +768,7 @@ absl::Status WriteTxn::Rollback() {
   {
     std::unique_lock lk(pager_->mu_);
     if (!s.ok()) pager_->SetStickyError(s);
+    if (IsSyncFailure(failed_)) pager_->SetStickyError(failed_);  // a spill's sync failed: I7
     ++pager_->stats_.rollbacks;
   }
   End(/*clear_cache=*/spilled_);

@@ -36,8 +36,18 @@
 //   I3. A rollback restores the database durably before the journal is ended.
 //   I4. The seal lists every page the transaction writes with its final trailer, so a journal
 //       whose end was lost to a power loss is recognised as complete and not applied.
-//   I5. Page 1 (with the new change counter) is written before any other page of a commit, so
-//       another process that sees an unchanged change counter knows no commit touched the file.
+//   I5. Page 1 with a new change counter is written before any other page of a transaction,
+//       at its first spill or else at commit, so another connection that sees an unchanged
+//       change counter knows no transaction, committed, spilling or killed mid-spill, has
+//       touched the file since it last looked (a spill writes start+1, the value the commit
+//       writes too; a rollback restores page 1 with the rest).
+//   I6. Recovery ends a journal only once the database file is durable: after a rollback (I3)
+//       and also when the journal is complete, because a writer killed before its database
+//       sync (I2) leaves its pages only in the OS cache.
+//   I7. A failed sync is never retried, and nothing it covered is trusted: the transaction is
+//       undone in-process by rewriting every page it touched from the journal (so the undo
+//       depends only on writes made, and synced, after the failure), and the handle enters its
+//       error state whether or not the undo succeeds; reopening recovers from the disk.
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
@@ -165,6 +175,7 @@ class WriteTxn final : public PageWriter {
   bool finished_ = false;
   bool spilled_ = false;    // some pages of this transaction are in the database file
   bool exclusive_ = false;  // holds the EXCLUSIVE lock
+  bool page1_marked_ = false;  // a spill wrote page 1 with the new change counter (I5)
   absl::Status failed_;     // a failure that forces rollback
   uint64_t journal_end_failures_ = 0;
   absl::flat_hash_map<uint32_t, DirtyPage> dirty_;
@@ -219,6 +230,7 @@ class Pager {
   absl::Status WaitFor(std::unique_lock<std::mutex>& lk, absl::Time deadline,
                        absl::string_view what, F done);
   absl::Status AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  absl::Status AcquireReservedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
   absl::Status ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
   absl::Status RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
   absl::Status RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline,

@@ -334,6 +334,27 @@ TEST(PagerOpenTest, NewerFormatVersionIsRefused) {
   EXPECT_EQ(ReadFile(fs, kPath), bytes);
 }
 
+// journal_family records the mode family last used. A rollback-mode opener must not read or
+// write a database last used in a WAL mode (its log may hold commits it cannot see).
+TEST(PagerOpenTest, DatabaseLastUsedInWalModeIsRefusedAndLeftUntouched) {
+  for (JournalFamily family : {JournalFamily::kWal, JournalFamily::kWal2}) {
+    vfs::MemFileSystem fs;
+    { ASSERT_THAT(Pager::Open(&fs, kPath, {}), IsOk()); }
+    std::string bytes = ReadFile(fs, kPath);
+    auto page = absl::MakeSpan(reinterpret_cast<uint8_t*>(bytes.data()), kDefaultPageSize);
+    DbHeader header;
+    header.journal_family = family;
+    EncodeDbHeader(header, page);
+    SealPage(PageNo(1), page);
+    WriteFile(fs, kPath, bytes);
+    EXPECT_THAT(Pager::Open(&fs, kPath, {}),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         family == JournalFamily::kWal ? "last used in wal mode"
+                                                       : "last used in wal2 mode"));
+    EXPECT_EQ(ReadFile(fs, kPath), bytes);
+  }
+}
+
 TEST(PagerOpenTest, TruncatedFileIsRefused) {
   vfs::MemFileSystem fs;
   {

@@ -210,6 +210,62 @@ TEST_P(CommitFaultTest, HandleKeepsWorkingAfterAFailedCommit) {
   ASSERT_THAT((*txn)->Commit(), journalkv::testing::IsOk());
 }
 
+// After a failed fsync the kernel may have dropped the data it covered while a later fsync
+// reports success, so the handle must not go on writing (pager I7): every sync of the commit
+// fails in turn, and each time the handle refuses further transactions until reopened, and the
+// reopened database holds the state before the commit.
+TEST_P(CommitFaultTest, HandleRefusesWritesAfterAFailedSyncUntilReopened) {
+  const PagerOptions options = Options();
+  uint64_t syncs = 0;
+  {
+    vfs::MemFileSystem base;
+    vfs::FaultInjectingFileSystem fs(&base);
+    BuildStartingDatabase(fs, options);
+    auto pager = Pager::Open(&fs, kPath, options);
+    ASSERT_THAT(pager, journalkv::testing::IsOk());
+    auto txn = (*pager)->BeginWrite();
+    ASSERT_THAT(txn, journalkv::testing::IsOk());
+    ASSERT_THAT(Change(**txn), journalkv::testing::IsOk());
+    const uint64_t start = fs.op_count(FaultOp::kSync);
+    ASSERT_THAT((*txn)->Commit(), journalkv::testing::IsOk());
+    syncs = fs.op_count(FaultOp::kSync) - start;
+  }
+  ASSERT_GT(syncs, 0u);
+  for (uint64_t n = 1; n <= syncs; ++n) {
+    const std::string context = absl::StrCat("sync #", n, " of the commit fails");
+    vfs::MemFileSystem base;
+    vfs::FaultInjectingFileSystem fs(&base);
+    BuildStartingDatabase(fs, options);
+    const std::map<uint32_t, uint32_t> before = ReadState(fs, options, context);
+    {
+      auto pager = Pager::Open(&fs, kPath, options);
+      ASSERT_THAT(pager, journalkv::testing::IsOk());
+      auto txn = (*pager)->BeginWrite();
+      ASSERT_THAT(txn, journalkv::testing::IsOk());
+      ASSERT_THAT(Change(**txn), journalkv::testing::IsOk());
+      fs.FailNth(FaultOp::kSync, n, EIO);
+      absl::Status commit = (*txn)->Commit();
+      fs.ClearFaults();
+      if (commit.ok()) {
+        // Only a sync that ends the journal after the commit is durable may fail harmlessly.
+        EXPECT_EQ(options.sync, SyncLevel::kExtra) << context;
+        continue;
+      }
+      EXPECT_THAT(commit, journalkv::testing::StatusIs(absl::StatusCode::kInternal, ""))
+          << context;
+      txn->reset();
+      auto again = (*pager)->BeginWrite();
+      EXPECT_FALSE(again.ok()) << context << ": the handle writes on after a failed sync";
+      if (!again.ok()) {
+        EXPECT_NE(again.status().message().find("error state"), std::string::npos)
+            << context << ": " << again.status();
+      }
+      EXPECT_EQ((*pager)->sticky_error().code(), absl::StatusCode::kInternal) << context;
+    }
+    EXPECT_EQ(ReadState(fs, options, context), before) << context;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Modes, CommitFaultTest,
     ::testing::Values(FaultParam{JournalMode::kDelete, SyncLevel::kFull},

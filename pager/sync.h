@@ -1,0 +1,25 @@
+// Every sync the pager and its journal make goes through these two functions. A failed sync is
+// tagged so that the caller can tell it from other I/O errors: after a failed fsync the kernel
+// may already have dropped the unsynced data while still reporting a later fsync as successful,
+// so the pager never retries or trusts one (pager.h, I7) and enters its error state instead.
+//
+// Each call site states the invariant its sync keeps (pager.h I1..I6).
+#ifndef JOURNALKV_PAGER_SYNC_H_
+#define JOURNALKV_PAGER_SYNC_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::pager {
+
+absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind);
+absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path);  // the file's directory
+
+// True for a status returned by a failed SyncFile or SyncDir (and anything that passed it on).
+bool IsSyncFailure(const absl::Status& status);
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_SYNC_H_
