@@ -10,8 +10,15 @@ import sys
 FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", "ops_per_sec",
           "p50_us", "p99_us", "p999_us", "max_us", "fsyncs_per_op", "bytes_written_per_op",
           "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
-          "seed", "threads", "workers", "repeats", "ops_per_sec_min", "ops_per_sec_max"]
+          "seed", "threads", "workers", "repeats", "ops_per_sec_min", "ops_per_sec_max",
+          "busy_errors", "commits", "writers", "writer_ops_per_sec", "writer_ops_each",
+          "writer_ops_min", "writer_ops_max", "writer_busy_errors"]
 TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers"}
+LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
+
+
+def csv_list(cell):
+    return [int(x) for x in cell.split(";")] if cell else []
 QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
 
 
@@ -20,12 +27,37 @@ def fail(msg):
     sys.exit(1)
 
 
+def check_writers(r, where):
+    """contention's writer fields: one count per writer, summing to the total."""
+    each = r["writer_ops_each"]
+    if r["workload"] != "contention":
+        if each != [] or r["writer_ops_per_sec"] != 0:
+            fail(f"{where}: writer fields outside contention")
+        return
+    if r["writers"] < 1 or len(each) != r["writers"]:
+        fail(f"{where}: writer_ops_each {each} for writers={r['writers']}")
+    if sum(each) != r["writer_ops"] or r["writer_ops"] != r["commits"]:
+        fail(f"{where}: writer_ops_each {each} does not sum to writer_ops = commits")
+    if (r["writer_ops_min"], r["writer_ops_max"]) != (min(each), max(each)):
+        fail(f"{where}: writer_ops_min/max differ from writer_ops_each {each}")
+    if not 0 <= r["writer_busy_errors"] <= r["busy_errors"]:
+        fail(f"{where}: writer_busy_errors outside [0, busy_errors]")
+    if r["writer_ops"] > 0 and not r["writer_ops_per_sec"] > 0:
+        fail(f"{where}: writer commits but no writer_ops_per_sec")
+    if r["writer_ops"] <= 0:
+        fail(f"{where}: contention needs writer iterations")
+
+
 def check_record(r, where):
     for f in FIELDS:
         if f not in r:
             fail(f"{where}: field {f} missing")
-        if f not in TEXT and not isinstance(r[f], (int, float)):
+        if f in LISTS:
+            if not isinstance(r[f], list) or not all(isinstance(x, int) for x in r[f]):
+                fail(f"{where}: field {f} is not a list of counts: {r[f]!r}")
+        elif f not in TEXT and not isinstance(r[f], (int, float)):
             fail(f"{where}: field {f} is not a number: {r[f]!r}")
+    check_writers(r, where)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
     if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:
@@ -39,9 +71,7 @@ def check_record(r, where):
             fail(f"{where}: {f} < 0")
     if r["workload"] == "contention":
         # Readers of SQLite's rollback modes may starve behind a busy writer (its busy handler
-        # sleeps up to 100 ms per retry), so only the writer must always get through.
-        if r["writer_ops"] <= 0:
-            fail(f"{where}: contention needs writer iterations")
+        # sleeps up to 100 ms per retry), so only the writers must get through (check_writers).
         if r["reader_ops"] + r["writer_ops"] != r["ops"]:
             fail(f"{where}: reader_ops + writer_ops != ops")
 
@@ -68,7 +98,12 @@ def main():
         if list(row.keys()) != list(r.keys()):
             fail(f"{where}: csv columns differ from json fields")
         for f in FIELDS:
-            same = row[f] == r[f] if f in TEXT else abs(float(row[f]) - r[f]) <= 1e-9 * abs(r[f])
+            if f in LISTS:
+                same = csv_list(row[f]) == r[f]
+            elif f in TEXT:
+                same = row[f] == r[f]
+            else:
+                same = abs(float(row[f]) - r[f]) <= 1e-9 * abs(r[f])
             if not same:
                 fail(f"{where}: csv {f}={row[f]} but json {r[f]}")
     engines = {r["engine"] for r in records}

@@ -10,6 +10,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,11 +21,14 @@
 namespace journalkv::bench {
 namespace {
 
-// A field's value: text (quoted in JSON) or a number.
+// A field's value: text (quoted in JSON), a number, or a list of counts (a JSON array; in CSV
+// the counts joined by ';').
 struct Value {
   bool is_text = false;
   std::string text;
   double number = 0;
+  bool is_list = false;
+  std::vector<uint64_t> list;
 };
 
 struct Field {
@@ -33,6 +38,14 @@ struct Field {
 
 Value Text(std::string s) { return Value{true, std::move(s), 0}; }
 Value Num(double d) { return Value{false, "", d}; }
+Value List(std::vector<uint64_t> counts) { return Value{false, "", 0, true, std::move(counts)}; }
+
+uint64_t MinOf(const std::vector<uint64_t>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+uint64_t MaxOf(const std::vector<uint64_t>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 const std::vector<Field>& Fields() {
   static const auto* const fields = new std::vector<Field>{
@@ -77,6 +90,12 @@ const std::vector<Field>& Fields() {
       {"ops_per_sec_min", [](const CaseResult& r) { return Num(r.ops_per_sec_min); }},
       {"ops_per_sec_max", [](const CaseResult& r) { return Num(r.ops_per_sec_max); }},
       {"workers", [](const CaseResult& r) { return Text(r.params.processes ? "processes" : "threads"); }},
+      {"writers", [](const CaseResult& r) { return Num(r.params.writers); }},
+      {"writer_ops_per_sec", [](const CaseResult& r) { return Num(r.WriterOpsPerSec()); }},
+      {"writer_ops_each", [](const CaseResult& r) { return List(r.writer_ops_each); }},
+      {"writer_ops_min", [](const CaseResult& r) { return Num(MinOf(r.writer_ops_each)); }},
+      {"writer_ops_max", [](const CaseResult& r) { return Num(MaxOf(r.writer_ops_each)); }},
+      {"writer_busy_errors", [](const CaseResult& r) { return Num(r.writer_busy_errors); }},
   };
   return *fields;
 }
@@ -103,6 +122,13 @@ std::string JsonString(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+// The field as a JSON value.
+std::string JsonValue(const Value& v) {
+  if (v.is_text) return JsonString(v.text);
+  if (v.is_list) return absl::StrCat("[", absl::StrJoin(v.list, ","), "]");
+  return FormatNumber(v.number);
 }
 
 std::string CsvField(const std::string& s) {
@@ -144,7 +170,13 @@ std::string TableRow(const CaseResult& r) {
       HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
       HumanMicros(r.latency.Percentile(0.999) / 1e3), HumanMicros(r.latency.max() / 1e3),
       r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes));
-  if (s.workload == "contention") {
+  if (s.workload == "contention" && r.writer_ops_each.size() > 1) {
+    absl::StrAppend(
+        &row, absl::StrFormat("  readers=%d writers=%d commits=%d (%s) busy=%d (writers' %d)%s",
+                              r.reader_ops, r.writer_ops_each.size(), r.writer_ops,
+                              absl::StrJoin(r.writer_ops_each, "/"), r.busy_errors,
+                              r.writer_busy_errors, r.params.processes ? " (processes)" : ""));
+  } else if (s.workload == "contention") {
     absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d%s", r.reader_ops,
                                           r.writer_ops, r.busy_errors,
                                           r.params.processes ? " (processes)" : ""));
@@ -169,8 +201,7 @@ std::string JsonLine(const CaseResult& r) {
   std::vector<std::string> parts;
   for (const Field& f : Fields()) {
     const Value v = f.get(r);
-    parts.push_back(
-        absl::StrCat("\"", f.name, "\":", v.is_text ? JsonString(v.text) : FormatNumber(v.number)));
+    parts.push_back(absl::StrCat("\"", f.name, "\":", JsonValue(v)));
   }
   return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
 }
@@ -181,7 +212,11 @@ std::string CsvRow(const CaseResult& r) {
   std::vector<std::string> parts;
   for (const Field& f : Fields()) {
     const Value v = f.get(r);
-    parts.push_back(v.is_text ? CsvField(v.text) : FormatNumber(v.number));
+    if (v.is_list) {
+      parts.push_back(absl::StrJoin(v.list, ";"));
+    } else {
+      parts.push_back(v.is_text ? CsvField(v.text) : FormatNumber(v.number));
+    }
   }
   return absl::StrJoin(parts, ",");
 }

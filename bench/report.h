@@ -5,16 +5,25 @@
 // Fields of every record (DESIGN.md section 6, then extras):
 //   engine mode sync checkpoint workload   the case ("none": the mode has no checkpoints)
 //   ops seconds ops_per_sec                operations in the measured phase and its wall time
-//   p50_us p99_us p999_us max_us mean_us   per-operation latency (contention: the writer's)
+//   p50_us p99_us p999_us max_us mean_us   per-operation latency (contention: the writers')
 //   fsyncs_per_op fsyncs_per_commit        fsync + fdatasync + msync calls, process-wide
 //   bytes_written_per_op                   bytes written by write/pwrite/writev, process-wide
 //   log_max_bytes                          largest log size on disk seen between transactions
-//   reader_ops writer_ops                  contention's iterations (0 elsewhere)
+//   reader_ops writer_ops                  contention's iterations, all readers, all writers
+//                                          (writer_ops = commits; 0 elsewhere)
 //   reader_p50_us reader_p99_us reader_max_us   contention's reader iterations
 //   blocked_writer_ms                      writer time blocked by a checkpoint policy (0 now)
 //   busy_errors commits items              busy timeouts retried, commits, pairs scanned
 //   fsync_calls fdatasync_calls msync_calls write_calls bytes_written   raw phase counts
 //   num value_size seed threads            the parameters
+//   repeats ops_per_sec_min ops_per_sec_max   --repeat's rounds and their range of ops/s
+//   workers                                contention's workers: "threads" or "processes"
+//   writers                                --writers (contention's writer count)
+//   writer_ops_per_sec                     writer_ops / seconds: commits/s of all writers
+//   writer_ops_each                        each writer's commits (JSON array; CSV "n;n;...";
+//                                          [] outside contention)
+//   writer_ops_min writer_ops_max          the fewest and most commits of one writer
+//   writer_busy_errors                     the writers' share of busy_errors
 //
 // Thread-safety: plain functions.
 #ifndef JOURNALKV_BENCH_REPORT_H_

@@ -357,10 +357,12 @@ const std::vector<WorkloadEntry>& Entries() {
       {{"scan", "N/10 scans of 100 pairs from a random loaded key, each its own read txn"}, Scan},
       {{"overwrite", "N single-put commits replacing random keys of N loaded keys"}, Overwrite},
       {{"contention",
-        "1 writer (single-put commits) and --threads readers (10 point reads per read txn) "
-        "on N loaded keys for --seconds, threads in one process (--processes: each its own "
-        "process and connection); iterations counted per worker, busy timeouts counted and "
-        "retried; percentiles are the writer's"},
+        "--writers writers and --threads readers (10 point reads per read txn) on N loaded "
+        "keys for --seconds, threads in one process (--processes: each its own process and "
+        "connection); a lone writer makes single-put commits of random keys, each of several "
+        "writers read-modify-write transactions (read a key, write it anew) on the first 256 "
+        "keys; iterations counted per worker, busy timeouts counted and retried; percentiles "
+        "are the writers'"},
        Contention},
       {{"writelat",
         "N single-put commits; the log size is sampled after each; writes "
@@ -401,12 +403,36 @@ bool IsBusy(const absl::Status& s) {
   return absl::IsResourceExhausted(s) && absl::StartsWith(s.message(), "busy");
 }
 
-// Single-put commits overwriting random loaded keys until told to stop.
-void WriterLoop(ContentionShared& sh, Session& s, WorkerStats& w) {
-  Rng rng(sh.ctx.params.seed ^ 0x777269746572ULL);
+// Several writers share the first kHotKeys loaded keys (all of them when --num is smaller), so
+// that their transactions read and write the same few pages.
+constexpr uint64_t kHotKeys = 256;
+
+int Writers(const WorkloadParams& p) { return std::max(1, p.writers); }
+
+// A multi-writer transaction: reads a random hot key and writes it back with a new value.
+absl::StatusOr<uint64_t> TimedReadModifyWrite(const Ctx& ctx, Session& s, Rng& rng) {
+  const std::string key = ctx.Key(rng.Uniform(std::min(ctx.params.num, kHotKeys)));
+  return TimedWrite(s, [&](Session& t) -> absl::Status {
+    JKV_ASSIGN_OR_RETURN(std::optional<std::string> old, t.Get(key));
+    if (!old.has_value()) return absl::InternalError("contention: loaded key missing");
+    return t.Put(key, ctx.values.Next(rng));
+  });
+}
+
+// Commits until told to stop: a lone writer makes single-put commits overwriting random loaded
+// keys (contention as it was before --writers), each of several writers read-modify-write
+// transactions on the hot keys. Writer `index` counts from 0.
+void WriterLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
+  const Ctx& c = sh.ctx;
+  Rng rng(c.params.seed ^ (0x777269746572ULL + static_cast<uint64_t>(index)));
   while (!sh.stop.load(std::memory_order_relaxed)) {
-    const std::string key = sh.ctx.Key(rng.Uniform(sh.ctx.params.num));
-    absl::StatusOr<uint64_t> ns = TimedPutCommit(s, key, sh.ctx.values.Next(rng));
+    absl::StatusOr<uint64_t> ns;
+    if (Writers(c.params) == 1) {
+      const std::string key = c.Key(rng.Uniform(c.params.num));
+      ns = TimedPutCommit(s, key, c.values.Next(rng));
+    } else {
+      ns = TimedReadModifyWrite(c, s, rng);
+    }
     if (IsBusy(ns.status())) {
       ++w.busy;
       continue;
@@ -463,6 +489,36 @@ void WaitOut(Ctx& c, ContentionShared& sh) {
     c.progress(std::min(elapsed, total_ms), total_ms);
   }
   sh.stop = true;
+}
+
+// Contention's worker `index`: the writers come first, then the readers, numbered from 1.
+void WorkerLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
+  const int writers = Writers(sh.ctx.params);
+  if (index < writers) {
+    WriterLoop(sh, s, index, w);
+  } else {
+    ReaderLoop(sh, s, index - writers + 1, w);
+  }
+}
+
+// Adds what the workers did to the case's result (workers in WorkerLoop's order).
+void Collect(Ctx& c, const std::vector<WorkerStats>& stats) {
+  const size_t writers = static_cast<size_t>(Writers(c.params));
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const WorkerStats& w = stats[i];
+    c.result.busy_errors += w.busy;
+    if (i < writers) {
+      c.result.latency.Merge(w.latency);
+      c.result.writer_ops += w.iterations;
+      c.result.writer_ops_each.push_back(w.iterations);
+      c.result.writer_busy_errors += w.busy;
+    } else {
+      c.result.reader_latency.Merge(w.latency);
+      c.result.reader_ops += w.iterations;
+    }
+  }
+  c.result.commits = c.result.writer_ops;
+  c.result.ops = c.result.writer_ops + c.result.reader_ops;
 }
 
 // ---- contention in separate processes (--processes) ----
@@ -551,11 +607,7 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
     }
     sh.stop = true;
   });
-  if (index == 0) {
-    WriterLoop(sh, **session, w);
-  } else {
-    ReaderLoop(sh, **session, index, w);
-  }
+  WorkerLoop(sh, **session, index, w);
   timer.join();
   report.counts.io = SyscallSnapshot() - io_start;
   report.counts.iterations = w.iterations;
@@ -568,9 +620,10 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
   return report;
 }
 
-// 1 writer and R readers, each a child process with its own connection: what journalkv's and
-// SQLite's file locks and LMDB's reader table do between processes rather than threads.
-absl::Status ContentionInProcesses(Ctx& c, int readers) {
+// W writers and R readers, each a child process with its own connection: what journalkv's and
+// SQLite's file locks and LMDB's reader table and writer mutex do between processes rather
+// than threads.
+absl::Status ContentionInProcesses(Ctx& c, int workers) {
   // The parent's own connection stays open (idle) so the database is never closed meanwhile.
   int go[2];
   if (::pipe(go) != 0) return absl::InternalError("contention: pipe failed");
@@ -581,7 +634,7 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
   };
   std::vector<Child> children;
   absl::Status failure;
-  for (int i = 0; i <= readers && failure.ok(); ++i) {
+  for (int i = 0; i < workers && failure.ok(); ++i) {
     int ready[2] = {-1, -1}, report[2] = {-1, -1};
     const bool piped = ::pipe(ready) == 0 && ::pipe(report) == 0;
     std::fflush(nullptr);
@@ -636,50 +689,43 @@ absl::Status ContentionInProcesses(Ctx& c, int readers) {
   }
   EndPhase(c);
   JKV_RETURN_IF_ERROR(failure);
+  std::vector<WorkerStats> stats(reports.size());
   for (size_t i = 0; i < reports.size(); ++i) {
-    const ChildReport& r = reports[i];
+    ChildReport& r = reports[i];
     if (r.counts.code != 0) {
       return absl::Status(static_cast<absl::StatusCode>(r.counts.code),
                           absl::StrCat("contention worker process ", i, ": ", r.message));
     }
-    (i == 0 ? c.result.latency : c.result.reader_latency).Merge(r.latency);
-    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += r.counts.iterations;
-    c.result.busy_errors += r.counts.busy;
+    stats[i].latency = std::move(r.latency);
+    stats[i].iterations = r.counts.iterations;
+    stats[i].busy = r.counts.busy;
     c.result.io += r.counts.io;  // the children's system calls, beside the parent's
   }
-  c.result.commits = c.result.writer_ops;
-  c.result.ops = c.result.writer_ops + c.result.reader_ops;
+  Collect(c, stats);
   return absl::OkStatus();
 }
 
 absl::Status Contention(Ctx& c) {
   JKV_RETURN_IF_ERROR(Load(c, std::max<uint64_t>(1, c.params.num)));
-  const int readers = std::max(0, c.params.threads);
-  if (c.params.processes) return ContentionInProcesses(c, readers);
+  const int workers = Writers(c.params) + std::max(0, c.params.threads);
+  if (c.params.processes) return ContentionInProcesses(c, workers);
   std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i <= readers; ++i) {
+  for (int i = 0; i < workers; ++i) {
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
     sessions.push_back(std::move(s));
   }
-  std::vector<WorkerStats> stats(readers + 1);
+  std::vector<WorkerStats> stats(workers);
   ContentionShared sh{c};
   StartPhase(c, static_cast<uint64_t>(c.params.seconds * 1000));
   std::vector<std::thread> threads;
-  threads.emplace_back([&] { WriterLoop(sh, *sessions[0], stats[0]); });
-  for (int i = 1; i <= readers; ++i) {
-    threads.emplace_back([&, i] { ReaderLoop(sh, *sessions[i], i, stats[i]); });
+  for (int i = 0; i < workers; ++i) {
+    threads.emplace_back([&, i] { WorkerLoop(sh, *sessions[i], i, stats[i]); });
   }
   WaitOut(c, sh);
   for (std::thread& t : threads) t.join();
   EndPhase(c);
-  for (size_t i = 0; i < stats.size(); ++i) {
-    JKV_RETURN_IF_ERROR(stats[i].status);
-    (i == 0 ? c.result.latency : c.result.reader_latency).Merge(stats[i].latency);
-    (i == 0 ? c.result.writer_ops : c.result.reader_ops) += stats[i].iterations;
-    c.result.busy_errors += stats[i].busy;
-  }
-  c.result.commits = c.result.writer_ops;
-  c.result.ops = c.result.writer_ops + c.result.reader_ops;
+  for (const WorkerStats& w : stats) JKV_RETURN_IF_ERROR(w.status);
+  Collect(c, stats);
   return absl::OkStatus();
 }
 

@@ -37,6 +37,7 @@ struct WorkloadParams {
   uint32_t value_size = 100;
   double seconds = 5;  // contention's duration
   int threads = 2;     // contention's reader threads
+  int writers = 1;     // contention's writers
   bool processes = false;  // contention: workers are processes, not threads
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
@@ -65,11 +66,14 @@ struct CaseResult {
   uint64_t commits = 0;      // write transactions committed in the measured phase
   uint64_t items = 0;        // pairs read (scan)
   double seconds = 0;        // the measured phase's wall time
-  Histogram latency;         // ns per operation (contention: the writer's commits)
+  Histogram latency;         // ns per operation (contention: every writer's commits)
   Histogram reader_latency;  // contention only: ns per reader iteration
   uint64_t reader_ops = 0;
-  uint64_t writer_ops = 0;
-  uint64_t busy_errors = 0;      // operations that hit the busy timeout and were retried
+  uint64_t writer_ops = 0;  // contention: the commits of all writers
+  // contention: each writer's commits, writer 0 first (--writers entries).
+  std::vector<uint64_t> writer_ops_each;
+  uint64_t busy_errors = 0;         // operations that hit the busy timeout and were retried
+  uint64_t writer_busy_errors = 0;  // contention: the writers' share of busy_errors
   double blocked_writer_ms = 0;  // reported by an engine's checkpoint policy; 0 until one does
   SyscallCounts io;              // during the measured phase
   uint64_t log_max_bytes = 0;
@@ -81,6 +85,7 @@ struct CaseResult {
   double ops_per_sec_max = 0;
 
   double OpsPerSec() const { return seconds > 0 ? ops / seconds : 0; }
+  double WriterOpsPerSec() const { return seconds > 0 ? writer_ops / seconds : 0; }
   double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
   double FsyncsPerCommit() const { return commits > 0 ? double(io.flushes()) / commits : 0; }
   double BytesWrittenPerOp() const { return ops > 0 ? double(io.bytes_written) / ops : 0; }
