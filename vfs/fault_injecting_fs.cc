@@ -4,16 +4,22 @@
 // FaultInjectingFileSystem::mu_, held across the base call, so the model sees the base's
 // changes in the order the base applied them. FaultInjectingFile is a thin forwarder.
 //
-// Thread-safety: an Inode's fields are guarded by the file system's mu_. FaultInjectingFile's
-// fields are immutable; its base File is thread-safe itself.
+// A File belongs to the Epoch that was current when it was opened; SimulatePowerLoss and
+// SimulateProcessCrash end that epoch, and the File checks its epoch (one atomic load, no mutex)
+// on every call, so reads stay off mu_.
+//
+// Thread-safety: an Inode's fields are guarded by the file system's mu_; an Epoch's one field
+// is atomic. FaultInjectingFile's fields are immutable; its base File is thread-safe itself.
 #include "vfs/fault_injecting_fs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "vfs/errno_status.h"
 #include "vfs/power_loss_model.h"
@@ -25,18 +31,27 @@ struct FaultInjectingFileSystem::Inode {
   std::vector<PendingOp> pending;  // since the last Sync, oldest first
 };
 
+struct FaultInjectingFileSystem::Epoch {
+  static constexpr int kOpen = 0;
+  static constexpr int kPowerLoss = 1;
+  static constexpr int kProcessCrash = 2;
+  std::atomic<int> ended_by{kOpen};  // set once, under mu_, when the epoch ends
+};
+
 class FaultInjectingFile final : public File {
  public:
   using Inode = FaultInjectingFileSystem::Inode;
+  using Epoch = FaultInjectingFileSystem::Epoch;
 
   FaultInjectingFile(FaultInjectingFileSystem* fs, std::unique_ptr<File> base,
-                     std::shared_ptr<Inode> inode, const OpenOptions& options, uint64_t generation)
+                     std::shared_ptr<Inode> inode, const OpenOptions& options,
+                     std::shared_ptr<const Epoch> epoch)
       : fs_(fs),
         base_(std::move(base)),
         inode_(std::move(inode)),
         kind_(options.kind),
         read_only_(options.mode == OpenMode::kReadOnly),
-        generation_(generation) {}
+        epoch_(std::move(epoch)) {}
   FaultInjectingFile(const FaultInjectingFile&) = delete;
   FaultInjectingFile& operator=(const FaultInjectingFile&) = delete;
 
@@ -76,7 +91,7 @@ class FaultInjectingFile final : public File {
   Inode& inode() { return *inode_; }
   FileKind kind() const { return kind_; }
   bool read_only() const { return read_only_; }
-  uint64_t generation() const { return generation_; }
+  const Epoch& epoch() const { return *epoch_; }
 
  private:
   FaultInjectingFileSystem* const fs_;
@@ -84,7 +99,7 @@ class FaultInjectingFile final : public File {
   const std::shared_ptr<Inode> inode_;
   const FileKind kind_;
   const bool read_only_;
-  const uint64_t generation_;
+  const std::shared_ptr<const Epoch> epoch_;
 };
 
 namespace {
@@ -101,7 +116,9 @@ std::string NormalizeDir(const std::string& dir_path) {
 }
 
 // How much of a write of `size` bytes a short write applies.
-size_t ShortWriteBytes(size_t size) { return size / 2 / kSectorSize * kSectorSize; }
+size_t ShortWriteBytes(size_t size, uint64_t sector_size) {
+  return size / 2 / sector_size * sector_size;
+}
 
 // Reads the whole content of file: the durable image of a file the wrapper starts tracking.
 absl::StatusOr<std::vector<uint8_t>> ReadAll(File& file) {
@@ -113,15 +130,23 @@ absl::StatusOr<std::vector<uint8_t>> ReadAll(File& file) {
 
 }  // namespace
 
-FaultInjectingFileSystem::FaultInjectingFileSystem(FileSystem* base) : base_(base) {}
+FaultInjectingFileSystem::FaultInjectingFileSystem(FileSystem* base)
+    : base_(base), epoch_(std::make_shared<Epoch>()) {}
 FaultInjectingFileSystem::~FaultInjectingFileSystem() = default;
 
 // ---- File operations ----
 
 absl::Status FaultInjectingFileSystem::CheckAlive(const FaultInjectingFile& file) const {
-  if (file.generation() == generation_.load(std::memory_order_acquire)) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(file.path(), ": file handle invalidated by simulated power loss"));
+  switch (file.epoch().ended_by.load(std::memory_order_acquire)) {
+    case Epoch::kOpen:
+      return absl::OkStatus();
+    case Epoch::kProcessCrash:
+      return absl::FailedPreconditionError(
+          absl::StrCat(file.path(), ": file handle invalidated by simulated process crash"));
+    default:
+      return absl::FailedPreconditionError(
+          absl::StrCat(file.path(), ": file handle invalidated by simulated power loss"));
+  }
 }
 
 absl::Status FaultInjectingFileSystem::FileRead(FaultInjectingFile& file, uint64_t offset,
@@ -149,7 +174,7 @@ absl::Status FaultInjectingFileSystem::FileWrite(FaultInjectingFile& file, uint6
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
   const std::optional<FaultRule> fault = CountOp(FaultOp::kWrite);
   if (fault && !fault->short_write) return ErrnoToStatus(fault->err, context);
-  const absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size())) : data;
+  const absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size(), disk_model_.sector_size)) : data;
   JKV_RETURN_IF_ERROR(file.base().Write(offset, applied));
   if (!applied.empty()) file.inode().pending.push_back(PendingOp::Write(offset, applied));
   if (fault) {
@@ -182,13 +207,48 @@ absl::Status FaultInjectingFileSystem::FileSync(FaultInjectingFile& file, SyncKi
   const std::string context =
       absl::StrCat(file.path(), kind == SyncKind::kData ? ": fdatasync" : ": fsync");
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
-  if (auto fault = CountOp(FaultOp::kSync)) return ErrnoToStatus(fault->err, context);
-  JKV_RETURN_IF_ERROR(file.base().Sync(kind));
-  Inode& inode = file.inode();
-  for (const PendingOp& op : inode.pending) ApplyPendingOp(op, inode.durable);
-  inode.pending.clear();
-  CountSync();
+  const uint64_t ordinal = CountSyncAttempt();
+  if (auto fault = CountOp(FaultOp::kSync)) {
+    JKV_RETURN_IF_ERROR(ResolveFailedSync(file));
+    return ErrnoToStatus(fault->err, context);
+  }
+  const bool skipped = skipped_syncs_.contains(ordinal);
+  if (!skipped) {
+    JKV_RETURN_IF_ERROR(file.base().Sync(kind));
+    Inode& inode = file.inode();
+    for (const PendingOp& op : inode.pending) ApplyPendingOp(op, inode.durable);
+    inode.pending.clear();
+  }
+  CountSync(ordinal, file.path(), /*directory=*/false, skipped);
   stats().AddSync(file.kind());
+  return absl::OkStatus();
+}
+
+// The base is rewritten before the model changes, so a base error leaves both as they were.
+absl::Status FaultInjectingFileSystem::ResolveFailedSync(FaultInjectingFile& file) {
+  Inode& inode = file.inode();
+  if (inode.pending.empty()) return absl::OkStatus();
+  std::vector<uint8_t> image =
+      ImageAfterFailedSync(inode.durable, inode.pending, sync_failure_rng_);
+  // The base file to rewrite: this File's own unless it is read-only. A read-only File of a
+  // file whose name was deleted since has no writable way to its content; only old Files can
+  // still read that content, and a power loss rebuilds the file from the model anyway.
+  File* writer = &file.base();
+  std::unique_ptr<File> opened;
+  if (file.read_only()) {
+    auto it = names_.find(file.path());
+    if (it != names_.end() && it->second.get() == &inode) {
+      JKV_ASSIGN_OR_RETURN(opened, base_->Open(file.path(), OpenOptions{OpenMode::kReadWrite,
+                                                                        FileKind::kOther}));
+    }
+    writer = opened.get();
+  }
+  if (writer != nullptr) {
+    JKV_RETURN_IF_ERROR(writer->Truncate(image.size()));
+    if (!image.empty()) JKV_RETURN_IF_ERROR(writer->Write(0, image));
+  }
+  inode.durable = std::move(image);
+  inode.pending.clear();
   return absl::OkStatus();
 }
 
@@ -231,7 +291,7 @@ std::unique_ptr<File> FaultInjectingFileSystem::Wrap(std::unique_ptr<File> base_
                                                      std::shared_ptr<Inode> inode,
                                                      const OpenOptions& options) {
   return std::make_unique<FaultInjectingFile>(this, std::move(base_file), std::move(inode), options,
-                                              generation_.load(std::memory_order_acquire));
+                                              epoch_);
 }
 
 absl::Status FaultInjectingFileSystem::Delete(const std::string& path) {
@@ -273,10 +333,14 @@ absl::Status FaultInjectingFileSystem::SyncDirectory(const std::string& dir_path
   base::MutexLock lock(&mu_);
   const std::string context = absl::StrCat(dir_path, ": fsync directory");
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  const uint64_t ordinal = CountSyncAttempt();
   if (auto fault = CountOp(FaultOp::kDirSync)) return ErrnoToStatus(fault->err, context);
-  JKV_RETURN_IF_ERROR(base_->SyncDirectory(dir_path));
-  dir_ops_.erase(NormalizeDir(dir_path));
-  CountSync();
+  const bool skipped = skipped_syncs_.contains(ordinal);
+  if (!skipped) {
+    JKV_RETURN_IF_ERROR(base_->SyncDirectory(dir_path));
+    dir_ops_.erase(NormalizeDir(dir_path));
+  }
+  CountSync(ordinal, dir_path, /*directory=*/true, skipped);
   stats().AddDirSync();
   return absl::OkStatus();
 }
@@ -286,9 +350,12 @@ absl::Status FaultInjectingFileSystem::SyncDirectory(const std::string& dir_path
 absl::Status FaultInjectingFileSystem::SimulatePowerLoss(uint64_t seed) {
   base::MutexLock lock(&mu_);
   std::mt19937_64 rng(seed);
-  const TearOptions tear{garbage_in_torn_sectors_};
+  const TearOptions tear{garbage_in_torn_sectors_, disk_model_.sector_size,
+                         disk_model_.size_without_data};
   std::map<std::string, std::vector<uint8_t>> images;
-  for (const auto& [path, inode] : NamesAfterPowerLoss()) {
+  // The entry prefixes are drawn first, then the images in path order: with DiskModel{} there
+  // are no entry draws, and the images draw exactly as before DiskModel existed.
+  for (const auto& [path, inode] : NamesAfterPowerLoss(rng)) {
     images[path] = ImageAfterPowerLoss(inode->durable, inode->pending, tear, rng);
   }
   JKV_RETURN_IF_ERROR(RewriteBase(images));
@@ -298,21 +365,39 @@ absl::Status FaultInjectingFileSystem::SimulatePowerLoss(uint64_t seed) {
     names_[path] = std::make_shared<Inode>(Inode{std::move(image), {}});
   }
   crash_at_mutation_.reset();
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  EndEpoch(Epoch::kPowerLoss);
   return absl::OkStatus();
 }
 
+void FaultInjectingFileSystem::SimulateProcessCrash() {
+  base::MutexLock lock(&mu_);
+  // Nothing else changes: what the process wrote is in the base (the OS page cache) and still
+  // unsynced in the model.
+  crash_at_mutation_.reset();
+  EndEpoch(Epoch::kProcessCrash);
+}
+
+void FaultInjectingFileSystem::EndEpoch(int ended_by) {
+  epoch_->ended_by.store(ended_by, std::memory_order_release);
+  epoch_ = std::make_shared<Epoch>();
+}
+
 std::map<std::string, std::shared_ptr<FaultInjectingFileSystem::Inode>>
-FaultInjectingFileSystem::NamesAfterPowerLoss() const {
+FaultInjectingFileSystem::NamesAfterPowerLoss(std::mt19937_64& rng) const {
   std::map<std::string, std::shared_ptr<Inode>> names = names_;
-  // Undoing each directory's changes newest first leads back to its last synced state. Paths of
-  // different directories never collide, so the order across directories does not matter.
+  // Undoing a directory's changes newest first, down to the first one that survives, leads back
+  // to the state after that prefix of them (all undone: its last synced state). Paths of
+  // different directories never collide, so the order across directories does not matter; it
+  // is dir_ops_'s order, which keeps the draws reproducible.
   for (const auto& [dir, ops] : dir_ops_) {
-    for (auto op = ops.rbegin(); op != ops.rend(); ++op) {
-      if (op->kind == EntryOp::Kind::kCreate) {
-        names.erase(op->path);
+    const size_t surviving =
+        disk_model_.unsynced_entries_may_survive ? rng() % (ops.size() + 1) : 0;
+    for (size_t i = ops.size(); i > surviving; --i) {
+      const EntryOp& op = ops[i - 1];
+      if (op.kind == EntryOp::Kind::kCreate) {
+        names.erase(op.path);
       } else {
-        names[op->path] = op->inode;
+        names[op.path] = op.inode;
       }
     }
   }
@@ -344,6 +429,23 @@ void FaultInjectingFileSystem::SetTornSectorGarbage(bool enabled) {
   garbage_in_torn_sectors_ = enabled;
 }
 
+void FaultInjectingFileSystem::SetDiskModel(const DiskModel& model) {
+  // A power of two no smaller than the smallest real sector.
+  JKV_CHECK(model.sector_size >= kSectorSize && (model.sector_size & (model.sector_size - 1)) == 0);
+  base::MutexLock lock(&mu_);
+  disk_model_ = model;
+}
+
+void FaultInjectingFileSystem::SetSyncFailureSeed(uint64_t seed) {
+  base::MutexLock lock(&mu_);
+  sync_failure_rng_.seed(seed);
+}
+
+void FaultInjectingFileSystem::SkipSyncs(std::set<uint64_t> ordinals) {
+  base::MutexLock lock(&mu_);
+  skipped_syncs_ = std::move(ordinals);
+}
+
 // ---- Counters, crash points and fault rules ----
 
 uint64_t FaultInjectingFileSystem::mutation_count() const {
@@ -353,17 +455,28 @@ uint64_t FaultInjectingFileSystem::mutation_count() const {
 
 uint64_t FaultInjectingFileSystem::sync_count() const {
   base::MutexLock lock(&mu_);
-  return sync_mutation_indexes_.size();
+  return sync_log_.size();
 }
 
 std::vector<uint64_t> FaultInjectingFileSystem::sync_mutation_indexes() const {
   base::MutexLock lock(&mu_);
-  return sync_mutation_indexes_;
+  std::vector<uint64_t> indexes;
+  indexes.reserve(sync_log_.size());
+  for (const SyncRecord& record : sync_log_) indexes.push_back(record.mutation_index);
+  return indexes;
 }
 
-void FaultInjectingFileSystem::CountSync() {
+std::vector<FaultInjectingFileSystem::SyncRecord> FaultInjectingFileSystem::sync_log() const {
+  base::MutexLock lock(&mu_);
+  return sync_log_;
+}
+
+uint64_t FaultInjectingFileSystem::CountSyncAttempt() { return ++sync_attempts_; }
+
+void FaultInjectingFileSystem::CountSync(uint64_t ordinal, const std::string& path,
+                                         bool directory, bool skipped) {
   ++mutation_count_;
-  sync_mutation_indexes_.push_back(mutation_count_);
+  sync_log_.push_back(SyncRecord{ordinal, mutation_count_, path, directory, skipped});
 }
 
 void FaultInjectingFileSystem::CrashAfterMutations(uint64_t n) {

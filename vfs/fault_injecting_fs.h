@@ -1,18 +1,28 @@
 // FaultInjectingFileSystem: a FileSystem wrapper for crash and error tests (and benchmarks that
 // want its counters). It forwards every call to a base FileSystem (MemFileSystem or
-// PosixFileSystem) and adds three things:
+// PosixFileSystem) and adds four things:
 //
 // 1. A power-loss model. For every file opened or created through it, it keeps in memory the
 //    file's durable image (what a disk is guaranteed to hold after a power loss) and the writes
 //    and truncates made since the file's last Sync; per directory, the creates and deletes made
-//    since its last SyncDirectory. A file that already exists when first opened through the
-//    wrapper (or deleted through it) is taken to be durable as it is. SimulatePowerLoss(seed)
-//    rewrites the base to one state a real disk could hold (power_loss_model.h):
-//      - each unsynced write is kept, dropped, or torn into 512-byte sectors (aligned to file
-//        offsets), a dropped sector sometimes holding garbage (SetTornSectorGarbage);
+//    since its last SyncDirectory, in order. A file that already exists when first opened
+//    through the wrapper (or deleted through it) is taken to be durable as it is.
+//    SimulatePowerLoss(seed) rewrites the base to one state a real disk could hold
+//    (power_loss_model.h), drawn for the disk SetDiskModel describes (DiskModel{} by default):
+//      - each unsynced write is kept, dropped, or torn into sectors of DiskModel::sector_size
+//        bytes (512 by default; aligned to file offsets), a dropped sector sometimes holding
+//        garbage (SetTornSectorGarbage). With DiskModel::size_without_data, a write that ends
+//        past the end of the file (as replayed so far) has a fourth, equally likely outcome: the
+//        file is extended to the write's end but none of its data survives (its new bytes read
+//        as zeros, the bytes it overwrote keep their old value);
 //      - each unsynced truncate is kept or dropped;
 //      - every unsynced create is undone (the file disappears) and every unsynced delete is
 //        undone (the file returns with its durable image plus a replay of its unsynced writes).
+//        With DiskModel::unsynced_entries_may_survive, each directory instead keeps a prefix of
+//        its unsynced creates and deletes, in the order they were made, whose length is drawn
+//        uniformly from 0 to all of them (a metadata journal commits in order); the rest are
+//        undone, newest first. A file whose create survives holds its durable image (empty
+//        unless it was synced) plus a replay of its unsynced changes.
 //    Strict POSIX: a file Sync makes the file's content and size durable, never its directory
 //    entry; only SyncDirectory of the directory (DirName of the path, compared as spelled, so
 //    spell paths consistently) does that. After the power loss the new state counts as durable,
@@ -23,36 +33,67 @@
 //    MemFileSystem. Files never opened or deleted through the wrapper are left untouched.
 //    Shared-memory mappings are not modelled: a -shm file comes back with its last tracked
 //    content (typically its content when first opened), which is a state a disk may hold.
-// 2. Crash points. CrashAfterMutations(n): after n more mutating operations succeed, every
+//    The same seed, history and DiskModel give the same state; DiskModel{} draws exactly as the
+//    model before DiskModel existed did, so old sweeps reproduce.
+// 2. Process crashes. SimulateProcessCrash() models a SIGKILL of the process: every File opened
+//    before it is dead (FailedPrecondition "file handle invalidated by simulated process
+//    crash"), the crash point is cleared, and nothing else changes: the base is not rewritten,
+//    unsynced changes stay in the base (the OS still holds them, so new Files read them) and in
+//    the model (a later SimulatePowerLoss still decides what of them reaches the disk). As after
+//    a power loss, a dead File keeps its base File and locks until destroyed, and here the base
+//    files are the same ones, so destroy the crashed Files before opening new ones that lock.
+// 3. Crash points. CrashAfterMutations(n): after n more mutating operations succeed, every
 //    mutating operation fails with Internal ("simulated power loss: ...") without reaching the
-//    base, until SimulatePowerLoss. Mutating operations, each counted once by mutation_count():
-//    Write, Truncate, Sync, Delete, SyncDirectory, and an Open that creates a file. Reads, Size,
-//    locks and opens of existing files still work.
-// 3. Error injection. FailNth(op, n, err): the n-th operation of kind op counted from the call
+//    base or the model, until SimulatePowerLoss or SimulateProcessCrash (which then sees exactly
+//    the mutations made before the crash point). Mutating operations, each counted once by
+//    mutation_count(): Write, Truncate, Sync, Delete, SyncDirectory, and an Open that creates a
+//    file. Reads, Size, locks and opens of existing files still work.
+// 4. Error injection. FailNth(op, n, err): the n-th operation of kind op counted from the call
 //    fails with ErrnoToStatus(err, ...) — the code and message PosixFileSystem would return —
 //    and is not applied; with persistent = true every later one fails too. ShortWriteNth: the
-//    n-th write applies its first half, rounded down to a multiple of 512 bytes (maybe nothing),
-//    then fails. A failed operation never counts as a mutation (a short write's applied part is
-//    still tracked as unsynced data). A failed Sync leaves the file's changes unsynced.
+//    n-th write applies its first half, rounded down to a multiple of DiskModel::sector_size
+//    (maybe nothing), then fails. A failed operation never counts as a mutation (a short write's
+//    applied part is still tracked as unsynced data).
+//    A failed File::Sync (FaultOp::kSync) behaves as Linux after a writeback error: at that
+//    moment each of the file's unsynced changes, replayed in order, is either made durable or
+//    lost (probability 1/2 each, drawn from one std::mt19937_64 seeded by SetSyncFailureSeed,
+//    default 0, that runs on from one failed Sync to the next), and none stays pending. A lost
+//    change is undone in the base too (the base file is rewritten to the new durable image), so
+//    reads then see exactly what is durable, a later successful Sync does not bring a lost write
+//    back, and a power loss keeps what was made durable. A failed SyncDirectory leaves the
+//    directory's entry changes unsynced.
+//    SkipSyncs(ordinals): sync calls (File::Sync and SyncDirectory together) are numbered 1, 2,
+//    ... as they are attempted over the wrapper's whole life (across power losses and process
+//    crashes); an attempt is what op_count counts: a call that gets past the dead-handle and
+//    crash-point checks, whether or not it then fails or is skipped. A sync whose number is in
+//    `ordinals` succeeds without doing anything: nothing is made durable and the base is not
+//    synced. It still counts as a mutation, a sync (sync_count, sync_mutation_indexes) and in
+//    stats(), and is in sync_log() marked skipped, so crash point numbering is that of a run
+//    without skips. An injected fault on the same call wins: it fails as FailNth says.
+//    sync_log() lists every sync that succeeded or was skipped, in order.
 //
 // Counters: stats() counts like the other file systems (operations that succeed through the
 // wrapper); the base counts its own I/O, including the reads that load a file's durable image
-// and the rewrite done by SimulatePowerLoss.
+// and the rewrites done by SimulatePowerLoss and by a failed Sync.
 //
 // Thread-safety: thread-safe. Mutating operations are serialized by one mutex held across the
 // base call, so the bookkeeping always matches the base; reads, Size, locks and mappings go to
 // the base without it. The base must outlive the wrapper, and the wrapper its Files. Nothing
-// else may change the tracked files in the base behind the wrapper's back.
+// else may change the tracked files in the base behind the wrapper's back. A File call racing
+// with SimulatePowerLoss or SimulateProcessCrash acts wholly before it or fails as dead, except
+// that a read already past its liveness check may still read the base while a power loss
+// rewrites it.
 #ifndef JOURNALKV_VFS_FAULT_INJECTING_FS_H_
 #define JOURNALKV_VFS_FAULT_INJECTING_FS_H_
 
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -93,6 +134,61 @@ class FaultInjectingFileSystem : public FileSystem {
   // every sector of a torn write holds either its old or its new bytes.
   void SetTornSectorGarbage(bool enabled);
 
+  // Process crash (SIGKILL): every File opened before is dead from now on (each call fails with
+  // FailedPrecondition "...: file handle invalidated by simulated process crash"), the crash
+  // point is cleared, and every unsynced change stays as it is: the OS still holds it, so new
+  // Files see it, and a later SimulatePowerLoss still decides what of it reaches the disk.
+  // The base is not rewritten. (Dead Files keep their base locks until destroyed, as today:
+  // tests destroy the crashed connections before opening new ones.)
+  void SimulateProcessCrash();
+
+  // The disk a power loss is drawn for.
+  struct DiskModel {
+    // Torn writes split into sectors of this many bytes, aligned to file offsets (a power of
+    // two >= 512). 512 today; 4096 models 4K-sector disks. Short writes round to it too.
+    uint64_t sector_size = 512;
+    // When true, a power loss keeps a random prefix (possibly all, possibly none, each length
+    // equally likely) of each directory's unsynced entry changes (creates and deletes), in the
+    // order they were made (metadata journals commit in order), instead of undoing all of them.
+    bool unsynced_entries_may_survive = false;
+    // When true, a write that extended the file gets a fourth outcome (besides kept, dropped,
+    // torn), drawn with equal probability: the size change survives but none of the data does
+    // (the new bytes read as zeros).
+    bool size_without_data = false;
+  };
+  // Applies from the next power loss (and short write) on. A sector_size that is not a power of
+  // two >= 512 is a bug in the test and fails a JKV_CHECK.
+  void SetDiskModel(const DiskModel& model);
+
+  // A failed fsync (a FailNth(FaultOp::kSync, ...) rule firing on File::Sync) no longer just
+  // leaves the changes unsynced: as Linux does after a writeback error, each of the file's
+  // unsynced changes is at that moment either made durable or lost (probability 1/2 each,
+  // replayed in order; a lost write is undone in the base too, so later reads see the bytes as
+  // durable), and none stays pending, so a later successful Sync does NOT bring back what was
+  // lost (a retry-and-trust bug then shows). Choices are drawn from std::mt19937_64 seeded by
+  // this (default seed 0; reseeded by each call). Directory sync failures keep today's behaviour.
+  void SetSyncFailureSeed(uint64_t seed);
+
+  // Test-only: the sync calls (File::Sync and SyncDirectory together, numbered 1, 2, ... in the
+  // order they are attempted through this file system, over its whole life, including skipped
+  // ones and across power losses / process crashes) whose number is in `ordinals` succeed
+  // without doing anything: nothing is made durable and the base is not synced. They still
+  // count as one mutation each, and appear in sync_mutation_indexes() and sync_log(), so crash
+  // point numbering matches a run without skips. Replaces the previous set. "Attempted" is as
+  // op_count counts: refused calls (dead File, crash point) get no number; calls an injected
+  // fault fails do, and the fault wins over the skip.
+  void SkipSyncs(std::set<uint64_t> ordinals);
+
+  struct SyncRecord {
+    uint64_t ordinal;         // 1-based, as SkipSyncs numbers them
+    uint64_t mutation_index;  // mutation_count() right after it
+    std::string path;         // the file, or the directory for SyncDirectory (as passed)
+    bool directory;           // SyncDirectory
+    bool skipped;             // by SkipSyncs
+  };
+  // Every sync that succeeded (or was skipped), in order.
+  std::vector<SyncRecord> sync_log() const;
+
   uint64_t mutation_count() const;
   uint64_t sync_count() const;  // successful file syncs and directory syncs
   // mutation_count() right after each successful Sync or SyncDirectory, in order.
@@ -112,6 +208,7 @@ class FaultInjectingFileSystem : public FileSystem {
  private:
   friend class FaultInjectingFile;
   struct Inode;  // the tracked state of one file: durable image and unsynced changes
+  struct Epoch;  // the Files opened between two simulated crashes, and how the epoch ended
 
   // An unsynced create or delete of a directory entry.
   struct EntryOp {
@@ -140,7 +237,16 @@ class FaultInjectingFileSystem : public FileSystem {
   // Counts one operation of kind op; returns the fault rule it triggers, if any.
   std::optional<FaultRule> CountOp(FaultOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddFaultRule(const FaultRule& rule);
-  void CountSync() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts one attempted sync (FileSync or SyncDirectory that got past the crash point); returns
+  // its ordinal.
+  uint64_t CountSyncAttempt() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a sync that succeeded or was skipped: a mutation, an index, a sync_log() record.
+  void CountSync(uint64_t ordinal, const std::string& path, bool directory, bool skipped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A failed fsync: resolves each unsynced change of file to durable or lost, rewriting the base.
+  absl::Status ResolveFailedSync(FaultInjectingFile& file) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the current epoch (killing every File opened in it) and starts a new one.
+  void EndEpoch(int ended_by) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::StatusOr<std::unique_ptr<File>> CreateFile(const std::string& path,
                                                    const OpenOptions& options)
@@ -150,25 +256,30 @@ class FaultInjectingFileSystem : public FileSystem {
   absl::StatusOr<std::shared_ptr<Inode>> InodeOf(const std::string& path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::unique_ptr<File> Wrap(std::unique_ptr<File> base_file, std::shared_ptr<Inode> inode,
-                             const OpenOptions& options);
+                             const OpenOptions& options) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // The names the directories hold after a power loss: every unsynced entry change undone.
-  std::map<std::string, std::shared_ptr<Inode>> NamesAfterPowerLoss() const
+  // The names the directories hold after a power loss: every unsynced entry change undone, or
+  // with unsynced_entries_may_survive a prefix per directory kept (drawn from rng).
+  std::map<std::string, std::shared_ptr<Inode>> NamesAfterPowerLoss(std::mt19937_64& rng) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RewriteBase(const std::map<std::string, std::vector<uint8_t>>& images)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   FileSystem* const base_;
-  // Bumped by every SimulatePowerLoss; a File opened in an older generation is dead.
-  std::atomic<uint64_t> generation_{0};
 
   mutable base::Mutex mu_;
+  // New Files join it; SimulatePowerLoss and SimulateProcessCrash end it and start another.
+  std::shared_ptr<Epoch> epoch_ ABSL_GUARDED_BY(mu_);
   // Tracked files by their current name, and the unsynced entry changes per directory.
   std::map<std::string, std::shared_ptr<Inode>> names_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<EntryOp>> dir_ops_ ABSL_GUARDED_BY(mu_);
   bool garbage_in_torn_sectors_ ABSL_GUARDED_BY(mu_) = true;
+  DiskModel disk_model_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 sync_failure_rng_ ABSL_GUARDED_BY(mu_){0};
+  std::set<uint64_t> skipped_syncs_ ABSL_GUARDED_BY(mu_);
+  uint64_t sync_attempts_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t mutation_count_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<uint64_t> sync_mutation_indexes_ ABSL_GUARDED_BY(mu_);
+  std::vector<SyncRecord> sync_log_ ABSL_GUARDED_BY(mu_);  // also gives sync_mutation_indexes()
   std::optional<uint64_t> crash_at_mutation_ ABSL_GUARDED_BY(mu_);
   std::array<uint64_t, kNumFaultOps> op_counts_ ABSL_GUARDED_BY(mu_) = {};
   std::vector<FaultRule> fault_rules_ ABSL_GUARDED_BY(mu_);

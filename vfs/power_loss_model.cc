@@ -1,5 +1,5 @@
-// power_loss_model.cc: replaying unsynced changes as a power loss may leave them (see
-// power_loss_model.h).
+// power_loss_model.cc: replaying unsynced changes as a power loss or a failed fsync may leave
+// them (see power_loss_model.h).
 //
 // Thread-safety: no shared state.
 #include "vfs/power_loss_model.h"
@@ -19,12 +19,13 @@ void CopyInto(uint64_t offset, absl::Span<const uint8_t> bytes, std::vector<uint
 // Replays the write op sector by sector, keeping each sector or not.
 void TearWrite(const PendingOp& op, const TearOptions& options, std::mt19937_64& rng,
                std::vector<uint8_t>& image) {
+  const uint64_t sector = options.sector_size;
   const uint64_t end = op.offset + op.data.size();
   if (image.size() < end) image.resize(end);
   const absl::Span<const uint8_t> data(op.data);
   uint64_t next = 0;
   for (uint64_t start = op.offset; start < end; start = next) {
-    next = std::min(end, (start / kSectorSize + 1) * kSectorSize);
+    next = std::min(end, (start / sector + 1) * sector);
     const uint64_t length = next - start;
     if (rng() % 2 == 0) {
       CopyInto(start, data.subspan(start - op.offset, length), image);
@@ -55,16 +56,30 @@ std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
       if (rng() % 2 == 0) ApplyPendingOp(op, durable);
       continue;
     }
-    switch (rng() % 3) {
+    const uint64_t end = op.offset + op.data.size();
+    const bool extends = end > durable.size();
+    switch (rng() % (options.size_without_data && extends ? 4 : 3)) {
       case 0:
         ApplyPendingOp(op, durable);
         break;
       case 1:
         break;  // dropped
-      default:
+      case 2:
         TearWrite(op, options, rng, durable);
         break;
+      default:
+        durable.resize(end);  // size only: the new bytes read as zeros
+        break;
     }
+  }
+  return durable;
+}
+
+std::vector<uint8_t> ImageAfterFailedSync(std::vector<uint8_t> durable,
+                                          absl::Span<const PendingOp> pending,
+                                          std::mt19937_64& rng) {
+  for (const PendingOp& op : pending) {
+    if (rng() % 2 == 0) ApplyPendingOp(op, durable);
   }
   return durable;
 }
