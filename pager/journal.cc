@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/endian.h"
 #include "base/hash.h"
 #include "base/status_macros.h"
@@ -130,16 +131,16 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
   // already applied (a rolled-back one would then be applied over later commits).
   if (mode == JournalMode::kTruncate) {
     JKV_RETURN_IF_ERROR(file->Truncate(0));
-    return do_sync ? SyncFile(*file, vfs::SyncKind::kAll) : absl::OkStatus();
+    return do_sync ? SyncFile(*file, vfs::SyncKind::kAll, "recovery: journal end") : absl::OkStatus();
   }
   if (mode == JournalMode::kPersist) {
     std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
     JKV_RETURN_IF_ERROR(file->Write(0, zeros));
-    return do_sync ? SyncFile(*file, vfs::SyncKind::kData) : absl::OkStatus();
+    return do_sync ? SyncFile(*file, vfs::SyncKind::kData, "recovery: journal end") : absl::OkStatus();
   }
   file.reset();
   JKV_RETURN_IF_ERROR(fs->Delete(path));
-  return do_sync ? SyncDir(*fs, path) : absl::OkStatus();
+  return do_sync ? SyncDir(*fs, path, "recovery: journal end") : absl::OkStatus();
 }
 
 }  // namespace
@@ -154,6 +155,7 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   header_ = JournalHeader{page_size_, NewNonce(), orig_pages, kJournalHeaderSize};
   start_counter_ = change_counter;
   written_ = false;
+  synced_since_last_write_ = false;
   end_offset_ = 0;
   pending_.clear();
   memory_images_.clear();
@@ -188,7 +190,7 @@ absl::Status Journal::OpenForTransaction() {
   // Another connection committed since this one last wrote the journal (or this is the first
   // use): where its journal lies is unknown. Make the file's present state durable; then at
   // most a journal whose header is valid now can come back after a power loss.
-  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kAll));
+  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kAll, "placement: journal of another connection"));
   protected_.clear();
   std::vector<uint8_t> header(kJournalHeaderSize);
   absl::Status s = file_->Read(0, absl::MakeSpan(header));
@@ -216,20 +218,22 @@ uint64_t Journal::PlaceRecords(std::optional<uint64_t> size_bytes) const {
 absl::Status Journal::SyncIfNeeded() {
   if (sync_ == SyncLevel::kOff) return absl::OkStatus();
   // Journal records durable before the first database page is overwritten: pager I1.
-  JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kData));
+  JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kData, "I1 journal"));
   if (created_ || !dir_synced_once_) {
     // The journal's directory entry durable too, or a power loss could remove the journal
     // while the database holds half a transaction: pager I1.
-    JKV_RETURN_IF_ERROR(SyncDir(*fs_, path_));
+    JKV_RETURN_IF_ERROR(SyncDir(*fs_, path_, "I1 journal directory"));
     dir_synced_once_ = true;
     created_ = false;
   }
+  synced_since_last_write_ = true;
   return absl::OkStatus();
 }
 
 absl::Status Journal::Flush(const Seal* seal) {
   if (in_memory()) return absl::OkStatus();
   JKV_RETURN_IF_ERROR(OpenForTransaction());
+  synced_since_last_write_ = false;
   std::string body = std::move(pending_);
   pending_.clear();
   if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
@@ -276,17 +280,17 @@ absl::Status Journal::Finish(Outcome committed) {
       file_.reset();
       JKV_RETURN_IF_ERROR(fs_->Delete(path_));
       // The unlink durable: only EXTRA pays for it, the seal makes it unnecessary (I4).
-      return extra ? SyncDir(*fs_, path_) : absl::OkStatus();
+      return extra ? SyncDir(*fs_, path_, "EXTRA journal end") : absl::OkStatus();
     }
     case JournalMode::kTruncate:
       JKV_RETURN_IF_ERROR(file_->Truncate(0));
       // The truncate durable (EXTRA's promise; the seal makes it unnecessary, I4).
-      return extra ? SyncFile(*file_, vfs::SyncKind::kAll) : absl::OkStatus();
+      return extra ? SyncFile(*file_, vfs::SyncKind::kAll, "EXTRA journal end") : absl::OkStatus();
     case JournalMode::kPersist: {
       std::vector<uint8_t> zeros(kJournalHeaderSize, 0);
       JKV_RETURN_IF_ERROR(file_->Write(0, zeros));
       // The zeroed header durable (EXTRA's promise; the seal makes it unnecessary, I4).
-      return extra ? SyncFile(*file_, vfs::SyncKind::kData) : absl::OkStatus();
+      return extra ? SyncFile(*file_, vfs::SyncKind::kData, "EXTRA journal end") : absl::OkStatus();
     }
     case JournalMode::kMemory:
     case JournalMode::kOff:
@@ -304,6 +308,10 @@ absl::Status Journal::RollBack(vfs::File* db) {
     JKV_ASSIGN_OR_RETURN(uint64_t size, db->Size());
     const uint64_t orig_size = uint64_t{header_.orig_pages} * page_size_;
     if (size > orig_size) JKV_RETURN_IF_ERROR(db->Truncate(orig_size));
+    // The restored pages durable (I3): the spilled pages may already be on the disk, and a
+    // power loss after an unsynced restore leaves pages torn between the two (README: MEMORY
+    // and OFF are durable). The crash sweep found this one.
+    if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData, "I3 database (rollback)"));
     return absl::OkStatus();
   }
   pending_.clear();
@@ -314,7 +322,12 @@ absl::Status Journal::RollBack(vfs::File* db) {
   }
   JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file_.get(), db));
   // Database restored durably before the journal may end: I3.
-  if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData));
+  bool db_synced = false;
+  if (sync_ != SyncLevel::kOff) {
+    JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData, "I3 database (rollback)"));
+    db_synced = true;
+  }
+  JKV_DCHECK(db_synced || sync_ == SyncLevel::kOff);  // I3
   return Finish(Outcome::kRolledBack);
 }
 
@@ -359,11 +372,24 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
         absl::StrCat(journal_path, ": hot journal must be rolled back first; "
                                    "open the database read-write once"));
   }
+  if (!complete && sync != SyncLevel::kOff) {
+    // I8: the hot journal durable before recovery overwrites any database page. Its writer
+    // may have died before syncing it (then the database holds none of its pages, but the
+    // rollback rewrites them all the same), and a power loss that tears a page the rollback
+    // is rewriting must find the journal again to finish the job.
+    JKV_RETURN_IF_ERROR(SyncFile(**file, vfs::SyncKind::kAll, "I8 hot journal"));
+    JKV_RETURN_IF_ERROR(SyncDir(*fs, journal_path, "I8 hot journal directory"));
+  }
   if (!complete) JKV_RETURN_IF_ERROR(ApplyRollback(*parsed, file->get(), db));
   // The database durable before the journal may go: after a rollback, pager I3; for a complete
   // journal, I6: its writer may have died before its own database sync (I2), leaving the pages
   // only in the OS cache, and without the journal a power loss would leave half a transaction.
-  if (sync != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData));
+  bool db_synced = false;
+  if (sync != SyncLevel::kOff) {
+    JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData, "I3/I6 database (recovery)"));
+    db_synced = true;
+  }
+  JKV_DCHECK(db_synced || sync == SyncLevel::kOff);  // I3 after a rollback, I6 either way
   JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
   return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
 }

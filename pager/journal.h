@@ -69,6 +69,14 @@ class Journal {
   // True once this transaction has written to the journal file or the in-memory journal.
   bool touched() const { return written_ || !memory_images_.empty(); }
 
+  // True when every original queued so far is in the journal and, at sync != OFF, durable with
+  // the journal's directory entry: the database file may be written (pager I1). MEMORY and OFF
+  // hold their originals in memory from AddOriginal on. For debug checks.
+  bool flushed() const {
+    return in_memory() || (written_ && pending_.empty() &&
+                           (sync_ == SyncLevel::kOff || synced_since_last_write_));
+  }
+
  private:
   bool in_memory() const { return mode_ == JournalMode::kMemory || mode_ == JournalMode::kOff; }
   absl::Status OpenForTransaction();
@@ -87,6 +95,7 @@ class Journal {
   bool dir_synced_once_ = false;     // TRUNCATE/PERSIST: the file's directory entry is durable
   JournalHeader header_;
   bool written_ = false;    // the header of this transaction is in the file
+  bool synced_since_last_write_ = false;  // file and directory entry (flushed(), I1)
   uint64_t end_offset_ = 0;  // where the next record goes
   // Byte ranges of the file holding records of journals whose header may still be the durable
   // one; this transaction's records must not overwrite them.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
@@ -28,6 +29,10 @@ uint64_t Offset(PageNo page_no, uint32_t page_size) {
   return uint64_t{page_no.value() - 1} * page_size;
 }
 
+uint64_t ChangeCounter(const PageBuffer& page1) {
+  return base::DecodeFixed64(page1.bytes.get() + kChangeCounterOffset);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -44,7 +49,7 @@ Pager::Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
       cache_(std::max<uint32_t>(options.cache_pages, 16)) {}
 
 Pager::~Pager() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   lock_.Release().IgnoreError();  // closing the file drops every lock anyway
 }
 
@@ -62,50 +67,85 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       fs->Open(path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate,
                       vfs::FileKind::kDatabase}));
   std::unique_ptr<Pager> pager(new Pager(fs, path, options, std::move(file)));
-  std::unique_lock lk(pager->mu_);
-  absl::Status s = pager->OpenLocked(lk);
-  absl::Status released = pager->lock_.Release();
-  JKV_RETURN_IF_ERROR(s);
-  JKV_RETURN_IF_ERROR(released);
-  pager->journal_ = std::make_unique<Journal>(fs, pager->journal_path_, options.journal_mode,
-                                              options.sync, pager->page_size_);
-  lk.unlock();
+  {
+    base::MutexLock lock(&pager->mu_);
+    absl::Status s = pager->OpenLocked();
+    if (s.ok()) s = pager->EndForeignJournalDurably();
+    absl::Status released = pager->lock_.Release();
+    JKV_RETURN_IF_ERROR(s);
+    JKV_RETURN_IF_ERROR(released);
+    pager->journal_ = std::make_unique<Journal>(fs, pager->journal_path_, options.journal_mode,
+                                                options.sync, pager->page_size_);
+  }
   return pager;
 }
 
-absl::Status Pager::OpenLocked(std::unique_lock<std::mutex>& lk) {
+// I10: a connection that writes no journal file (MEMORY, OFF) makes the end of any journal
+// left by a connection of a journal-file mode durable before it commits, or that journal could
+// come back after a power loss and be rolled back over this connection's commits.
+absl::Status Pager::EndForeignJournalDurably() {
+  if (options_.sync == SyncLevel::kOff || options_.access == AccessMode::kReadOnly ||
+      (options_.journal_mode != JournalMode::kMemory &&
+       options_.journal_mode != JournalMode::kOff)) {
+    return absl::OkStatus();
+  }
+  JKV_RETURN_IF_ERROR(SyncDir(*fs_, journal_path_, "I10 journal directory"));  // an unlink
+  absl::StatusOr<std::unique_ptr<vfs::File>> journal =
+      fs_->Open(journal_path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kJournal});
+  if (absl::IsNotFound(journal.status())) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(journal.status());
+  return SyncFile(**journal, vfs::SyncKind::kAll, "I10 journal");  // a truncate or a zeroed header
+}
+
+absl::Status Pager::OpenLocked() {
   const absl::Time deadline = Deadline();
-  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing the database",
-                            [&] { return lock_.TryShared(); }));
+  JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is writing the database",
+                            &DbLock::TryShared));
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
   if (size == 0) {
     if (options_.access == AccessMode::kReadOnly) {
       return absl::FailedPreconditionError(
           absl::StrCat(path_, ": empty file cannot be opened read-only"));
     }
-    return InitializeNewLocked(lk, deadline);
+    return InitializeNewLocked(deadline);
   }
-  return RecoverLocked(lk, deadline);
+  return RecoverLocked(deadline);
 }
 
-absl::Status Pager::InitializeNewLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
-  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is creating the database",
-                            [&] { return lock_.TryReserved(); }));
-  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is reading the database",
-                            [&] { return lock_.TryExclusive(); }));
+absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is creating the database",
+                            &DbLock::TryReserved));
+  JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is reading the database",
+                            &DbLock::TryExclusive));
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
-  if (size != 0) return RecoverLocked(lk, deadline);  // another connection created it first
+  if (size != 0) return RecoverLocked(deadline);  // another connection created it first
   DbHeader header;
   header.page_size = options_.page_size;
   PageBuffer page(header.page_size);
   EncodeDbHeader(header, Whole(page));
   SealPage(PageNo(1), Whole(page));
+  JKV_DCHECK(lock_.level() == LockLevel::kExclusive);  // state table: EXCLUSIVE to write
+  // Creating is a transaction from an empty file to page 1, journaled like any other (in every
+  // mode), so that a power loss that tears page 1 leaves a journal that empties the file again
+  // rather than a file no opener accepts. The journal also replaces any journal left from an
+  // earlier database of this name, which must never be applied to this one.
+  Journal journal(fs_, journal_path_, JournalMode::kDelete, options_.sync, header.page_size);
+  journal.Begin(/*orig_pages=*/0, /*change_counter=*/0);
+  Seal seal;
+  seal.new_pages = 1;
+  seal.entries.push_back({PageNo(1), StoredPageChecksum(Whole(page))});
+  // The journal and its directory entry, which holds the database's too, durable first: I1.
+  JKV_RETURN_IF_ERROR(journal.Flush(&seal));
   JKV_RETURN_IF_ERROR(db_file_->Write(0, Whole(page)));
   if (options_.sync != SyncLevel::kOff) {
-    // The new database and its directory entry durable before the first commit relies on them.
-    JKV_RETURN_IF_ERROR(SyncFile(*db_file_, vfs::SyncKind::kAll));
-    JKV_RETURN_IF_ERROR(SyncDir(*fs_, path_));
+    // Page 1 durable before the journal ends: I2.
+    JKV_RETURN_IF_ERROR(SyncFile(*db_file_, vfs::SyncKind::kAll, "I2 database (creation)"));
   }
+  // Created. Unlike a commit's, this journal's seal stops proving it complete once a commit
+  // rewrites page 1, so its end must be durable before then: the next commit's journal makes
+  // it so in the journal-file modes (I1 syncs the directory before any database write), and
+  // I10 at open in MEMORY and OFF mode.
+  JKV_RETURN_IF_ERROR(journal.Finish(Journal::Outcome::kCommitted));
   header_ = header;
   page_size_ = header.page_size;
   return lock_.DowngradeToShared();
@@ -153,7 +193,8 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
 
 // REQUIRES: SHARED held. Rolls back a hot journal if there is one, then (re)reads the header
 // and empties the cache.
-absl::Status Pager::RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+absl::Status Pager::RecoverLocked(absl::Time deadline) {
+  JKV_DCHECK(lock_.level() >= LockLevel::kShared);
   uint8_t prefix[kHeaderPrefixSize];
   absl::Status read = db_file_->Read(0, absl::MakeSpan(prefix));
   if (!read.ok() && !absl::IsOutOfRange(read)) return read;
@@ -166,7 +207,12 @@ absl::Status Pager::RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time d
   if (journal_valid) {
     std::optional<uint32_t> db_page_size;
     if (decoded.ok()) db_page_size = *decoded;
-    JKV_RETURN_IF_ERROR(RollBackHotJournalLocked(lk, deadline, db_page_size));
+    JKV_RETURN_IF_ERROR(RollBackHotJournalLocked(deadline, db_page_size));
+    // Rolling back the creation of the database empties the file: create it anew.
+    JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
+    if (size == 0 && options_.access != AccessMode::kReadOnly) {
+      return InitializeNewLocked(deadline);
+    }
   }
   JKV_ASSIGN_OR_RETURN(header_, ReadHeaderFromFile());
   page_size_ = header_.page_size;
@@ -174,7 +220,7 @@ absl::Status Pager::RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time d
   return absl::OkStatus();
 }
 
-absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline,
+absl::Status Pager::RollBackHotJournalLocked(absl::Time deadline,
                                              std::optional<uint32_t> db_page_size) {
   // A journal next to a live writer (one holding RESERVED) is that writer's: it has not
   // touched the database file, which it cannot do while this connection holds SHARED.
@@ -187,10 +233,11 @@ absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, a
     result = RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
                             options_.journal_mode, options_.sync, options_.access);
   } else {
-    JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing",
-                              [&] { return lock_.TryReserved(); }));
-    absl::Status locked = Retry(lk, deadline, false, "readers hold the database during recovery",
-                                [&] { return lock_.TryExclusive(); });
+    JKV_RETURN_IF_ERROR(
+        Retry(deadline, false, "another connection is writing", &DbLock::TryReserved));
+    absl::Status locked = Retry(deadline, false, "readers hold the database during recovery",
+                                &DbLock::TryExclusive);
+    JKV_DCHECK(!locked.ok() || lock_.level() == LockLevel::kExclusive);  // recovery writes
     result = locked.ok() ? RecoverJournal(fs_, journal_path_, db_file_.get(), db_page_size,
                                           options_.journal_mode, options_.sync, options_.access)
                          : absl::StatusOr<JournalRecovery>(locked);
@@ -205,39 +252,44 @@ absl::Status Pager::RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, a
 // ---------------------------------------------------------------------------------------------
 // Locking helpers
 
-template <typename F>
-absl::Status Pager::Retry(std::unique_lock<std::mutex>& lk, absl::Time deadline,
-                          bool unlock_while_sleeping, absl::string_view what, F attempt) {
+absl::Status Pager::Retry(absl::Time deadline, bool unlock_while_sleeping,
+                          absl::string_view what, absl::StatusOr<bool> (DbLock::*attempt)()) {
   absl::Duration sleep = absl::Microseconds(20);
   while (true) {
-    absl::StatusOr<bool> ok = attempt();
+    absl::StatusOr<bool> ok = (lock_.*attempt)();
     JKV_RETURN_IF_ERROR(ok.status());
     if (*ok) return absl::OkStatus();
     if (absl::Now() >= deadline) return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
-    if (unlock_while_sleeping) lk.unlock();
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-    if (unlock_while_sleeping) lk.lock();
+    if (unlock_while_sleeping) {
+      SleepUnlocked(sleep);
+    } else {
+      std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    }
     sleep = std::min(sleep * 2, kMaxBusySleep);
   }
 }
 
+void Pager::SleepUnlocked(absl::Duration duration) {
+  mu_.Unlock();
+  std::this_thread::sleep_for(absl::ToChronoMicroseconds(duration));
+  mu_.Lock();
+}
+
 template <typename F>
-absl::Status Pager::WaitFor(std::unique_lock<std::mutex>& lk, absl::Time deadline,
-                            absl::string_view what, F done) {
+absl::Status Pager::WaitFor(absl::Time deadline, absl::string_view what, F done) {
   while (!done()) {
     if (!sticky_.ok()) return sticky_;
-    if (cv_.wait_until(lk, absl::ToChronoTime(deadline)) == std::cv_status::timeout &&
-        !done()) {
+    if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout && !done()) {
       return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Pager::AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
-  JKV_RETURN_IF_ERROR(Retry(lk, deadline, false, "another connection is writing the database",
-                            [&] { return lock_.TryShared(); }));
-  absl::Status s = ValidateCacheLocked(lk, deadline);
+absl::Status Pager::AcquireSharedLocked(absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is writing the database",
+                            &DbLock::TryShared));
+  absl::Status s = ValidateCacheLocked(deadline);
   if (!s.ok()) lock_.Release().IgnoreError();  // the caller gives up; the error is s
   return s;
 }
@@ -245,27 +297,30 @@ absl::Status Pager::AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::
 // REQUIRES: SHARED held. Another connection may have committed since this pager last held a
 // lock: the change counter in page 1 (written first by every commit, I5) tells. Reading its 8
 // bytes is enough: only power loss tears a write, and no connection with a cache outlives that.
-absl::Status Pager::ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline) {
+absl::Status Pager::ValidateCacheLocked(absl::Time deadline) {
+  JKV_DCHECK(lock_.level() >= LockLevel::kShared);
   uint8_t counter[8];
   absl::Status s = db_file_->Read(kChangeCounterOffset, absl::MakeSpan(counter));
   if (s.ok() && base::DecodeFixed64(counter) == header_.change_counter) return absl::OkStatus();
   if (!s.ok() && !absl::IsOutOfRange(s)) return s;
-  return RecoverLocked(lk, deadline);
+  return RecoverLocked(deadline);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Read transactions
 
 absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   const absl::Time deadline = Deadline();
   absl::Duration sleep = absl::Microseconds(20);
   while (true) {
     JKV_RETURN_IF_ERROR(sticky_);
-    JKV_RETURN_IF_ERROR(WaitFor(lk, deadline, "a write transaction is committing",
-                                [&] { return !writer_exclusive_; }));
+    JKV_RETURN_IF_ERROR(WaitFor(deadline, "a write transaction is committing",
+                                [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                  return !writer_exclusive_;
+                                }));
     if (lock_.level() == LockLevel::kNone) {
-      JKV_RETURN_IF_ERROR(AcquireSharedLocked(lk, deadline));
+      JKV_RETURN_IF_ERROR(AcquireSharedLocked(deadline));
       break;
     }
     if (lock_.level() >= LockLevel::kReserved) break;  // this pager is the writer: none pending
@@ -276,26 +331,27 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: another connection is committing");
     }
-    lk.unlock();
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    SleepUnlocked(sleep);
     sleep = std::min(sleep * 2, kMaxBusySleep);
-    lk.lock();
   }
   ++readers_;
   return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_));
 }
 
 void Pager::EndRead() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   --readers_;
   if (readers_ == 0 && !writer_active_) {
     absl::Status s = lock_.Release();
     if (!s.ok()) SetStickyError(s);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadPage(PageNo page_no) {
+  // State table: transactions read the file under SHARED or better (the error state may have
+  // released the locks of a failed writer under open readers).
+  JKV_DCHECK(lock_level() >= LockLevel::kShared || !sticky_error().ok());
   auto buffer = std::make_shared<PageBuffer>(page_size_);
   absl::Status s = db_file_->Read(Offset(page_no, page_size_), Whole(*buffer));
   if (absl::IsOutOfRange(s)) {
@@ -312,7 +368,7 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadPage(PageNo page_no
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(PageNo page_no) {
   {
-    std::unique_lock lk(mu_);
+    base::MutexLock lock(&mu_);
     if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no)) {
       ++stats_.cache_hits;
       return hit;
@@ -321,7 +377,7 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(PageNo page_n
   // The file cannot change under a transaction (its SHARED lock, or this pager's own writer),
   // so the page can be read without holding mu_.
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded, LoadPage(page_no));
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   ++stats_.cache_misses;
   cache_.Insert(page_no, loaded);
   return loaded;
@@ -372,18 +428,20 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
   if (options_.access == AccessMode::kReadOnly) {
     return absl::FailedPreconditionError(absl::StrCat(path_, ": database opened read-only"));
   }
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   const absl::Time deadline = Deadline();
   JKV_RETURN_IF_ERROR(sticky_);
-  JKV_RETURN_IF_ERROR(WaitFor(lk, deadline, "another write transaction of this handle is open",
-                              [&] { return !writer_active_; }));
+  JKV_RETURN_IF_ERROR(WaitFor(deadline, "another write transaction of this handle is open",
+                              [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                return !writer_active_;
+                              }));
   writer_active_ = true;
-  absl::Status s = AcquireReservedLocked(lk, deadline);
+  absl::Status s = AcquireReservedLocked(deadline);
   if (absl::Status unmark = lock_.SetWaiting(false); s.ok()) s = unmark;
   if (!s.ok()) {
     writer_active_ = false;
     if (readers_ == 0) lock_.Release().IgnoreError();  // giving up; s is the error to report
-    cv_.notify_all();
+    cv_.NotifyAll();
     return s;
   }
   return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_));
@@ -396,8 +454,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
 // writer waits for those readers anyway). While it waits it holds the WAITING byte, and a
 // writer that starts while another connection waits sleeps once before its first try, so
 // writers of different connections take turns (db_lock.h).
-absl::Status Pager::AcquireReservedLocked(std::unique_lock<std::mutex>& lk,
-                                          absl::Time deadline) {
+absl::Status Pager::AcquireReservedLocked(absl::Time deadline) {
   absl::Duration sleep = absl::Microseconds(20);
   JKV_ASSIGN_OR_RETURN(bool others_waiting, lock_.OtherWritersWaiting());
   if (others_waiting) {
@@ -407,7 +464,7 @@ absl::Status Pager::AcquireReservedLocked(std::unique_lock<std::mutex>& lk,
   for (bool first = true;; first = false) {
     JKV_RETURN_IF_ERROR(sticky_);
     if (!first || !others_waiting) {
-      if (lock_.level() == LockLevel::kNone) JKV_RETURN_IF_ERROR(AcquireSharedLocked(lk, deadline));
+      if (lock_.level() == LockLevel::kNone) JKV_RETURN_IF_ERROR(AcquireSharedLocked(deadline));
       JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
       if (reserved) return absl::OkStatus();
       JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
@@ -416,38 +473,37 @@ absl::Status Pager::AcquireReservedLocked(std::unique_lock<std::mutex>& lk,
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
-    lk.unlock();
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-    lk.lock();
+    SleepUnlocked(sleep);
     sleep = std::min(sleep * 2, kMaxBusySleep);
   }
 }
 
 absl::Status Pager::AcquireExclusive() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
+  JKV_DCHECK(lock_.level() == LockLevel::kReserved);
   const absl::Time deadline = Deadline();
   writer_exclusive_ = true;  // new readers of this pager wait from here on
-  absl::Status s = WaitFor(lk, deadline, "readers of this handle are still open",
-                           [&] { return readers_ == 0; });
+  absl::Status s = WaitFor(deadline, "readers of this handle are still open",
+                           [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return readers_ == 0; });
   if (s.ok()) {
-    s = Retry(lk, deadline, true, "readers of another connection are still open",
-              [&] { return lock_.TryExclusive(); });
+    s = Retry(deadline, true, "readers of another connection are still open",
+              &DbLock::TryExclusive);
   }
   if (!s.ok()) {
     writer_exclusive_ = false;
     lock_.DropPending().IgnoreError();  // giving up; s is the error to report
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   return s;
 }
 
 void Pager::CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer) {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   cache_.Insert(page_no, std::move(buffer));
 }
 
 void Pager::Publish(WriteTxn& txn, const DbHeader& header) {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   for (auto& [page_no, dirty] : txn.dirty_) cache_.Insert(PageNo(page_no), dirty.buffer);
   header_ = header;
   ++stats_.commits;
@@ -455,18 +511,17 @@ void Pager::Publish(WriteTxn& txn, const DbHeader& header) {
 }
 
 void Pager::EndWrite(bool clear_cache) {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   if (clear_cache) cache_.Clear();
   writer_active_ = false;
   writer_exclusive_ = false;
   absl::Status s =
       (readers_ == 0 || !sticky_.ok()) ? lock_.Release() : lock_.DowngradeToShared();
   if (!s.ok()) SetStickyError(s);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Pager::SetStickyError(const absl::Status& status) {
-  // REQUIRES: mu_ held by the caller.
   if (sticky_.ok()) {
     sticky_ = absl::Status(status.code(),
                            absl::StrCat(status.message(),
@@ -476,12 +531,17 @@ void Pager::SetStickyError(const absl::Status& status) {
 }
 
 absl::Status Pager::sticky_error() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   return sticky_;
 }
 
+LockLevel Pager::lock_level() {
+  base::MutexLock lock(&mu_);
+  return lock_.level();
+}
+
 PagerStats Pager::Stats() {
-  std::unique_lock lk(mu_);
+  base::MutexLock lock(&mu_);
   PagerStats s = stats_;
   s.page_count = header_.page_count;
   s.freelist_count = header_.freelist_count;
@@ -639,6 +699,14 @@ absl::Status WriteTxn::SpillIfNeeded() {
 // Writes dirty pages in page order, page 1 first when present (I5), sealing each.
 absl::Status WriteTxn::WritePages(std::vector<PageNo>& pages) {
   std::sort(pages.begin(), pages.end());
+  JKV_DCHECK(pager_->lock_level() == LockLevel::kExclusive);  // state table
+  // I1: the originals of these pages are in the journal, durable at sync != OFF.
+  JKV_DCHECK(pager_->journal_->flushed());
+  // I5: the transaction's first write to the file is page 1 with the change counter start+1.
+  JKV_DCHECK(db_writes_ != DbWrites::kNone ||
+             (!pages.empty() && pages.front() == PageNo(1) &&
+              ChangeCounter(*dirty_.at(1).buffer) == start_header_.change_counter + 1));
+  db_writes_ = DbWrites::kUnsynced;
   for (PageNo page_no : pages) {
     PageBuffer& buffer = *dirty_[page_no.value()].buffer;
     JKV_RETURN_IF_ERROR(pager_->db_file_->Write(Offset(page_no, buffer.size), Whole(buffer)));
@@ -680,13 +748,13 @@ absl::Status WriteTxn::Spill() {
   spilled_ = true;  // from here on the database file may differ from the last commit
   absl::Status s = WritePages(pages);
   if (!s.ok()) {
-    std::unique_lock lk(pager_->mu_);
+    base::MutexLock lock(&pager_->mu_);
     pager_->SetStickyError(s);
     return s;
   }
   for (auto& [n, dirty] : dirty_) pager_->CacheSpilled(PageNo(n), std::move(dirty.buffer));
   dirty_.clear();
-  std::unique_lock lk(pager_->mu_);
+  base::MutexLock lock(&pager_->mu_);
   ++pager_->stats_.spills;
   return absl::OkStatus();
 }
@@ -709,7 +777,7 @@ absl::Status WriteTxn::Commit() {
   // the hot journal back. Either way the caller's error is the commit's.
   Rollback().IgnoreError();
   if (IsSyncFailure(s)) {
-    std::unique_lock lk(pager_->mu_);
+    base::MutexLock lock(&pager_->mu_);
     pager_->SetStickyError(s);  // I7
   }
   return s;
@@ -750,8 +818,10 @@ absl::Status WriteTxn::CommitToFile() {
   JKV_RETURN_IF_ERROR(WritePages(pages));
   if (pager_->options_.sync != SyncLevel::kOff) {
     // Every page of the transaction durable before its journal may end: I2.
-    JKV_RETURN_IF_ERROR(SyncFile(*pager_->db_file_, vfs::SyncKind::kData));
+    JKV_RETURN_IF_ERROR(SyncFile(*pager_->db_file_, vfs::SyncKind::kData, "I2 database"));
+    db_writes_ = DbWrites::kSynced;
   }
+  JKV_DCHECK(db_writes_ == DbWrites::kSynced || pager_->options_.sync == SyncLevel::kOff);  // I2
   // The transaction is durable now (I4): failing to end the journal does not undo it. The
   // journal is left complete and sealed, so the next opener discards it, and the next
   // transaction overwrites it.
@@ -764,9 +834,11 @@ absl::Status WriteTxn::CommitToFile() {
 absl::Status WriteTxn::Rollback() {
   if (finished_) return absl::OkStatus();
   absl::Status s;
+  // State table: a transaction that touched the file holds EXCLUSIVE until it ends.
+  JKV_DCHECK(!spilled_ || pager_->lock_level() == LockLevel::kExclusive);
   if (spilled_) s = pager_->journal_->RollBack(pager_->db_file_.get());
   {
-    std::unique_lock lk(pager_->mu_);
+    base::MutexLock lock(&pager_->mu_);
     if (!s.ok()) pager_->SetStickyError(s);
     if (IsSyncFailure(failed_)) pager_->SetStickyError(failed_);  // a spill's sync failed: I7
     ++pager_->stats_.rollbacks;

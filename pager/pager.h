@@ -48,13 +48,18 @@
 //       undone in-process by rewriting every page it touched from the journal (so the undo
 //       depends only on writes made, and synced, after the failure), and the handle enters its
 //       error state whether or not the undo succeeds; reopening recovers from the disk.
+//   I8. Recovery makes a hot journal durable before it rewrites any database page, so a power
+//       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
+//   I9. Creating the database is journaled like a transaction from the empty file, so a torn
+//       page 1 of a new database is rolled back to the empty file, never left unopenable.
+//   I10. A connection in MEMORY or OFF mode makes the end of any journal file durable at open,
+//       so that no journal of an earlier journal-file-mode connection can come back after a
+//       power loss and be rolled back over its commits.
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +69,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "base/types.h"
 #include "pager/db_format.h"
 #include "pager/db_lock.h"
@@ -176,6 +182,9 @@ class WriteTxn final : public PageWriter {
   bool spilled_ = false;    // some pages of this transaction are in the database file
   bool exclusive_ = false;  // holds the EXCLUSIVE lock
   bool page1_marked_ = false;  // a spill wrote page 1 with the new change counter (I5)
+  // What this transaction did to the database file, for the debug checks of I2 and I5.
+  enum class DbWrites { kNone, kUnsynced, kSynced };
+  DbWrites db_writes_ = DbWrites::kNone;
   absl::Status failed_;     // a failure that forces rollback
   uint64_t journal_end_failures_ = 0;
   absl::flat_hash_map<uint32_t, DirtyPage> dirty_;
@@ -196,18 +205,18 @@ class Pager {
   Pager(const Pager&) = delete;
   Pager& operator=(const Pager&) = delete;
 
-  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead();
+  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead() ABSL_LOCKS_EXCLUDED(mu_);
   // FailedPrecondition on a read-only pager.
-  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite();
+  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() ABSL_LOCKS_EXCLUDED(mu_);
 
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }
   const std::string& path() const { return path_; }
   const std::string& journal_path() const { return journal_path_; }
   vfs::FileSystem* fs() const { return fs_; }
-  PagerStats Stats();
+  PagerStats Stats() ABSL_LOCKS_EXCLUDED(mu_);
   // The first error that put the pager in its error state (OK when none).
-  absl::Status sticky_error();
+  absl::Status sticky_error() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   friend class ReadTxn;
@@ -215,36 +224,45 @@ class Pager {
 
   Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
         std::unique_ptr<vfs::File> db_file);
-  absl::Status OpenLocked(std::unique_lock<std::mutex>& lk);
-  absl::Status InitializeNewLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
+  // Methods annotated ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) hold it on entry and on return, but
+  // AcquireReservedLocked, WaitFor and Retry with unlock_while_sleeping (and their callers)
+  // release it while they sleep: guarded state read before such a call may change across it.
+  absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status InitializeNewLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<DbHeader> ReadHeaderFromFile();
-  // Retries `attempt` (one try of a lock) with growing sleeps, unlocking mu_ while asleep.
-  // Retries `attempt` (one try of a file lock, returning StatusOr<bool>) with growing sleeps
+  // Retries `attempt` (one try of a file lock: &DbLock::TryShared, ...) with growing sleeps
   // until it succeeds or `deadline` passes (ResourceExhausted "busy: <what>"). With
-  // `unlock_while_sleeping`, mu_ (held through `lk`) is released during each sleep.
+  // `unlock_while_sleeping`, mu_ is released during each sleep.
+  absl::Status Retry(absl::Time deadline, bool unlock_while_sleeping, absl::string_view what,
+                     absl::StatusOr<bool> (DbLock::*attempt)()) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sleeps with mu_ released.
+  void SleepUnlocked(absl::Duration duration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits on cv_ until `done()` or the deadline (ResourceExhausted "busy: <what>"). `done` is
+  // called with mu_ held (a lambda annotated ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_)).
   template <typename F>
-  absl::Status Retry(std::unique_lock<std::mutex>& lk, absl::Time deadline,
-                     bool unlock_while_sleeping, absl::string_view what, F attempt);
-  // Waits on cv_ until `done()` or the deadline (ResourceExhausted "busy: <what>").
-  template <typename F>
-  absl::Status WaitFor(std::unique_lock<std::mutex>& lk, absl::Time deadline,
-                       absl::string_view what, F done);
-  absl::Status AcquireSharedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
-  absl::Status AcquireReservedLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
-  absl::Status ValidateCacheLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
-  absl::Status RecoverLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline);
-  absl::Status RollBackHotJournalLocked(std::unique_lock<std::mutex>& lk, absl::Time deadline,
-                                        std::optional<uint32_t> db_page_size);
+  absl::Status WaitFor(absl::Time deadline, absl::string_view what, F done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AcquireSharedLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AcquireReservedLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ValidateCacheLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RecoverLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RollBackHotJournalLocked(absl::Time deadline, std::optional<uint32_t> db_page_size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Used by the transactions.
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(PageNo page_no);
-  void EndRead();
-  absl::Status AcquireExclusive();
-  void Publish(WriteTxn& txn, const DbHeader& header);
-  void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer);
-  void EndWrite(bool clear_cache);
-  void SetStickyError(const absl::Status& status);
+  void EndRead() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(mu_);
+  void Publish(WriteTxn& txn, const DbHeader& header) ABSL_LOCKS_EXCLUDED(mu_);
+  void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void EndWrite(bool clear_cache) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetStickyError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lock held on the database file, for debug checks of the state table.
+  LockLevel lock_level() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Time Deadline() const { return absl::Now() + options_.busy_timeout; }
 
   // Immutable after Open().
@@ -257,8 +275,8 @@ class Pager {
   std::unique_ptr<Journal> journal_;  // used by the writer only
 
   // State below is guarded by mu_.
-  std::mutex mu_;                // a plain std::mutex so that condition waits can use it
-  std::condition_variable cv_;  // signalled when readers_, writer_active_ or exclusive change
+  base::Mutex mu_;
+  base::CondVar cv_;  // signalled when readers_, writer_active_ or exclusive change
   DbLock lock_ ABSL_GUARDED_BY(mu_);
   DbHeader header_ ABSL_GUARDED_BY(mu_);  // as last committed
   PageCache cache_ ABSL_GUARDED_BY(mu_);

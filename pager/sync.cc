@@ -1,5 +1,7 @@
 #include "pager/sync.h"
 
+#include <atomic>
+
 #include "absl/strings/cord.h"
 
 namespace journalkv::pager {
@@ -12,13 +14,25 @@ absl::Status Tag(absl::Status s) {
   return s;
 }
 
+std::atomic<SyncObserver> observer{nullptr};
+
+void Observe(const char* site) {
+  if (SyncObserver o = observer.load(std::memory_order_relaxed)) o(site);
+}
+
 }  // namespace
 
-absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind) { return Tag(file.Sync(kind)); }
+absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind, const char* site) {
+  Observe(site);
+  return Tag(file.Sync(kind));
+}
 
-absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path) {
+absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path, const char* site) {
+  Observe(site);
   return Tag(fs.SyncDirectory(vfs::DirName(file_path)));
 }
+
+void SetSyncObserverForTesting(SyncObserver o) { observer.store(o, std::memory_order_relaxed); }
 
 bool IsSyncFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSyncFailureUrl).has_value();

@@ -14,11 +14,19 @@
 
 namespace journalkv::pager {
 
-absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind);
-absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path);  // the file's directory
+// `site` names the call site by the invariant it keeps ("I2 database"); tests see it.
+absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind, const char* site);
+// Syncs the directory of `file_path`.
+absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path, const char* site);
 
 // True for a status returned by a failed SyncFile or SyncDir (and anything that passed it on).
 bool IsSyncFailure(const absl::Status& status);
+
+// Test-only: `observer` is called with the site of every sync just before it is made (nullptr:
+// none), so a test can tell which invariant each sync of a run serves. Set it while no sync
+// runs.
+using SyncObserver = void (*)(const char* site);
+void SetSyncObserverForTesting(SyncObserver observer);
 
 }  // namespace journalkv::pager
 

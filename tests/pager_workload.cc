@@ -1,0 +1,260 @@
+#include "tests/pager_workload.h"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/endian.h"
+#include "pager/journal.h"
+
+namespace journalkv::testing {
+namespace {
+
+using pager::Pager;
+
+void Stamp(absl::Span<uint8_t> page, uint32_t page_no, uint32_t tag) {
+  base::EncodeFixed32(page.data(), tag);
+  base::EncodeFixed32(page.data() + 4, page_no);
+  for (size_t i = 8; i < 200 && i < page.size(); ++i) page[i] = static_cast<uint8_t>(tag + i);
+}
+
+enum class Shape { kSmallCommit, kSmallRollback, kSpillCommit, kSpillRollback };
+
+Shape ShapeOf(int t) {
+  if (t % 25 == 0) return Shape::kSpillCommit;
+  if (t % 25 == 12) return Shape::kSpillRollback;
+  if (t % 9 == 0) return Shape::kSmallRollback;
+  return Shape::kSmallCommit;
+}
+
+// One transaction's page operations on `model`; false when an operation failed.
+bool WritePages(pager::WriteTxn& txn, int t, int writes, std::mt19937& rng, ModelState& model) {
+  for (int i = 0; i < writes; ++i) {
+    const uint32_t op = rng() % 10;
+    if (op < 4 || model.live.empty()) {
+      auto page = txn.Allocate();
+      if (!page.ok()) return false;
+      Stamp(page->data, page->page_no.value(), t);
+      model.live[page->page_no.value()] = t;
+    } else if (op < 8) {
+      auto it = model.live.begin();
+      std::advance(it, rng() % model.live.size());
+      auto span = txn.GetMutable(PageNo(it->first));
+      if (!span.ok()) return false;
+      Stamp(*span, it->first, t);
+      it->second = t;
+    } else {
+      auto it = model.live.begin();
+      std::advance(it, rng() % model.live.size());
+      if (!txn.Free(PageNo(it->first)).ok()) return false;
+      model.live.erase(it);
+    }
+    if (!txn.SpillIfNeeded().ok()) return false;
+  }
+  return true;
+}
+
+std::string Compare(pager::ReadTxn& txn, const ModelState& want, const std::string& what) {
+  if (txn.page_count() != want.page_count) {
+    return absl::StrCat(what, ": page_count ", txn.page_count(), ", want ", want.page_count);
+  }
+  for (const auto& [page_no, tag] : want.live) {
+    auto page = txn.Get(PageNo(page_no));
+    if (!page.ok()) return absl::StrCat(what, ": ", page.status().ToString());
+    const uint32_t got = base::DecodeFixed32(page->data().data());
+    if (got != tag) {
+      return absl::StrCat(what, ": page ", page_no, " has tag ", got, ", want ", tag,
+                          " (partly another transaction)");
+    }
+  }
+  auto free_pages = txn.FreelistPages();
+  if (!free_pages.ok()) return absl::StrCat(what, ": ", free_pages.status().ToString());
+  std::set<uint32_t> accounted;
+  for (const auto& [page_no, tag] : want.live) accounted.insert(page_no);
+  for (PageNo p : *free_pages) {
+    if (!accounted.insert(p.value()).second) {
+      return absl::StrCat(what, ": page ", p.value(), " both live and free");
+    }
+  }
+  if (accounted.size() != want.page_count - 1) {
+    return absl::StrCat(what, ": ", want.page_count - 1 - accounted.size(),
+                        " pages unaccounted for");
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* ConnectionsName(Connections c) {
+  switch (c) {
+    case Connections::kOne:
+      return "one";
+    case Connections::kReopen:
+      return "reopen";
+    case Connections::kTwo:
+      return "two";
+  }
+  return "?";
+}
+
+RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                      bool record) {
+  RunResult result;
+  if (record) result.after.push_back(ModelState{});
+  std::unique_ptr<Pager> pagers[2];
+  auto open = [&](int i) {
+    pagers[i].reset();
+    auto p = Pager::Open(&fs, kSweepPath, options.pager);
+    if (p.ok()) pagers[i] = std::move(p).value();
+    return pagers[i] != nullptr;
+  };
+  if (!open(0)) return result;
+  if (options.connections == Connections::kTwo && !open(1)) return result;
+  if (record) result.idle_points.push_back(fs.mutation_count());
+  std::mt19937 rng(12345);
+  ModelState model;
+  for (int t = 1; t <= options.transactions; ++t) {
+    int who = 0;
+    if (options.connections == Connections::kReopen && t % 7 == 0 && !open(0)) return result;
+    if (options.connections == Connections::kTwo) who = t % 2;
+    auto txn_or = pagers[who]->BeginWrite();
+    if (!txn_or.ok()) return result;
+    pager::WriteTxn& txn = **txn_or;
+    const Shape shape = ShapeOf(t);
+    const bool spill = shape == Shape::kSpillCommit || shape == Shape::kSpillRollback;
+    const int writes = spill ? 40 : 1 + static_cast<int>(rng() % 6);
+    if (shape == Shape::kSpillRollback || shape == Shape::kSmallRollback) {
+      ModelState scratch = model;
+      if (!WritePages(txn, t, writes, rng, scratch)) return result;
+      if (!txn.Rollback().ok()) return result;
+    } else {
+      // A failed transaction ends the run, so the model may be changed in place.
+      if (!WritePages(txn, t, writes, rng, model)) return result;
+      txn.set_meta(0, t);
+      model.page_count = txn.page_count();
+      result.in_flight = t;
+      if (!txn.Commit().ok()) return result;
+      result.in_flight = 0;
+      result.acknowledged = t;
+    }
+    if (record) {
+      result.after.push_back(model);
+      result.idle_points.push_back(fs.mutation_count());
+    }
+  }
+  return result;
+}
+
+Recovered Verify(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                 const std::vector<ModelState>& history, const std::vector<int>& allowed,
+                 const ModelState* expect_exact) {
+  Recovered r;
+  const uint64_t start = fs.mutation_count();
+  auto pager_or = Pager::Open(&fs, kSweepPath, options.pager);
+  if (!pager_or.ok()) {
+    r.problem = absl::StrCat("open: ", pager_or.status().ToString());
+    return r;
+  }
+  r.mutations = fs.mutation_count() - start;
+  r.rolled_back = (*pager_or)->Stats().recoveries > 0;
+  auto txn_or = (*pager_or)->BeginRead();
+  if (!txn_or.ok()) {
+    r.problem = absl::StrCat("begin read: ", txn_or.status().ToString());
+    return r;
+  }
+  pager::ReadTxn& txn = **txn_or;
+  auto problems = txn.CheckPages();
+  if (!problems.ok()) {
+    r.problem = absl::StrCat("check: ", problems.status().ToString());
+    return r;
+  }
+  if (!problems->empty()) {
+    r.problem = absl::StrCat("check: ", (*problems)[0]);
+    return r;
+  }
+  r.t = static_cast<int>(txn.meta(0));
+  if (expect_exact != nullptr) {
+    if (txn.meta(1) != expect_exact->probe) {
+      r.problem = absl::StrCat("probe mark ", txn.meta(1), ", want ", expect_exact->probe,
+                               " (the probe transaction after recovery was lost)");
+      return r;
+    }
+    r.problem = Compare(txn, *expect_exact, "after the probe");
+    r.state = *expect_exact;
+    return r;
+  }
+  if (r.t < 0 || r.t >= static_cast<int>(history.size())) {
+    r.problem = absl::StrCat("meta(0) = ", r.t, " is no transaction of the workload");
+    return r;
+  }
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), r.t) == allowed.end()) {
+    std::string want;
+    for (int a : allowed) absl::StrAppend(&want, want.empty() ? "" : " or ", a);
+    r.problem = absl::StrCat("recovered to transaction ", r.t, ", want ", want,
+                             r.t < allowed.front() ? " (an acknowledged commit was lost)" : "");
+    return r;
+  }
+  if (txn.meta(1) != 0) {
+    r.problem = "a probe mark without a probe";
+    return r;
+  }
+  r.state = history[r.t];
+  r.problem = Compare(txn, history[r.t], absl::StrCat("transaction ", r.t));
+  return r;
+}
+
+ModelState Probe(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                 const ModelState& before, uint64_t seed, bool* ok) {
+  *ok = false;
+  ModelState after = before;
+  after.probe = static_cast<uint32_t>(seed % 0xFFFFFFF0u) + 1;
+  auto pager_or = Pager::Open(&fs, kSweepPath, options.pager);
+  if (!pager_or.ok()) return after;
+  auto txn = (*pager_or)->BeginWrite();
+  if (!txn.ok()) return after;
+  std::mt19937_64 rng(seed);
+  const uint32_t tag = 1000000 + after.probe % 1000000;
+  for (auto& [page_no, page_tag] : after.live) {
+    if (rng() % 2 != 0) continue;
+    auto span = (*txn)->GetMutable(PageNo(page_no));
+    if (!span.ok()) return after;
+    Stamp(*span, page_no, tag);
+    page_tag = tag;
+  }
+  (*txn)->set_meta(1, after.probe);
+  *ok = (*txn)->Commit().ok();
+  return after;
+}
+
+bool HotJournalPresent(vfs::FaultInjectingFileSystem& fs) {
+  auto valid = pager::JournalHeaderValid(&fs, absl::StrCat(kSweepPath, "-journal"));
+  return !valid.ok() || *valid;
+}
+
+uint64_t FilesDigest(vfs::FileSystem& base) {
+  uint64_t digest = 0;
+  for (const std::string& path : {std::string(kSweepPath), absl::StrCat(kSweepPath, "-journal")}) {
+    std::string content = "absent";
+    auto exists = base.Exists(path);
+    if (exists.ok() && *exists) {
+      auto file = base.Open(path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther});
+      if (file.ok()) {
+        auto size = (*file)->Size();
+        content.assign(size.ok() ? *size : 0, '\0');
+        if (!(*file)->Read(0, absl::MakeSpan(reinterpret_cast<uint8_t*>(content.data()),
+                                            content.size())).ok()) {
+          content = "unreadable";
+        }
+      }
+    }
+    digest = digest * 1000003 ^ std::hash<std::string>()(content);
+  }
+  return digest;
+}
+
+}  // namespace journalkv::testing

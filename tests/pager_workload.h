@@ -1,0 +1,90 @@
+// The pager-level workload of the crash sweeps (pager_crash_sweep_test, pager_sync_test): a
+// deterministic sequence of write transactions and the model of what each leaves, and the
+// check of a recovered database against that model.
+//
+// Transaction t stamps every page it writes with tag t and sets meta slot 0 to t when it
+// commits. Its shape depends on t: one in 25 writes 40 pages (more than the 16-page cache, so
+// it spills) and commits; one in 25 does the same and then rolls back (a rollback of spilled
+// pages from the journal); one in 9 writes a few pages and rolls back; the rest write 1-6
+// pages (allocations, overwrites, frees) and commit. Connections: one pager for the whole run,
+// a pager reopened every 7 transactions, or two pagers on the one file system taking turns, so
+// the paths for a journal left by another connection run under the sweep.
+#ifndef JOURNALKV_TESTS_PAGER_WORKLOAD_H_
+#define JOURNALKV_TESTS_PAGER_WORKLOAD_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pager/pager.h"
+#include "vfs/fault_injecting_fs.h"
+
+namespace journalkv::testing {
+
+enum class Connections { kOne, kReopen, kTwo };
+const char* ConnectionsName(Connections c);
+
+inline constexpr char kSweepPath[] = "/data/sweep.db";
+
+struct WorkloadOptions {
+  pager::PagerOptions pager;
+  Connections connections = Connections::kOne;
+  int transactions = 200;
+};
+
+// Which pages are live and which transaction last wrote each.
+struct ModelState {
+  std::map<uint32_t, uint32_t> live;  // page -> tag
+  uint32_t page_count = 1;
+  uint32_t probe = 0;  // meta slot 1: a probe transaction's mark (Probe below), 0 when none
+};
+
+struct RunResult {
+  int acknowledged = 0;  // last transaction whose Commit returned OK
+  int in_flight = 0;     // the transaction whose Commit was under way when the run stopped
+  // Recorded runs only: after[t] is the model after transaction t (a rolled-back t leaves the
+  // model of t-1), and idle_points the mutation counts at which no transaction was open.
+  std::vector<ModelState> after;
+  std::vector<uint64_t> idle_points;
+};
+
+// Runs the workload until it finishes or the first error (the crash point). With `record`,
+// fills after and idle_points (fs's mutation counts).
+RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                      bool record);
+
+// The state a verification found, or the problem.
+struct Recovered {
+  std::string problem;  // empty: the database is whole and equals the model after `t`
+  int t = -1;
+  bool rolled_back = false;   // the opener rolled a hot journal back
+  uint64_t mutations = 0;     // mutations the opening (recovery) made
+  ModelState state;
+};
+
+// Opens the database (recovering it), checks every page, the freelist and the model, and
+// returns which transaction it holds. `allowed` lists the transactions it may hold (empty: any
+// in history). `probe_over`: the state must be history[*probe_over] changed by Probe.
+Recovered Verify(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                 const std::vector<ModelState>& history, const std::vector<int>& allowed,
+                 const ModelState* expect_exact = nullptr);
+
+// A transaction after recovery that rewrites about half of the live pages (chosen by seed)
+// with a tag of its own and sets meta slot 1: it exposes a journal that comes back and is
+// applied a second time, or a recovery that left pages only in the OS cache. Returns the model
+// after it; `ok` false when the commit failed.
+ModelState Probe(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
+                 const ModelState& before, uint64_t seed, bool* ok);
+
+// True when a journal with a valid header is present (the EXTRA sync level ends journals
+// durably, so after a power loss between transactions there must be none).
+bool HotJournalPresent(vfs::FaultInjectingFileSystem& fs);
+
+// A digest of the database and journal files as the base file system holds them: a power loss
+// that changes it dropped or tore unsynced data.
+uint64_t FilesDigest(vfs::FileSystem& base);
+
+}  // namespace journalkv::testing
+
+#endif  // JOURNALKV_TESTS_PAGER_WORKLOAD_H_
