@@ -20,10 +20,13 @@
 //                                                                    +-----------+
 //   transition                    | method
 //   IDLE -> SHARED                | AcquireSharedLocked (BeginRead, BeginWrite)
-//   SHARED -> RESERVED            | BeginWrite
+//   SHARED -> RESERVED            | BeginWrite (AcquireReservedLocked; a waiter with no open
+//                                 |   reader drops to IDLE between tries, see "Writers take
+//                                 |   turns" in docs/design-notes.md)
 //   RESERVED -> EXCLUSIVE         | AcquireExclusive (WriteTxn::Commit, WriteTxn::Spill)
 //   any -> SHARED or IDLE         | EndWrite, EndRead
-//   any -> ERROR (sticky)         | SetStickyError: a failure after the database file was touched
+//   any -> ERROR (sticky)         | SetStickyError: a failure after the database file was
+//                                 |   touched, or any failed sync (I7)
 //
 // Guarantees per state: SHARED: the database file does not change and the cache is valid.
 // RESERVED: this pager's WriteTxn is the only writer; nothing but the journal has been written.
