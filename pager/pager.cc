@@ -19,6 +19,12 @@ namespace {
 // committing back to back frees the file for microseconds between commits, so a long sleep
 // starves readers in other processes; 1 ms wakes a waiter at most 1,000 times a second.
 constexpr absl::Duration kMaxBusySleep = absl::Milliseconds(1);
+// A writer waiting for another connection's write transaction polls more often: the lock is
+// free for microseconds between two commits of a busy writer, and every sleep past that is time
+// no one writes. A writer that starts while another waits yields for longer than that poll, so
+// the waiter wakes first (db_lock.h, WAITING).
+constexpr absl::Duration kMaxWriterSleep = absl::Microseconds(250);
+constexpr absl::Duration kWriterYield = absl::Microseconds(500);  // 2 * kMaxWriterSleep
 
 absl::Span<uint8_t> Whole(PageBuffer& b) { return absl::Span<uint8_t>(b.bytes.get(), b.size); }
 absl::Span<const uint8_t> Whole(const PageBuffer& b) {
@@ -459,22 +465,34 @@ absl::Status Pager::AcquireReservedLocked(absl::Time deadline) {
   JKV_ASSIGN_OR_RETURN(bool others_waiting, lock_.OtherWritersWaiting());
   if (others_waiting) {
     JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
-    sleep = kMaxBusySleep;
+    sleep = kWriterYield;
   }
   for (bool first = true;; first = false) {
     JKV_RETURN_IF_ERROR(sticky_);
     if (!first || !others_waiting) {
-      if (lock_.level() == LockLevel::kNone) JKV_RETURN_IF_ERROR(AcquireSharedLocked(deadline));
-      JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
-      if (reserved) return absl::OkStatus();
+      // One try at SHARED (a writer elsewhere may be committing), then one at RESERVED.
+      bool shared = lock_.level() != LockLevel::kNone;
+      if (!shared) {
+        JKV_ASSIGN_OR_RETURN(shared, lock_.TryShared());
+        if (shared) {
+          if (absl::Status s = ValidateCacheLocked(deadline); !s.ok()) {
+            lock_.Release().IgnoreError();  // giving up; s is the error to report
+            return s;
+          }
+        }
+      }
+      if (shared) {
+        JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
+        if (reserved) return absl::OkStatus();
+        if (readers_ == 0) JKV_RETURN_IF_ERROR(lock_.Release());
+      }
       JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
-      if (readers_ == 0) JKV_RETURN_IF_ERROR(lock_.Release());
     }
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
     SleepUnlocked(sleep);
-    sleep = std::min(sleep * 2, kMaxBusySleep);
+    sleep = std::min(sleep * 2, kMaxWriterSleep);
   }
 }
 
