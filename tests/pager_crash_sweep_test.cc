@@ -79,10 +79,6 @@ std::vector<SweepConfig> Configs() {
   return out;
 }
 
-bool FileJournal(JournalMode mode) {
-  return mode != JournalMode::kMemory && mode != JournalMode::kOff;
-}
-
 class CrashSweepTest : public ::testing::TestWithParam<SweepConfig> {
  protected:
   void SetUp() override {
@@ -98,30 +94,12 @@ class CrashSweepTest : public ::testing::TestWithParam<SweepConfig> {
     disk_.size_without_data = c.truer_disk;
   }
 
-  // A fresh file system with the workload run up to the crash point.
-  struct World {
-    vfs::MemFileSystem base;
-    std::unique_ptr<vfs::FaultInjectingFileSystem> fs;
-    RunResult run;
-  };
-  std::unique_ptr<World> RunTo(uint64_t point) {
-    auto w = std::make_unique<World>();
-    w->fs = std::make_unique<vfs::FaultInjectingFileSystem>(&w->base);
-    w->fs->SetDiskModel(disk_);
-    w->fs->CrashAfterMutations(point);
-    w->run = RunWorkload(*w->fs, options_, /*record=*/false);
-    return w;
-  }
-
-  // The transactions a crash state may hold.
-  static std::vector<int> Allowed(const RunResult& run) {
-    std::vector<int> allowed = {run.acknowledged};
-    if (run.in_flight != 0) allowed.push_back(run.in_flight);
-    return allowed;
+  std::unique_ptr<CrashWorld> RunTo(uint64_t point) {
+    return testing::RunTo(options_, disk_, point);
   }
 
   // Power loss of the world; counts whether it dropped unsynced data.
-  void PowerLoss(World& w, uint64_t seed) {
+  void PowerLoss(CrashWorld& w, uint64_t seed) {
     const uint64_t before = FilesDigest(w.base);
     ASSERT_TRUE(w.fs->SimulatePowerLoss(seed).ok());
     counts_.lost_unsynced += FilesDigest(w.base) != before;
@@ -223,7 +201,7 @@ TEST_P(CrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheModeGuarantees)
   const size_t cap = static_cast<size_t>(ScaledForSanitizer(12, 3));
   auto recover_twice = [&](uint64_t point, bool power_loss_first) {
     const uint64_t seed = point * 131;
-    auto first_crash = [&](World& w) {
+    auto first_crash = [&](CrashWorld& w) {
       if (power_loss_first) {
         PowerLoss(w, seed);
       } else {

@@ -46,10 +46,6 @@ std::string Name(const SyncConfig& c) {
   return absl::StrCat(pager::JournalModeName(c.mode), "_", pager::SyncLevelName(c.sync));
 }
 
-bool FileJournal(JournalMode mode) {
-  return mode != JournalMode::kMemory && mode != JournalMode::kOff;
-}
-
 // The site of every sync the pager made (pager/sync.h), in order.
 std::vector<std::string>& Sites() {
   static std::vector<std::string> sites;
@@ -102,27 +98,6 @@ class SyncNecessityTest : public ::testing::TestWithParam<SyncConfig> {
     log_ = fs.sync_log();
   }
 
-  struct World {
-    vfs::MemFileSystem base;
-    std::unique_ptr<vfs::FaultInjectingFileSystem> fs;
-    RunResult run;
-  };
-  std::unique_ptr<World> RunTo(uint64_t point, const std::set<uint64_t>& skip) {
-    auto w = std::make_unique<World>();
-    w->fs = std::make_unique<vfs::FaultInjectingFileSystem>(&w->base);
-    w->fs->SetDiskModel(disk_);
-    w->fs->SkipSyncs(skip);
-    w->fs->CrashAfterMutations(point);
-    w->run = RunWorkload(*w->fs, options_, /*record=*/false);
-    return w;
-  }
-
-  std::vector<int> Allowed(const RunResult& run) const {
-    std::vector<int> allowed = {run.acknowledged};
-    if (run.in_flight != 0) allowed.push_back(run.in_flight);
-    return allowed;
-  }
-
   // The problem of the state after crashing at `point` with power loss `seed`, with the syncs
   // in `skip` skipped. `via_recovery`: a process crash first, then a recovery (whose
   // `recovery_skip`-th sync is skipped when nonzero, and which is itself cut after
@@ -135,7 +110,7 @@ class SyncNecessityTest : public ::testing::TestWithParam<SyncConfig> {
     if (!FileJournal(GetParam().mode) && !idle_.contains(point) && point > *idle_.begin()) {
       return "";
     }
-    auto w = RunTo(point, skip);
+    auto w = RunTo(options_, disk_, point, skip);
     if (via_recovery) {
       w->fs->SimulateProcessCrash();
       if (recovery_skip != 0) {
@@ -248,7 +223,7 @@ TEST_P(SyncNecessityTest, EverySyncOfRecoveryIsNeeded) {
   // (Crashes during the creation of the database are left out: their recovery creates it
   // again, whose syncs the test above covers.)
   for (uint64_t point = *idle_.begin() + 1; point <= total_; ++point) {
-    auto w = RunTo(point, {});
+    auto w = RunTo(options_, disk_, point);
     w->fs->SimulateProcessCrash();
     Sites().clear();
     pager::SetSyncObserverForTesting(&RecordSite);

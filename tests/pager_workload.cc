@@ -150,6 +150,28 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
   return result;
 }
 
+bool FileJournal(pager::JournalMode mode) {
+  return mode != pager::JournalMode::kMemory && mode != pager::JournalMode::kOff;
+}
+
+std::unique_ptr<CrashWorld> RunTo(const WorkloadOptions& options,
+                                  const vfs::FaultInjectingFileSystem::DiskModel& disk,
+                                  uint64_t point, const std::set<uint64_t>& skip) {
+  auto w = std::make_unique<CrashWorld>();
+  w->fs = std::make_unique<vfs::FaultInjectingFileSystem>(&w->base);
+  w->fs->SetDiskModel(disk);
+  if (!skip.empty()) w->fs->SkipSyncs(skip);
+  w->fs->CrashAfterMutations(point);
+  w->run = RunWorkload(*w->fs, options, /*record=*/false);
+  return w;
+}
+
+std::vector<int> Allowed(const RunResult& run) {
+  std::vector<int> allowed = {run.acknowledged};
+  if (run.in_flight != 0) allowed.push_back(run.in_flight);
+  return allowed;
+}
+
 Recovered Verify(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
                  const std::vector<ModelState>& history, const std::vector<int>& allowed,
                  const ModelState* expect_exact) {

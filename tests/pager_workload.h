@@ -14,11 +14,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "pager/pager.h"
 #include "vfs/fault_injecting_fs.h"
+#include "vfs/mem_fs.h"
 
 namespace journalkv::testing {
 
@@ -53,6 +56,25 @@ struct RunResult {
 // fills after and idle_points (fs's mutation counts).
 RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
                       bool record);
+
+// DELETE, TRUNCATE and PERSIST write a journal file and are crash-atomic; MEMORY and OFF not.
+bool FileJournal(pager::JournalMode mode);
+
+// A fresh in-memory disk with the workload run on it up to a crash point.
+struct CrashWorld {
+  vfs::MemFileSystem base;
+  std::unique_ptr<vfs::FaultInjectingFileSystem> fs;
+  RunResult run;
+};
+// Runs the workload on a new CrashWorld with `disk`, the syncs in `skip` skipped (SkipSyncs),
+// until the crash point `point` (CrashAfterMutations) stops it.
+std::unique_ptr<CrashWorld> RunTo(const WorkloadOptions& options,
+                                  const vfs::FaultInjectingFileSystem::DiskModel& disk,
+                                  uint64_t point, const std::set<uint64_t>& skip = {});
+
+// The transactions a crash state of `run` may hold: the last acknowledged one, and the one
+// whose commit was under way.
+std::vector<int> Allowed(const RunResult& run);
 
 // The state a verification found, or the problem.
 struct Recovered {
