@@ -86,5 +86,29 @@ TEST_F(DbLockTest, DowngradeKeepsSharedAndFreesTheWriterRole) {
   EXPECT_TRUE(Ok(b_->TryExclusive()));
 }
 
+// A waiting writer is seen by other connections only, survives its own lock level changes (it
+// sits outside the SHARED/RESERVED/PENDING range), and never blocks a reader or a writer.
+TEST_F(DbLockTest, WaitingWriterIsVisibleToOthersOnly) {
+  EXPECT_FALSE(Ok(a_->OtherWritersWaiting()));
+  JKV_ASSERT_OK(a_->SetWaiting(true));
+  EXPECT_TRUE(a_->waiting());
+  EXPECT_FALSE(Ok(a_->OtherWritersWaiting())) << "its own mark counts as someone else's";
+  EXPECT_TRUE(Ok(b_->OtherWritersWaiting()));
+  ASSERT_TRUE(Ok(a_->TryShared()));
+  JKV_ASSERT_OK(a_->Release());
+  EXPECT_TRUE(Ok(b_->OtherWritersWaiting())) << "Release dropped the waiting mark";
+  ASSERT_TRUE(Ok(b_->TryShared()));
+  ASSERT_TRUE(Ok(b_->TryReserved()));
+  ASSERT_TRUE(Ok(b_->TryExclusive())) << "a waiting mark blocked the writer";
+  JKV_ASSERT_OK(b_->Release());
+  JKV_ASSERT_OK(b_->SetWaiting(true));  // two waiters at once
+  JKV_ASSERT_OK(a_->SetWaiting(false));
+  EXPECT_FALSE(a_->waiting());
+  EXPECT_TRUE(Ok(a_->OtherWritersWaiting()));
+  EXPECT_FALSE(Ok(b_->OtherWritersWaiting()));
+  JKV_ASSERT_OK(b_->SetWaiting(false));
+  EXPECT_FALSE(Ok(a_->OtherWritersWaiting()));
+}
+
 }  // namespace
 }  // namespace journalkv::pager
