@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "bench/engine_adapter.h"
 #include "engine/db.h"
@@ -23,6 +25,20 @@ constexpr const char* kCandidateModes[] = {"delete", "truncate", "persist", "mem
                                            "off",    "wal",      "wal2"};
 
 bool IsWalMode(absl::string_view mode) { return mode == "wal" || mode == "wal2"; }
+
+// Until the checkpoint policies land: default (1000 frames), threshold:N (a synchronous
+// PASSIVE checkpoint at N frames) and manual (never automatically).
+absl::StatusOr<uint32_t> AutoCheckpoint(absl::string_view policy) {
+  if (policy == "default") return 1000;
+  if (policy == "manual") return 0;
+  uint32_t n = 0;
+  if (absl::ConsumePrefix(&policy, "threshold:") && absl::SimpleAtoi(policy, &n) && n > 0) {
+    return n;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "journalkv checkpoint policy \"", policy,
+      "\" is not supported yet (default, threshold:N and manual are)"));
+}
 
 class JournalkvSession final : public Session {
  public:
@@ -137,10 +153,7 @@ absl::StatusOr<std::unique_ptr<EngineAdapter>> OpenJournalkv(const std::string& 
   options.busy_timeout = config.busy_timeout;
   options.cache_pages = static_cast<uint32_t>(
       std::max<uint64_t>(16, config.cache_bytes / options.page_size));
-  if (config.checkpoint != "default") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("journalkv has no checkpoint policies yet (got \"", config.checkpoint, "\")"));
-  }
+  JKV_ASSIGN_OR_RETURN(options.wal_autocheckpoint, AutoCheckpoint(config.checkpoint));
   const std::string path = dir + "/bench.jkv";
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options));
   return std::make_unique<JournalkvAdapter>(path, std::move(db));
@@ -156,9 +169,7 @@ EngineInfo JournalkvEngine() {
   }
   info.runs_at = [](absl::string_view, absl::string_view) { return true; };
   info.check_checkpoint = [](absl::string_view policy) {
-    if (policy == "default") return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("journalkv has no checkpoint policies yet (got \"", policy, "\")"));
+    return AutoCheckpoint(policy).status();
   };
   info.open = OpenJournalkv;
   return info;

@@ -44,6 +44,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   po.cache_pages = options.cache_pages;
   po.busy_timeout = options.busy_timeout;
   po.access = options.read_only ? pager::AccessMode::kReadOnly : pager::AccessMode::kReadWrite;
+  po.wal_autocheckpoint = options.wal_autocheckpoint;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
   return std::unique_ptr<Db>(new Db(path, options, std::move(owned), std::move(pager)));
 }
@@ -132,6 +133,17 @@ absl::StatusOr<CheckResult> Db::Check() {
   return result;
 }
 
+absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
+  if (pager_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, ": closed"));
+  if (!pager_->wal_mode()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint needs journal mode wal; this database is in ",
+        JournalModeName(options_.journal_mode),
+        " mode, which writes straight to the database file (nothing to checkpoint)"));
+  }
+  return pager_->Checkpoint(mode);
+}
+
 DbStats Db::Stats() {
   DbStats s;
   if (pager_ != nullptr) {
@@ -146,6 +158,15 @@ DbStats Db::Stats() {
     s.rollbacks = p.rollbacks;
     s.spills = p.spills;
     s.recoveries = p.recoveries;
+    s.wal_mode = p.wal_mode;
+    s.log_frames = p.wal.log_frames;
+    s.log_unbackfilled = p.wal.log_frames - std::min(p.wal.backfilled, p.wal.log_frames);
+    s.checkpoints = p.wal.checkpoints;
+    s.frames_copied = p.wal.frames_copied;
+    s.log_restarts = p.wal.log_restarts;
+    s.oldest_pinned_frame = p.wal.oldest_pin_frame;
+    s.pinned_connections = p.wal.pinned_slots;
+    s.log_bytes = p.wal.log_bytes;
   }
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);

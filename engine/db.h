@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "checkpoint/checkpointer.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
 #include "vfs/vfs.h"
@@ -59,7 +60,22 @@ struct DbStats {
   vfs::IoCounts wal_io;
   vfs::IoCounts shm_io;
   uint64_t dir_syncs = 0;
+  // WAL mode (zero otherwise).
+  bool wal_mode = false;
+  uint32_t log_frames = 0;          // committed frames in the log
+  uint32_t log_unbackfilled = 0;    // of those, not yet copied into the database file
+  uint64_t checkpoints = 0;         // run by this handle
+  uint64_t frames_copied = 0;       // by this handle's checkpoints
+  uint64_t log_restarts = 0;        // by this handle
+  uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
+  int pinned_connections = 0;       // connections (all processes) with a reader pinned
+  uint64_t log_bytes = 0;           // size of the log file
 };
+
+using CheckpointMode = checkpoint::CheckpointMode;
+using CheckpointResult = checkpoint::CheckpointResult;
+using checkpoint::CheckpointModeName;
+using checkpoint::ParseCheckpointMode;
 
 // What Db::Check reports.
 struct CheckResult {
@@ -151,6 +167,10 @@ class Db {
   // Checks every page checksum, the freelist and the B+tree structure.
   absl::StatusOr<CheckResult> Check();
   DbStats Stats();
+  // WAL mode: copies the log back into the database file (PASSIVE, FULL, RESTART, TRUNCATE
+  // as SQLite defines them; checkpoint/checkpointer.h). FailedPrecondition in the rollback
+  // modes, which have no log.
+  absl::StatusOr<CheckpointResult> Checkpoint(CheckpointMode mode = CheckpointMode::kPassive);
 
   // Releases the file. FailedPrecondition while transactions are open. The destructor closes
   // too (and requires that no transaction is open).

@@ -35,6 +35,9 @@ struct Options {
   // How long a call waits for a lock held by another transaction before it fails with
   // ResourceExhausted("busy: ...").
   absl::Duration busy_timeout = absl::Seconds(5);
+  // WAL: a PASSIVE checkpoint runs on the committing thread after a commit that leaves this
+  // many frames or more in the log (SQLite's default); 0 checkpoints only when asked.
+  uint32_t wal_autocheckpoint = 1000;
   // Open without write access; write transactions fail with FailedPrecondition.
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.

@@ -10,9 +10,13 @@
 #include "base/hash.h"
 #include "base/status_macros.h"
 #include "pager/db_format.h"
-#include "pager/sync.h"
+#include "vfs/sync.h"
 
 namespace journalkv::pager {
+
+using vfs::IsSyncFailure;
+using vfs::SyncDir;
+using vfs::SyncFile;
 namespace {
 
 uint64_t NewNonce() {
@@ -294,6 +298,7 @@ absl::Status Journal::Finish(Outcome committed) {
     }
     case JournalMode::kMemory:
     case JournalMode::kOff:
+    case JournalMode::kWal:  // never: WAL-mode connections journal only a family switch
       break;
   }
   return absl::OkStatus();

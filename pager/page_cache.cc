@@ -4,30 +4,25 @@
 
 namespace journalkv::pager {
 
-std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no) {
-  auto it = map_.find(page_no.value());
+std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no, uint64_t version) {
+  auto it = map_.find(Key(page_no.value(), version));
   if (it == map_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second.lru_position);
   return it->second.buffer;
 }
 
-void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer) {
-  auto [it, inserted] = map_.try_emplace(page_no.value());
+void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
+                       uint64_t version) {
+  const Key key(page_no.value(), version);
+  auto [it, inserted] = map_.try_emplace(key);
   if (inserted) {
-    lru_.push_front(page_no.value());
+    lru_.push_front(key);
     it->second.lru_position = lru_.begin();
   } else {
     lru_.splice(lru_.begin(), lru_, it->second.lru_position);
   }
   it->second.buffer = std::move(buffer);
   if (map_.size() > capacity_) EvictOverCapacity();
-}
-
-void PageCache::Erase(PageNo page_no) {
-  auto it = map_.find(page_no.value());
-  if (it == map_.end()) return;
-  lru_.erase(it->second.lru_position);
-  map_.erase(it);
 }
 
 void PageCache::Clear() {

@@ -10,9 +10,13 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
-#include "pager/sync.h"
+#include "vfs/sync.h"
 
 namespace journalkv::pager {
+
+using vfs::IsSyncFailure;
+using vfs::SyncDir;
+using vfs::SyncFile;
 namespace {
 
 // Waiting for a lock another process holds: sleeps from 20 us, doubling up to this. A writer
@@ -56,6 +60,19 @@ Pager::Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
 
 Pager::~Pager() {
   base::MutexLock lock(&mu_);
+  if (wal_ != nullptr) {
+    // The last connection (the only one that can take EXCLUSIVE: every WAL connection holds
+    // SHARED) copies the log into the database file and removes -wal and -shm. A failure
+    // leaves them for the next opener, which recovers from them.
+    if (sticky_.ok() && options_.access != AccessMode::kReadOnly) {
+      absl::StatusOr<bool> reserved = lock_.TryReserved();
+      if (reserved.ok() && *reserved) {
+        absl::StatusOr<bool> exclusive = lock_.TryExclusive();
+        if (exclusive.ok() && *exclusive) wal_->CloseLast().IgnoreError();
+      }
+    }
+    wal_.reset();
+  }
   lock_.Release().IgnoreError();  // closing the file drops every lock anyway
 }
 
@@ -73,15 +90,49 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       fs->Open(path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate,
                       vfs::FileKind::kDatabase}));
   std::unique_ptr<Pager> pager(new Pager(fs, path, options, std::move(file)));
+  const bool wal = options.journal_mode == JournalMode::kWal;
+  JournalFamily family;
   {
     base::MutexLock lock(&pager->mu_);
+    pager->opening_ = true;
     absl::Status s = pager->OpenLocked();
     if (s.ok()) s = pager->EndForeignJournalDurably();
-    absl::Status released = pager->lock_.Release();
+    if (s.ok() && !wal && pager->header_.journal_family == JournalFamily::kWal) {
+      s = pager->LeaveWalLocked();
+    }
+    pager->opening_ = false;
+    family = pager->header_.journal_family;
+    // A WAL-mode connection keeps SHARED for its whole life (wal_strategy.h).
+    absl::Status released =
+        wal && family == JournalFamily::kWal ? absl::OkStatus() : pager->lock_.Release();
     JKV_RETURN_IF_ERROR(s);
     JKV_RETURN_IF_ERROR(released);
-    pager->journal_ = std::make_unique<Journal>(fs, pager->journal_path_, options.journal_mode,
+    // WAL-mode connections journal only the switch of the family byte, in DELETE mode.
+    pager->journal_ = std::make_unique<Journal>(fs, pager->journal_path_,
+                                                wal ? JournalMode::kDelete : options.journal_mode,
                                                 options.sync, pager->page_size_);
+  }
+  if (!wal && family != JournalFamily::kRollback) {
+    JKV_RETURN_IF_ERROR(pager->SetFamily(JournalFamily::kRollback));
+  }
+  if (wal) {
+    if (family != JournalFamily::kWal) {
+      absl::Status s = pager->SetFamily(JournalFamily::kWal);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(path, ": cannot switch to wal mode: ",
+                                                    s.message()));
+      }
+      base::MutexLock lock(&pager->mu_);
+      JKV_RETURN_IF_ERROR(pager->Retry(pager->Deadline(), false,
+                                       "another connection is writing the database",
+                                       &DbLock::TryShared));
+      pager->opening_ = true;
+      absl::Status recovered = pager->RecoverLocked(pager->Deadline());
+      pager->opening_ = false;
+      JKV_RETURN_IF_ERROR(recovered);
+    }
+    JKV_ASSIGN_OR_RETURN(pager->wal_, WalStrategy::Open(fs, path, pager->db_file_.get(),
+                                                        pager->page_size_, options));
   }
   return pager;
 }
@@ -127,6 +178,8 @@ absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
   if (size != 0) return RecoverLocked(deadline);  // another connection created it first
   DbHeader header;
   header.page_size = options_.page_size;
+  header.journal_family = options_.journal_mode == JournalMode::kWal ? JournalFamily::kWal
+                                                                     : JournalFamily::kRollback;
   PageBuffer page(header.page_size);
   EncodeDbHeader(header, Whole(page));
   SealPage(PageNo(1), Whole(page));
@@ -180,16 +233,18 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
   if (header.page_size != page_size) {
     return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
   }
-  if (header.journal_family != JournalFamily::kRollback) {
+  if (header.journal_family != JournalFamily::kRollback && !opening_) {
     // A database last used in a WAL mode may have committed transactions in its log that a
     // rollback-mode connection cannot see; reading or writing it here would lose them.
     return absl::FailedPreconditionError(absl::StrCat(
         path_, ": the database was last used in ",
         header.journal_family == JournalFamily::kWal ? "wal" : "wal2",
-        " mode; a rollback journal mode cannot open it (this version has no WAL)"));
+        " mode; reopen it to switch it back to a rollback journal mode"));
   }
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
-  if (size < uint64_t{header.page_count} * page_size) {
+  // In WAL mode the log may hold pages past the end of the file (and page 1 is copied first).
+  if (header.journal_family == JournalFamily::kRollback &&
+      size < uint64_t{header.page_count} * page_size) {
     return absl::DataLossError(absl::StrCat(path_, ": truncated: the header counts ",
                                             header.page_count, " pages of ", page_size,
                                             " bytes but the file holds ", size, " bytes"));
@@ -316,6 +371,7 @@ absl::Status Pager::ValidateCacheLocked(absl::Time deadline) {
 // Read transactions
 
 absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
+  if (wal_ != nullptr) return BeginWalRead();
   base::MutexLock lock(&mu_);
   const absl::Time deadline = Deadline();
   absl::Duration sleep = absl::Microseconds(20);
@@ -341,12 +397,17 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
     sleep = std::min(sleep * 2, kMaxBusySleep);
   }
   ++readers_;
-  return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_));
+  return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_, WalSnapshot{}));
 }
 
-void Pager::EndRead() {
+void Pager::EndRead(const WalSnapshot& snapshot) {
   base::MutexLock lock(&mu_);
   --readers_;
+  if (wal_ != nullptr) {
+    wal_->EndRead(snapshot);
+    cv_.NotifyAll();
+    return;
+  }
   if (readers_ == 0 && !writer_active_) {
     absl::Status s = lock_.Release();
     if (!s.ok()) SetStickyError(s);
@@ -360,19 +421,42 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadPage(PageNo page_no
   JKV_DCHECK(lock_level() >= LockLevel::kShared || !sticky_error().ok());
   auto buffer = std::make_shared<PageBuffer>(page_size_);
   absl::Status s = db_file_->Read(Offset(page_no, page_size_), Whole(*buffer));
-  if (absl::IsOutOfRange(s)) {
-    return absl::DataLossError(absl::StrCat(path_, " page ", page_no.value(),
-                                            ": past the end of the file (truncated database)"));
-  }
-  JKV_RETURN_IF_ERROR(s);
-  if (!PageChecksumOk(page_no, Whole(*buffer))) {
-    return absl::DataLossError(
-        absl::StrCat(path_, " page ", page_no.value(), ": checksum mismatch"));
-  }
+  JKV_RETURN_IF_ERROR(CheckLoaded(page_no, s, *buffer));
   return std::shared_ptr<const PageBuffer>(std::move(buffer));
 }
 
-absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(PageNo page_no) {
+absl::Status Pager::CheckLoaded(PageNo page_no, const absl::Status& read,
+                                const PageBuffer& buffer) {
+  if (absl::IsOutOfRange(read)) {
+    return absl::DataLossError(absl::StrCat(path_, " page ", page_no.value(),
+                                            ": past the end of the file (truncated database)"));
+  }
+  JKV_RETURN_IF_ERROR(read);
+  if (!PageChecksumOk(page_no, Whole(buffer))) {
+    return absl::DataLossError(
+        absl::StrCat(path_, " page ", page_no.value(), ": checksum mismatch"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(const WalSnapshot& snapshot,
+                                                                   PageNo page_no) {
+  if (wal_ != nullptr) {
+    JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, page_no));
+    if (version.cacheable) {
+      base::MutexLock lock(&mu_);
+      if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no, version.key)) {
+        ++stats_.cache_hits;
+        return hit;
+      }
+    }
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
+                         LoadWalPage(snapshot, page_no, &version));
+    base::MutexLock lock(&mu_);
+    ++stats_.cache_misses;
+    if (version.cacheable) cache_.Insert(page_no, loaded, version.key);
+    return loaded;
+  }
   {
     base::MutexLock lock(&mu_);
     if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no)) {
@@ -389,14 +473,15 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(PageNo page_n
   return loaded;
 }
 
-ReadTxn::~ReadTxn() { pager_->EndRead(); }
+ReadTxn::~ReadTxn() { pager_->EndRead(snapshot_); }
 
 absl::StatusOr<PageRef> ReadTxn::Get(PageNo page_no) {
   if (page_no.value() < 2 || page_no.value() > header_.page_count) {
     return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
                                                    " out of range [2, ", header_.page_count, "]"));
   }
-  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, pager_->CleanPage(page_no));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
+                       pager_->CleanPage(snapshot_, page_no));
   return PageRef(page_no, std::move(buffer), usable_size());
 }
 
@@ -421,7 +506,14 @@ absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
   }
   for (uint32_t n = 1; n <= header_.page_count; ++n) {
     if (leaves.contains(n)) continue;
-    absl::StatusOr<std::shared_ptr<const PageBuffer>> page = pager_->LoadPage(PageNo(n));
+    absl::StatusOr<std::shared_ptr<const PageBuffer>> page;
+    if (pager_->wal_ != nullptr) {
+      absl::StatusOr<PageVersion> version = pager_->wal_->Locate(snapshot_, PageNo(n));
+      page = version.ok() ? pager_->LoadWalPage(snapshot_, PageNo(n), &*version)
+                          : absl::StatusOr<std::shared_ptr<const PageBuffer>>(version.status());
+    } else {
+      page = pager_->LoadPage(PageNo(n));
+    }
     if (!page.ok()) problems.push_back(std::string(page.status().message()));
   }
   return problems;
@@ -434,6 +526,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
   if (options_.access == AccessMode::kReadOnly) {
     return absl::FailedPreconditionError(absl::StrCat(path_, ": database opened read-only"));
   }
+  if (wal_ != nullptr) return BeginWalWrite();
   base::MutexLock lock(&mu_);
   const absl::Time deadline = Deadline();
   JKV_RETURN_IF_ERROR(sticky_);
@@ -450,7 +543,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
     cv_.NotifyAll();
     return s;
   }
-  return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_));
+  return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_, WalSnapshot{}));
 }
 
 // Waiting writers queue without blocking the writer they wait for. The committing writer
@@ -529,6 +622,10 @@ void Pager::Publish(WriteTxn& txn, const DbHeader& header) {
 }
 
 void Pager::EndWrite(bool clear_cache) {
+  if (wal_ != nullptr) {
+    ReleaseWalWriter();
+    return;
+  }
   base::MutexLock lock(&mu_);
   if (clear_cache) cache_.Clear();
   writer_active_ = false;
@@ -565,15 +662,27 @@ PagerStats Pager::Stats() {
   s.freelist_count = header_.freelist_count;
   s.cached_pages = cache_.size();
   s.page_size = page_size_;
+  if (wal_ != nullptr) {
+    s.wal_mode = true;
+    s.wal = wal_->Stats();
+  }
   return s;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Write transactions: pages
 
-WriteTxn::WriteTxn(Pager* pager, const DbHeader& header)
-    : pager_(pager), start_header_(header), header_(header) {
-  pager_->journal_->Begin(header.page_count, header.change_counter);
+WriteTxn::WriteTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot)
+    : pager_(pager), start_header_(header), header_(header), snapshot_(snapshot) {
+  if (pager_->wal_ == nullptr) pager_->journal_->Begin(header.page_count, header.change_counter);
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> WriteTxn::CleanPage(PageNo page_no) {
+  if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
+    PageVersion version{it->second, 0, false};  // unpublished: never cached
+    return pager_->LoadWalPage(snapshot_, page_no, &version);
+  }
+  return pager_->CleanPage(snapshot_, page_no);
 }
 
 WriteTxn::~WriteTxn() { Rollback().IgnoreError(); }  // a failure here is sticky in the pager
@@ -602,13 +711,13 @@ absl::StatusOr<PageRef> WriteTxn::Get(PageNo page_no) {
   if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
     return PageRef(page_no, it->second.buffer, usable_size());
   }
-  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, pager_->CleanPage(page_no));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, CleanPage(page_no));
   return PageRef(page_no, std::move(buffer), usable_size());
 }
 
 absl::StatusOr<WriteTxn::DirtyPage*> WriteTxn::MakeDirty(PageNo page_no) {
   if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) return &it->second;
-  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(page_no));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(page_no));
   auto copy = std::make_shared<PageBuffer>(clean->size);
   std::memcpy(copy->bytes.get(), clean->bytes.get(), clean->size);
   DirtyPage& dirty = dirty_[page_no.value()];
@@ -709,7 +818,7 @@ absl::StatusOr<std::vector<PageNo>> WriteTxn::FreelistPages() {
 absl::Status WriteTxn::SpillIfNeeded() {
   JKV_RETURN_IF_ERROR(CheckUsable());
   if (dirty_.size() <= pager_->options_.cache_pages) return absl::OkStatus();
-  absl::Status s = Spill();
+  absl::Status s = pager_->wal_ != nullptr ? SpillToLog() : Spill();
   if (!s.ok() && failed_.ok()) failed_ = s;
   return s;
 }
@@ -742,7 +851,7 @@ absl::Status WriteTxn::Spill() {
     // transaction, so a connection that stays open and validates its cache by the counter
     // notices the spilled pages (and, if this process dies, the hot journal) instead of mixing
     // them with its cached pages. The counter start+1 is the one the commit will write too.
-    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(PageNo(1)));
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(PageNo(1)));
     DirtyPage& page1 = dirty_[1];
     page1.buffer = std::make_shared<PageBuffer>(clean->size);
     page1.original = journaled_.contains(1) ? nullptr : std::move(clean);
@@ -784,11 +893,11 @@ absl::Status WriteTxn::Commit() {
     Rollback().IgnoreError();  // the failure that forced it is what the caller needs
     return failure;
   }
-  if (dirty_.empty() && !spilled_ && header_ == start_header_) {
+  if (dirty_.empty() && !spilled_ && log_frames_.empty() && header_ == start_header_) {
     End(/*clear_cache=*/false);
     return absl::OkStatus();
   }
-  absl::Status s = CommitToFile();
+  absl::Status s = pager_->wal_ != nullptr ? CommitToLog() : CommitToFile();
   if (s.ok()) return s;
   // Undo in this process. When the database file was touched this restores the originals from
   // the journal; if that fails too, the pager enters its error state and the next opener rolls
@@ -805,7 +914,7 @@ absl::Status WriteTxn::CommitToFile() {
   DbHeader new_header = header_;
   ++new_header.change_counter;
   {
-    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, pager_->CleanPage(PageNo(1)));
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(PageNo(1)));
     DirtyPage& page1 = dirty_[1];
     page1.buffer = std::make_shared<PageBuffer>(clean->size);
     page1.original = journaled_.contains(1) ? nullptr : std::move(clean);
@@ -855,6 +964,7 @@ absl::Status WriteTxn::Rollback() {
   // State table: a transaction that touched the file holds EXCLUSIVE until it ends.
   JKV_DCHECK(!spilled_ || pager_->lock_level() == LockLevel::kExclusive);
   if (spilled_) s = pager_->journal_->RollBack(pager_->db_file_.get());
+  if (pager_->wal_ != nullptr) s = pager_->wal_->Rollback();  // unpublished frames only
   {
     base::MutexLock lock(&pager_->mu_);
     if (!s.ok()) pager_->SetStickyError(s);

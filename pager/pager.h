@@ -80,6 +80,7 @@
 #include "pager/page_access.h"
 #include "pager/page_cache.h"
 #include "pager/pager_options.h"
+#include "pager/wal_strategy.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
@@ -98,6 +99,8 @@ struct PagerStats {
   uint32_t freelist_count = 0;
   uint64_t cached_pages = 0;
   uint32_t page_size = 0;
+  bool wal_mode = false;
+  WalStats wal;  // WAL mode only
 };
 
 // A read transaction: one snapshot of the database for its whole life.
@@ -121,9 +124,11 @@ class ReadTxn final : public PageReader {
 
  private:
   friend class Pager;
-  ReadTxn(Pager* pager, const DbHeader& header) : pager_(pager), header_(header) {}
+  ReadTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot)
+      : pager_(pager), header_(header), snapshot_(snapshot) {}
   Pager* const pager_;
   const DbHeader header_;
+  const WalSnapshot snapshot_;  // WAL mode: the snapshot this transaction reads
 };
 
 // The write transaction. Destroying it without Commit rolls back.
@@ -168,8 +173,12 @@ class WriteTxn final : public PageWriter {
     std::shared_ptr<const PageBuffer> original;  // null: nothing to journal for this page
   };
 
-  WriteTxn(Pager* pager, const DbHeader& header);
+  WriteTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot);
   absl::Status CheckUsable() const;
+  // The committed image of a page this transaction has not dirtied (WAL: a frame it spilled).
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);
+  absl::Status SpillToLog();
+  absl::Status CommitToLog();
   absl::Status CheckPageNo(PageNo page_no) const;
   absl::StatusOr<DirtyPage*> MakeDirty(PageNo page_no);
   DirtyPage* AddBlankPage(PageNo page_no);
@@ -194,6 +203,9 @@ class WriteTxn final : public PageWriter {
   absl::flat_hash_set<uint32_t> journaled_;         // original already in the journal
   absl::flat_hash_set<uint32_t> freed_;             // freed by this transaction
   absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
+  // WAL mode.
+  const WalSnapshot snapshot_;
+  absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
 };
 
 class Pager {
@@ -211,6 +223,12 @@ class Pager {
   absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead() ABSL_LOCKS_EXCLUDED(mu_);
   // FailedPrecondition on a read-only pager.
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // WAL mode: runs a checkpoint (checkpoint/checkpointer.h). Rollback modes have no log:
+  // OK with nothing to report.
+  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool wal_mode() const { return wal_ != nullptr; }
 
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }
@@ -231,9 +249,24 @@ class Pager {
   // AcquireReservedLocked, WaitFor and Retry with unlock_while_sleeping (and their callers)
   // release it while they sleep: guarded state read before such a call may change across it.
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves a WAL database's log into the database file so a rollback mode can open it.
+  absl::Status LeaveWalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the journal family in page 1 through a rollback-journaled write transaction.
+  absl::Status SetFamily(JournalFamily family) ABSL_LOCKS_EXCLUDED(mu_);
+  // WAL: the header of `snapshot` (page 1 as the snapshot sees it).
+  absl::StatusOr<DbHeader> WalHeaderLocked(const WalSnapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginWalRead() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWalWrite() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits for this handle's writer role and the WRITE lock (mu_ released while waiting).
+  absl::StatusOr<WalSnapshot> AcquireWalWriterLocked(absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseWalWriter() ABSL_LOCKS_EXCLUDED(mu_);
+  void MaybeAutoCheckpoint(uint32_t frames) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InitializeNewLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<DbHeader> ReadHeaderFromFile();
+  bool opening_ = false;  // Open is running: accept either journal family in page 1
   // Retries `attempt` (one try of a file lock: &DbLock::TryShared, ...) with growing sleeps
   // until it succeeds or `deadline` passes (ResourceExhausted "busy: <what>"). With
   // `unlock_while_sleeping`, mu_ is released during each sleep.
@@ -254,10 +287,18 @@ class Pager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Used by the transactions.
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no)
+  // The committed image of a page as `snapshot` sees it (WAL; ignored in rollback modes).
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const WalSnapshot& snapshot,
+                                                              PageNo page_no)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(PageNo page_no);
-  void EndRead() ABSL_LOCKS_EXCLUDED(mu_);
+  // WAL: reads (uncached) and checks the version `version` of a page.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadWalPage(const WalSnapshot& snapshot,
+                                                                PageNo page_no,
+                                                                PageVersion* version);
+  // Checks a page image read from the file (or log) and turns short reads into DataLoss.
+  absl::Status CheckLoaded(PageNo page_no, const absl::Status& read, const PageBuffer& buffer);
+  void EndRead(const WalSnapshot& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(mu_);
   void Publish(WriteTxn& txn, const DbHeader& header) ABSL_LOCKS_EXCLUDED(mu_);
   void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer)
@@ -275,7 +316,8 @@ class Pager {
   const PagerOptions options_;
   const std::unique_ptr<vfs::File> db_file_;
   uint32_t page_size_ = 0;
-  std::unique_ptr<Journal> journal_;  // used by the writer only
+  std::unique_ptr<Journal> journal_;  // used by the writer only (rollback modes)
+  std::unique_ptr<WalStrategy> wal_;  // WAL mode (set during Open, then immutable)
 
   // State below is guarded by mu_.
   base::Mutex mu_;
@@ -287,6 +329,7 @@ class Pager {
   bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
   bool writer_exclusive_ ABSL_GUARDED_BY(mu_) = false;  // new readers wait
   absl::Status sticky_ ABSL_GUARDED_BY(mu_);
+  uint64_t wal_header_key_ ABSL_GUARDED_BY(mu_) = 0;  // WAL: the snapshot header_ belongs to
   PagerStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

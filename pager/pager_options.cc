@@ -18,6 +18,8 @@ absl::string_view JournalModeName(JournalMode mode) {
       return "memory";
     case JournalMode::kOff:
       return "off";
+    case JournalMode::kWal:
+      return "wal";
   }
   return "?";
 }
@@ -39,11 +41,11 @@ absl::string_view SyncLevelName(SyncLevel level) {
 absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text) {
   const std::string lower = absl::AsciiStrToLower(text);
   for (JournalMode m : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist,
-                        JournalMode::kMemory, JournalMode::kOff}) {
+                        JournalMode::kMemory, JournalMode::kOff, JournalMode::kWal}) {
     if (lower == JournalModeName(m)) return m;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory or off)"));
+      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory, off or wal)"));
 }
 
 absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text) {

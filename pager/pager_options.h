@@ -21,7 +21,9 @@ enum class JournalMode {
   kPersist,   // journal file kept, its header zeroed at commit
   kMemory,    // original pages kept in memory only: not crash-atomic
   kOff,       // no journal file: not crash-atomic (in-process rollback still works)
+  kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal_strategy.h)
 };
+inline bool IsRollbackMode(JournalMode mode) { return mode != JournalMode::kWal; }
 
 // How hard commits push data to stable storage.
 enum class SyncLevel {
@@ -45,6 +47,9 @@ struct PagerOptions {
   uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
   absl::Duration busy_timeout = absl::Seconds(5);
   AccessMode access = AccessMode::kReadWrite;
+  // WAL: a synchronous PASSIVE checkpoint runs after a commit that leaves this many frames or
+  // more in the log (SQLite's default is 1000); 0 never checkpoints automatically.
+  uint32_t wal_autocheckpoint = 1000;
 };
 
 }  // namespace journalkv::pager

@@ -24,7 +24,7 @@
 #include "base/test_scale.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
-#include "pager/sync.h"
+#include "vfs/sync.h"
 #include "tests/crash_sweep.h"
 #include "tests/pager_workload.h"
 #include "vfs/fault_injecting_fs.h"
@@ -46,7 +46,7 @@ std::string Name(const SyncConfig& c) {
   return absl::StrCat(pager::JournalModeName(c.mode), "_", pager::SyncLevelName(c.sync));
 }
 
-// The site of every sync the pager made (pager/sync.h), in order.
+// The site of every sync the pager made (vfs/sync.h), in order.
 std::vector<std::string>& Sites() {
   static std::vector<std::string> sites;
   return sites;
@@ -87,9 +87,9 @@ class SyncNecessityTest : public ::testing::TestWithParam<SyncConfig> {
     vfs::FaultInjectingFileSystem fs(&base);
     fs.SetDiskModel(disk_);
     Sites().clear();
-    pager::SetSyncObserverForTesting(&RecordSite);
+    vfs::SetSyncObserverForTesting(&RecordSite);
     RunResult clean = RunWorkload(fs, options_, /*record=*/true);
-    pager::SetSyncObserverForTesting(nullptr);
+    vfs::SetSyncObserverForTesting(nullptr);
     sites_ = Sites();
     ASSERT_EQ(clean.acknowledged, options_.transactions);
     history_ = clean.after;
@@ -166,7 +166,7 @@ TEST_P(SyncNecessityTest, EverySyncOfCommitAndRollbackIsNeeded) {
       ASSERT_EQ(FirstProblem(point, point, {}, via_recovery), "") << "point " << point;
     }
   }
-  ASSERT_EQ(sites_.size(), log_.size()) << "a sync bypassed pager/sync.h";
+  ASSERT_EQ(sites_.size(), log_.size()) << "a sync bypassed vfs/sync.h";
   int unneeded = 0;
   for (size_t i = 0; i < log_.size(); ++i) {
     const SyncRecord& sync = log_[i];
@@ -226,9 +226,9 @@ TEST_P(SyncNecessityTest, EverySyncOfRecoveryIsNeeded) {
     auto w = RunTo(options_, disk_, point);
     w->fs->SimulateProcessCrash();
     Sites().clear();
-    pager::SetSyncObserverForTesting(&RecordSite);
+    vfs::SetSyncObserverForTesting(&RecordSite);
     Recovered r = Verify(*w->fs, options_, history_, Allowed(w->run));
-    pager::SetSyncObserverForTesting(nullptr);
+    vfs::SetSyncObserverForTesting(nullptr);
     ASSERT_EQ(r.problem, "") << "point " << point;
     const std::vector<std::string> kinds = Sites();
     if (!kinds.empty()) by_kind[kinds].push_back({point, r.mutations});

@@ -24,15 +24,15 @@ struct OptionState {
 };
 
 absl::StatusOr<JournalMode> ParseJournalOption(absl::string_view value) {
-  if (value == "wal" || value == "wal2") {
+  if (value == "wal2") {
     return absl::UnimplementedError(
-        absl::StrCat("--journal=", value, ": journal mode ", value,
-                     " is not implemented yet (use delete, truncate, persist, memory or off)"));
+        "--journal=wal2: journal mode wal2 is not implemented yet (use wal, delete, truncate, "
+        "persist, memory or off)");
   }
   absl::StatusOr<JournalMode> mode = ParseJournalMode(value);
   if (!mode.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--journal: ", OneLine(mode.status().message()),
-                                                   "; wal and wal2 are not implemented yet"));
+                                                   "; wal2 is not implemented yet"));
   }
   return mode;
 }
@@ -226,8 +226,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   if (state.checkpoint_policy.has_value()) {
     return absl::UnimplementedError(
         absl::StrCat("--checkpoint=", *state.checkpoint_policy,
-                     ": checkpoint policies need journal mode wal or wal2, which is not "
-                     "implemented yet"));
+                     ": checkpoint policies are not implemented yet (wal mode checkpoints "
+                     "at 1000 frames, or when asked with the checkpoint command)"));
   }
   if (i >= args.size()) return absl::InvalidArgumentError("missing DBPATH and COMMAND");
   if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");

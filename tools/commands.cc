@@ -85,6 +85,15 @@ absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out)
       << "read_only " << (o.read_only ? "yes" : "no") << '\n'
       << "cache_pages " << o.cache_pages << '\n'
       << "busy_timeout_ms " << absl::ToInt64Milliseconds(o.busy_timeout) << '\n';
+  if (stats.wal_mode) {
+    out << "log_frames " << stats.log_frames << '\n'
+        << "log_frames_not_checkpointed " << stats.log_unbackfilled << '\n'
+        << "log_bytes " << stats.log_bytes << '\n'
+        << "checkpoints " << stats.checkpoints << '\n'
+        << "frames_copied " << stats.frames_copied << '\n'
+        << "oldest_pinned_frame " << stats.oldest_pinned_frame << '\n'
+        << "pinned_connections " << stats.pinned_connections << '\n';
+  }
   return ExitCode::kOk;
 }
 
@@ -164,7 +173,8 @@ absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& 
   if (name == "load") return RunLoad(db, io);
   if (name == "shell") return RunShell(db, io);
   if (name == "checkpoint") {
-    JKV_RETURN_IF_ERROR(Checkpoint(command.checkpoint_mode));  // an error until WAL exists
+    JKV_ASSIGN_OR_RETURN(CheckpointResult r, Checkpoint(db, command.checkpoint_mode));
+    *io.out << FormatCheckpoint(r) << '\n';
     return ExitCode::kOk;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown command \"", OneLine(name), "\""));

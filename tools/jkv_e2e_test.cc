@@ -264,14 +264,30 @@ TEST_F(JkvTest, BadOptionValuesExitTwo) {
   EXPECT_FALSE(Exists(db_));
 }
 
-TEST_F(JkvTest, WalAndCheckpointsAreClearErrors) {
-  ExpectError(Jkv({"--journal=wal", db_, "count"}), "journal mode wal is not implemented yet");
+TEST_F(JkvTest, Wal2PoliciesAndRollbackCheckpointsAreClearErrors) {
   ExpectError(Jkv({"--journal=wal2", db_, "count"}), "journal mode wal2 is not implemented yet");
   ExpectError(Jkv({"--checkpoint=threshold:1000", db_, "count"}),
-              "checkpoint policies need journal mode wal or wal2");
-  ExpectError(Jkv({db_, "checkpoint"}), "checkpoint needs journal mode wal or wal2");
-  ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal or wal2");
+              "checkpoint policies are not implemented yet");
+  ExpectError(Jkv({db_, "checkpoint"}), "checkpoint needs journal mode wal");
+  ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal");
   ExpectError(Jkv({db_, "checkpoint", "sideways"}), "unknown checkpoint mode \"sideways\"");
+}
+
+TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
+  Result r = Jkv({"--journal=wal", db_, "put", "k", "v"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  r = Jkv({"--journal=wal", db_, "get", "k"});
+  EXPECT_EQ(r.out, "v\n") << r;
+  r = Jkv({"--journal=wal", db_, "checkpoint", "full"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("log_frames 0 copied 0 backfilled 0 blocked no"));
+  r = Jkv({"--journal=wal", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("journal_mode wal\n"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("log_frames 0\n"));
+  // Opening it in a rollback mode switches it back; the data stays.
+  r = Jkv({"--journal=delete", db_, "get", "k"});
+  EXPECT_EQ(r.out, "v\n") << r;
 }
 
 TEST_F(JkvTest, DirectoryOrForeignFileAsDbPathExitsTwo) {
@@ -436,8 +452,8 @@ TEST_F(JkvTest, ShellAnswersEveryLineAndExitsZero) {
       "write a backslash as \\x5c)",
       "error: unknown command \"frobnicate\" (try help)",
       "ok",  // del of a missing key
-      "error: checkpoint needs journal mode wal or wal2, which is not implemented yet "
-      "(rollback-journal modes write straight to the database file: nothing to checkpoint)",
+      "error: checkpoint needs journal mode wal; this database is in delete mode, which writes "
+      "straight to the database file (nothing to checkpoint)",
       ""};
   EXPECT_EQ(lines, expected);
 }

@@ -62,16 +62,23 @@ std::string FormatPair(absl::string_view key, absl::string_view value) {
   return absl::StrCat(EncodeToken(key), " ", EncodeToken(value));
 }
 
-absl::Status Checkpoint(std::optional<absl::string_view> mode) {
-  if (mode.has_value() && *mode != "passive" && *mode != "full" && *mode != "restart" &&
-      *mode != "truncate") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown checkpoint mode \"", OneLine(*mode),
-                     "\" (expected passive, full, restart or truncate)"));
+absl::StatusOr<CheckpointResult> Checkpoint(Db& db, std::optional<absl::string_view> mode) {
+  CheckpointMode m = CheckpointMode::kPassive;
+  if (mode.has_value()) {
+    absl::StatusOr<CheckpointMode> parsed = ParseCheckpointMode(*mode);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown checkpoint mode \"", OneLine(*mode),
+                       "\" (expected passive, full, restart or truncate)"));
+    }
+    m = *parsed;
   }
-  return absl::FailedPreconditionError(
-      "checkpoint needs journal mode wal or wal2, which is not implemented yet "
-      "(rollback-journal modes write straight to the database file: nothing to checkpoint)");
+  return db.Checkpoint(m);
+}
+
+std::string FormatCheckpoint(const CheckpointResult& r) {
+  return absl::StrCat("log_frames ", r.log_frames, " copied ", r.copied, " backfilled ",
+                      r.backfilled, " blocked ", r.blocked ? "yes" : "no");
 }
 
 }  // namespace journalkv::tools

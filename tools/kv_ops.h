@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/db.h"
 #include "engine/iterator.h"
 
 namespace journalkv::tools {
@@ -49,7 +50,10 @@ std::string FormatPair(absl::string_view key, absl::string_view value);
 // The checkpoint command. A mode other than passive, full, restart or truncate is
 // InvalidArgument; a valid one (or none) is FailedPrecondition, because checkpoints need
 // journal mode wal or wal2, which journalkv does not implement yet.
-absl::Status Checkpoint(std::optional<absl::string_view> mode);
+// Runs `checkpoint [MODE]` (passive when no mode is given).
+absl::StatusOr<CheckpointResult> Checkpoint(Db& db, std::optional<absl::string_view> mode);
+// "log_frames N copied N backfilled N blocked yes|no".
+std::string FormatCheckpoint(const CheckpointResult& result);
 
 }  // namespace journalkv::tools
 

@@ -109,7 +109,7 @@ absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields&
   if (name == "help") return HelpAnswer();
   std::optional<absl::string_view> mode;
   if (!args.empty()) mode = args[0];
-  JKV_RETURN_IF_ERROR(Checkpoint(mode));  // always an error until WAL exists
+  JKV_RETURN_IF_ERROR(Checkpoint(*db_, mode).status());
   return std::string("ok");
 }
 

@@ -4,20 +4,20 @@
 // so the pager never retries or trusts one (pager.h, I7) and enters its error state instead.
 //
 // Each call site states the invariant its sync keeps (pager.h I1..I6).
-#ifndef JOURNALKV_PAGER_SYNC_H_
-#define JOURNALKV_PAGER_SYNC_H_
+#ifndef JOURNALKV_VFS_SYNC_H_
+#define JOURNALKV_VFS_SYNC_H_
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "vfs/vfs.h"
 
-namespace journalkv::pager {
+namespace journalkv::vfs {
 
 // `site` names the call site by the invariant it keeps ("I2 database"); tests see it.
-absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind, const char* site);
+absl::Status SyncFile(File& file, SyncKind kind, const char* site);
 // Syncs the directory of `file_path`.
-absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path, const char* site);
+absl::Status SyncDir(FileSystem& fs, const std::string& file_path, const char* site);
 
 // True for a status returned by a failed SyncFile or SyncDir (and anything that passed it on).
 bool IsSyncFailure(const absl::Status& status);
@@ -28,6 +28,6 @@ bool IsSyncFailure(const absl::Status& status);
 using SyncObserver = void (*)(const char* site);
 void SetSyncObserverForTesting(SyncObserver observer);
 
-}  // namespace journalkv::pager
+}  // namespace journalkv::vfs
 
-#endif  // JOURNALKV_PAGER_SYNC_H_
+#endif  // JOURNALKV_VFS_SYNC_H_

@@ -1,10 +1,10 @@
-#include "pager/sync.h"
+#include "vfs/sync.h"
 
 #include <atomic>
 
 #include "absl/strings/cord.h"
 
-namespace journalkv::pager {
+namespace journalkv::vfs {
 namespace {
 
 constexpr char kSyncFailureUrl[] = "journalkv/sync-failed";
@@ -22,14 +22,14 @@ void Observe(const char* site) {
 
 }  // namespace
 
-absl::Status SyncFile(vfs::File& file, vfs::SyncKind kind, const char* site) {
+absl::Status SyncFile(File& file, SyncKind kind, const char* site) {
   Observe(site);
   return Tag(file.Sync(kind));
 }
 
-absl::Status SyncDir(vfs::FileSystem& fs, const std::string& file_path, const char* site) {
+absl::Status SyncDir(FileSystem& fs, const std::string& file_path, const char* site) {
   Observe(site);
-  return Tag(fs.SyncDirectory(vfs::DirName(file_path)));
+  return Tag(fs.SyncDirectory(DirName(file_path)));
 }
 
 void SetSyncObserverForTesting(SyncObserver o) { observer.store(o, std::memory_order_relaxed); }
@@ -38,4 +38,4 @@ bool IsSyncFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSyncFailureUrl).has_value();
 }
 
-}  // namespace journalkv::pager
+}  // namespace journalkv::vfs

@@ -1,0 +1,207 @@
+#include "checkpoint/checkpointer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "vfs/sync.h"
+#include "wal/wal_format.h"
+
+namespace journalkv::checkpoint {
+namespace {
+
+constexpr absl::Duration kWaitStep = absl::Microseconds(200);
+
+std::atomic<CheckpointHook> hook{nullptr};
+
+void Hook(const char* point) {
+  if (CheckpointHook h = hook.load(std::memory_order_relaxed)) h(point);
+}
+
+// Releases the CKPT lock when the checkpoint ends, however it ends.
+class CkptLock {
+ public:
+  explicit CkptLock(shm::WalIndex* index) : index_(index) {}
+  ~CkptLock() {
+    if (held_) index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing drops it anyway
+  }
+  absl::StatusOr<bool> Take(absl::Time deadline, bool wait) {
+    while (true) {
+      JKV_ASSIGN_OR_RETURN(held_, index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive));
+      if (held_ || !wait || absl::Now() >= deadline) return held_;
+      std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+    }
+  }
+
+ private:
+  shm::WalIndex* const index_;
+  bool held_ = false;
+};
+
+// The newest frame <= `safe` the readers allow: the oldest pin of generation `seq` (a pin of
+// an older generation, whose reader reads the database file, allows nothing past `backfill`).
+// Pins of dead connections are skipped; a reader that pins after this scan checks the
+// announced target itself. `own_limits` tells whether the caller's own slot is the limit.
+absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, uint32_t seq, uint32_t mx,
+                                   uint32_t backfill, int own_slot, bool* own_limits) {
+  uint32_t safe = mx;
+  *own_limits = false;
+  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+    const uint64_t pin = index.pin(slot, 0);
+    if (pin == 0) continue;
+    const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;
+    if (limit >= safe) continue;
+    if (slot != own_slot) {
+      JKV_ASSIGN_OR_RETURN(bool gone, index.SlotOwnerGone(slot));
+      if (gone) continue;
+    }
+    safe = std::max(limit, backfill);
+    *own_limits = slot == own_slot;
+  }
+  return safe;
+}
+
+// Copies the newest version <= safe of every page written in frames (backfill, safe].
+absl::Status CopyFrames(const CheckpointFiles& files, uint32_t backfill, uint32_t safe) {
+  absl::flat_hash_map<uint32_t, uint32_t> newest;  // page -> frame
+  for (uint32_t f = backfill + 1; f <= safe; ++f) {
+    JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(0, f));
+    if (page == 0) {
+      return absl::DataLossError(absl::StrCat(files.log->path(), ": frame ", f,
+                                              " is missing from the wal-index"));
+    }
+    newest[page] = f;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> order(newest.begin(), newest.end());
+  std::sort(order.begin(), order.end());
+  std::vector<uint8_t> image(files.page_size);
+  for (const auto& [page, frame] : order) {
+    JKV_RETURN_IF_ERROR(files.log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
+    JKV_RETURN_IF_ERROR(
+        files.db->Write(uint64_t{page - 1} * files.page_size, absl::MakeConstSpan(image)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::string_view CheckpointModeName(CheckpointMode mode) {
+  switch (mode) {
+    case CheckpointMode::kPassive: return "passive";
+    case CheckpointMode::kFull: return "full";
+    case CheckpointMode::kRestart: return "restart";
+    case CheckpointMode::kTruncate: return "truncate";
+  }
+  return "?";
+}
+
+absl::StatusOr<CheckpointMode> ParseCheckpointMode(absl::string_view text) {
+  for (CheckpointMode m : {CheckpointMode::kPassive, CheckpointMode::kFull,
+                           CheckpointMode::kRestart, CheckpointMode::kTruncate}) {
+    if (text == CheckpointModeName(m)) return m;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown checkpoint mode '", text, "' (expected passive, full, restart or truncate)"));
+}
+
+wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log) {
+  wal::WalHeader h;
+  h.page_size = header.page_size;
+  h.ckpt_seq = header.logs[log].ckpt_seq;
+  h.salt1 = header.logs[log].salt1;
+  h.salt2 = header.logs[log].salt2;
+  return h;
+}
+
+absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header) {
+  JKV_DCHECK(index.backfill(0) == header.logs[0].mx_frame);  // every frame copied (C2)
+  static std::atomic<uint64_t> counter{0};
+  std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
+                     counter.fetch_add(1), uint64_t{std::random_device()()}};
+  std::mt19937 rng(seed);
+  shm::LogState& state = header.logs[0];
+  state.ckpt_seq = (state.ckpt_seq + 1) & 0x7fffffffu;
+  state.salt1 = static_cast<uint32_t>(rng());
+  state.salt2 = static_cast<uint32_t>(rng());
+  state.mx_frame = 0;
+  uint8_t bytes[wal::kWalHeaderSize];
+  state.last_checksum = wal::EncodeWalHeader(LogHeaderFor(header, 0), absl::MakeSpan(bytes));
+  ++header.change;
+  // Readers must see the new generation before any hash entry or frame of the old one goes:
+  // they check the generation after every lookup and frame read (W7).
+  index.set_backfill(0, 0);
+  index.set_ckpt_target(0, EncodeTarget(state.ckpt_seq, 0));
+  index.WriteHeader(header);
+  return index.Truncate(0, 0);
+}
+
+absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
+  const absl::Time deadline = absl::Now() + files.busy_timeout;
+  const bool wait = mode != CheckpointMode::kPassive;
+  CheckpointResult result;
+  CkptLock lock(files.index);
+  shm::IndexHeader header;
+  JKV_ASSIGN_OR_RETURN(bool locked, lock.Take(deadline, wait));
+  if (!files.index->ReadHeader(&header)) {
+    return absl::AbortedError("the wal-index header is being rewritten; retry");
+  }
+  result.log_frames = header.logs[0].mx_frame;
+  if (!locked) {
+    result.blocked = true;
+    result.backfilled = files.index->backfill(0);
+    return result;
+  }
+  const uint32_t mx = header.logs[0].mx_frame;
+  const uint32_t seq = header.logs[0].ckpt_seq;
+  const uint32_t backfill = std::min(files.index->backfill(0), mx);
+  uint32_t safe = backfill;
+  while (true) {
+    files.index->set_ckpt_target(0, EncodeTarget(seq, mx));  // announce, then scan the pins
+    bool own_limits = false;
+    JKV_ASSIGN_OR_RETURN(safe,
+                         SafeFrame(*files.index, seq, mx, backfill, files.own_slot, &own_limits));
+    files.index->set_ckpt_target(0, EncodeTarget(seq, safe));
+    if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+  }
+  if (safe > backfill) {
+    if (files.sync_log_before_copy) {
+      // C1: the frames about to be copied survive a power loss before the database changes.
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(files.log->file(), vfs::SyncKind::kData, "C1 log"));
+    }
+    Hook("copy");
+    JKV_RETURN_IF_ERROR(CopyFrames(files, backfill, safe));
+    if (files.sync_db) {
+      // C2: the copied pages are durable before backfill says so; the log may restart (and
+      // overwrite those frames) as soon as it does.
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(*files.db, vfs::SyncKind::kData, "C2 database"));
+    }
+    Hook("synced");
+    files.index->set_backfill(0, safe);
+  }
+  result.copied = safe - backfill;
+  result.backfilled = safe;
+  result.blocked = safe < mx;
+  if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
+      !result.blocked) {
+    Hook("restart");
+    if (mx > 0) {
+      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header));
+      result.restarted = true;
+    }
+    if (mode == CheckpointMode::kTruncate) JKV_RETURN_IF_ERROR(files.log->Truncate(0));
+  }
+  return result;
+}
+
+void SetCheckpointHookForTesting(CheckpointHook h) { hook.store(h, std::memory_order_relaxed); }
+
+}  // namespace journalkv::checkpoint

@@ -1,0 +1,105 @@
+// Checkpoints: copying committed frames of the write-ahead log back into the database file,
+// and restarting the log once every frame is copied.
+//
+// A checkpoint of log L (WAL mode: L = 0):
+//   1. takes the CKPT lock (PASSIVE gives up at once when another checkpointer holds it; the
+//      other modes wait up to the busy timeout). For FULL, RESTART and TRUNCATE the caller
+//      holds the WRITE lock, so no new commit starts while it runs (locks are owned per -shm
+//      File, so a caller serializes its own threads' checkpoints and writers itself);
+//   2. announces its target, the newest commit mx_frame (ckpt_target, seq_cst), then reads
+//      every reader slot's pin: the frames it may copy are those <= the oldest pin of the
+//      log's current generation (a pin of an older generation stops it at the current
+//      backfill). A pin whose slot lock is free belongs to a dead connection and is cleared.
+//      The target is lowered to that safe frame. A reader that pins after the scan sees the
+//      announced target and, when it is past its snapshot, takes a newer one (readers never
+//      wait; pager/wal_strategy.h W8);
+//   3. C1: at sync NORMAL, syncs the log before the first database write, so that no page of
+//      a transaction reaches the database file while the log could still lose that
+//      transaction to a power loss (at FULL and EXTRA every commit is already durable);
+//   4. writes the newest version <= safe of each page, in page order, then
+//   5. C2: syncs the database file (sync != OFF) before it publishes the new backfill, because
+//      the log may restart (and overwrite those frames) as soon as backfill == mx_frame;
+//   6. RESTART and TRUNCATE then restart the log (RestartLog) while still holding WRITE;
+//      TRUNCATE also cuts the file to 0 bytes (unsynced: should a power loss undo the cut, the
+//      old log comes back whole, and replaying all of it onto a database that already holds
+//      all of it changes nothing).
+// FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
+// when they give up, the result says blocked and what was copied stays copied.
+//
+// Thread-safety: one checkpoint per CKPT lock holder; the caller serializes its own use of
+// `log` and `db` against its own writer (the pager runs checkpoints outside write
+// transactions).
+#ifndef JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+#define JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "shm/wal_index.h"
+#include "vfs/vfs.h"
+#include "wal/wal_log.h"
+
+namespace journalkv::checkpoint {
+
+enum class CheckpointMode { kPassive, kFull, kRestart, kTruncate };
+absl::string_view CheckpointModeName(CheckpointMode mode);
+absl::StatusOr<CheckpointMode> ParseCheckpointMode(absl::string_view text);
+
+struct CheckpointResult {
+  uint32_t log_frames = 0;  // committed frames in the log when the checkpoint looked
+  uint32_t copied = 0;      // frames this checkpoint copied into the database file
+  uint32_t backfilled = 0;  // frames of the log in the database file afterwards
+  bool blocked = false;     // could not copy every frame (readers, a writer, another checkpoint)
+  bool restarted = false;   // the log was restarted (RESTART, TRUNCATE)
+};
+
+// How the checkpointer reaches the files. Not owned.
+struct CheckpointFiles {
+  shm::WalIndex* index = nullptr;
+  wal::WalLog* log = nullptr;
+  vfs::File* db = nullptr;
+  uint32_t page_size = 0;
+  bool sync_log_before_copy = false;  // C1: sync NORMAL
+  bool sync_db = true;                // C2: sync != OFF
+  bool sync_restart_header = true;    // R1: sync != OFF
+  absl::Duration busy_timeout = absl::Seconds(5);
+  int own_slot = -1;  // the caller's reader slot, whose pin is not waited for
+};
+
+// Snapshot pins in the reader slots: the generation (ckpt_seq, 31 bits) and the frame a
+// connection's oldest open read transaction reads up to. 0 is "no pin".
+inline uint64_t EncodePin(uint32_t ckpt_seq, uint32_t mx_frame) {
+  return (uint64_t{1} << 63) | (uint64_t{ckpt_seq & 0x7fffffffu} << 32) | mx_frame;
+}
+inline uint32_t PinSeq(uint64_t pin) { return static_cast<uint32_t>(pin >> 32) & 0x7fffffffu; }
+inline uint32_t PinFrame(uint64_t pin) { return static_cast<uint32_t>(pin); }
+inline uint64_t EncodeTarget(uint32_t ckpt_seq, uint32_t frame) {
+  return (uint64_t{ckpt_seq} << 32) | frame;
+}
+
+// Runs one checkpoint of log 0 (see above).
+absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode);
+
+// Starts a new generation of log 0 in the index: publishes a header with ckpt_seq + 1, new
+// salts and no frames (readers of the old generation notice and read the database file
+// instead, which holds their snapshot) and clears the hash tables. The log file itself is
+// rewritten from frame 1 by the next writer, which first writes the generation's log header
+// and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE held and backfill ==
+// mx_frame (every frame copied and synced, C2). `header` is the current published header; it
+// is updated.
+absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header);
+
+// The log header of the generation `state` describes (its checksum is state.last_checksum
+// once the generation has no frames).
+wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
+
+// Test hook: called at named points of a checkpoint ("copy", "synced", "restart") with the
+// point's name; nullptr: none. Set it while no checkpoint runs.
+using CheckpointHook = void (*)(const char* point);
+void SetCheckpointHookForTesting(CheckpointHook hook);
+
+}  // namespace journalkv::checkpoint
+
+#endif  // JOURNALKV_CHECKPOINT_CHECKPOINTER_H_

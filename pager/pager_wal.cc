@@ -1,0 +1,250 @@
+// The pager's side of WAL mode: read and write transactions over WalStrategy, checkpoints,
+// and switching a database between the rollback and WAL journal families.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "pager/pager.h"
+#include "vfs/sync.h"
+
+namespace journalkv::pager {
+namespace {
+
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
+
+absl::Span<uint8_t> Whole(PageBuffer& b) { return absl::Span<uint8_t>(b.bytes.get(), b.size); }
+
+uint64_t HeaderKey(const WalSnapshot& s) {
+  return (uint64_t{s.change} << 32) ^ (uint64_t{s.seq} << 20) ^ s.mx;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadWalPage(const WalSnapshot& snapshot,
+                                                                     PageNo page_no,
+                                                                     PageVersion* version) {
+  auto buffer = std::make_shared<PageBuffer>(page_size_);
+  absl::Status s = wal_->ReadPage(snapshot, page_no, version, Whole(*buffer));
+  JKV_RETURN_IF_ERROR(CheckLoaded(page_no, s, *buffer));
+  return std::shared_ptr<const PageBuffer>(std::move(buffer));
+}
+
+absl::StatusOr<DbHeader> Pager::WalHeaderLocked(const WalSnapshot& snapshot) {
+  if (HeaderKey(snapshot) == wal_header_key_) return header_;
+  JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, PageNo(1)));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> page1,
+                       LoadWalPage(snapshot, PageNo(1), &version));
+  JKV_ASSIGN_OR_RETURN(DbHeader header,
+                       DecodeDbHeader(absl::MakeConstSpan(page1->bytes.get(), page1->size), path_));
+  if (header.page_size != page_size_) {
+    return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
+  }
+  if (version.cacheable) cache_.Insert(PageNo(1), page1, version.key);
+  header_ = header;
+  wal_header_key_ = HeaderKey(snapshot);
+  return header;
+}
+
+// W3: a read transaction that finds the index unchanged makes no system call: the snapshot
+// comes from shared memory, the pin goes to this connection's slot, the header from memory.
+absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginWalRead() {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(sticky_);
+  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, wal_->BeginRead(Deadline(), writer_active_));
+  absl::StatusOr<DbHeader> header = WalHeaderLocked(snapshot);
+  if (!header.ok()) {
+    wal_->EndRead(snapshot);
+    return header.status();
+  }
+  ++readers_;
+  return std::unique_ptr<ReadTxn>(new ReadTxn(this, *header, snapshot));
+}
+
+absl::StatusOr<WalSnapshot> Pager::AcquireWalWriterLocked(absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(sticky_);
+  while (writer_active_) {
+    JKV_RETURN_IF_ERROR(sticky_);
+    if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout && writer_active_) {
+      return absl::ResourceExhaustedError(
+          "busy: another write transaction of this handle is open");
+    }
+  }
+  writer_active_ = true;
+  // The WRITE lock may take a while: readers of this handle go on meanwhile.
+  mu_.Unlock();
+  absl::StatusOr<WalSnapshot> snapshot = wal_->BeginWrite(deadline);
+  mu_.Lock();
+  if (!snapshot.ok()) {
+    writer_active_ = false;
+    cv_.NotifyAll();
+  }
+  return snapshot;
+}
+
+void Pager::ReleaseWalWriter() {
+  wal_->EndWrite();
+  base::MutexLock lock(&mu_);
+  writer_active_ = false;
+  cv_.NotifyAll();
+}
+
+absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWalWrite() {
+  base::MutexLock lock(&mu_);
+  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+  absl::StatusOr<DbHeader> header = WalHeaderLocked(snapshot);
+  if (!header.ok()) {
+    mu_.Unlock();
+    ReleaseWalWriter();
+    mu_.Lock();
+    return header.status();
+  }
+  return std::unique_ptr<WriteTxn>(new WriteTxn(this, *header, snapshot));
+}
+
+absl::Status WriteTxn::SpillToLog() {
+  std::vector<uint32_t> order;
+  for (const auto& [n, dirty] : dirty_) order.push_back(n);
+  std::sort(order.begin(), order.end());
+  std::vector<wal::FramePage> pages;
+  for (uint32_t n : order) {
+    PageBuffer& buffer = *dirty_[n].buffer;
+    SealPage(PageNo(n), Whole(buffer));
+    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
+  }
+  // Frames past the published mx_frame: no other connection looks at them, and a rollback or
+  // a crash leaves them to be overwritten (W2).
+  JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames, pager_->wal_->Spill(pages));
+  for (size_t i = 0; i < order.size(); ++i) log_frames_[order[i]] = frames[i];
+  dirty_.clear();
+  base::MutexLock lock(&pager_->mu_);
+  ++pager_->stats_.spills;
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::CommitToLog() {
+  DbHeader new_header = header_;
+  ++new_header.change_counter;
+  new_header.journal_family = JournalFamily::kWal;
+  {
+    DirtyPage& page1 = dirty_[1];
+    page1.buffer = std::make_shared<PageBuffer>(new_header.page_size);
+    page1.original = nullptr;
+    EncodeDbHeader(new_header, Whole(*page1.buffer));
+  }
+  // Page order, page 1 last: its frame is the commit frame.
+  std::vector<uint32_t> order;
+  for (const auto& [n, dirty] : dirty_) {
+    if (n != 1) order.push_back(n);
+  }
+  std::sort(order.begin(), order.end());
+  order.push_back(1);
+  std::vector<wal::FramePage> pages;
+  for (uint32_t n : order) {
+    PageBuffer& buffer = *dirty_[n].buffer;
+    SealPage(PageNo(n), Whole(buffer));
+    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
+  }
+  JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames,
+                       pager_->wal_->Commit(pages, new_header.page_count));
+  WalSnapshot published;
+  {
+    base::MutexLock lock(&pager_->mu_);
+    published = pager_->wal_->Publish();
+    const uint64_t generation = uint64_t{published.seq} << 32;
+    for (size_t i = 0; i < order.size(); ++i) {
+      pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer, generation | frames[i]);
+    }
+    pager_->header_ = new_header;
+    pager_->wal_header_key_ = HeaderKey(published);
+    ++pager_->stats_.commits;
+  }
+  End(/*clear_cache=*/false);
+  pager_->MaybeAutoCheckpoint(published.mx);
+  return absl::OkStatus();
+}
+
+// Until the checkpoint policies: a synchronous PASSIVE checkpoint once the log holds
+// wal_autocheckpoint frames (SQLite's default is 1000). Its failure does not undo the commit;
+// a failed sync puts the handle in its error state (I7).
+void Pager::MaybeAutoCheckpoint(uint32_t frames) {
+  if (options_.wal_autocheckpoint == 0 || frames < options_.wal_autocheckpoint) return;
+  absl::StatusOr<CheckpointResult> r = wal_->Checkpoint(CheckpointMode::kPassive);
+  if (!r.ok() && vfs::IsSyncFailure(r.status())) {
+    base::MutexLock lock(&mu_);
+    SetStickyError(r.status());
+  }
+}
+
+absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
+  if (wal_ == nullptr) return CheckpointResult{};
+  absl::StatusOr<CheckpointResult> r;
+  if (mode == CheckpointMode::kPassive) {
+    JKV_RETURN_IF_ERROR(sticky_error());
+    r = wal_->Checkpoint(mode);
+  } else {
+    // FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer role
+    // and the WRITE lock.
+    {
+      base::MutexLock lock(&mu_);
+      JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+      (void)snapshot;
+    }
+    r = wal_->Checkpoint(mode);
+    ReleaseWalWriter();
+  }
+  if (!r.ok() && vfs::IsSyncFailure(r.status())) {
+    base::MutexLock lock(&mu_);
+    SetStickyError(r.status());  // I7
+  }
+  return r;
+}
+
+// A rollback-mode opener of a WAL database: when no other connection has it open, copy the
+// whole log into the database file and remove -wal and -shm; the caller then records the
+// rollback family in page 1. REQUIRES: SHARED held.
+absl::Status Pager::LeaveWalLocked() {
+  if (options_.access == AccessMode::kReadOnly) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, ": the database is in wal mode; open it in wal mode to read it read-only"));
+  }
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WalStrategy> wal,
+                       WalStrategy::Open(fs_, path_, db_file_.get(), page_size_, options_));
+  JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
+  bool exclusive = false;
+  if (reserved) {
+    JKV_ASSIGN_OR_RETURN(exclusive, lock_.TryExclusive());
+  }
+  if (!exclusive) {
+    lock_.DowngradeToShared().IgnoreError();  // the error below is the one to report
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, ": the database is in wal mode and other connections have it open; it can "
+               "switch to ", JournalModeName(options_.journal_mode),
+        " mode only when no other connection is open"));
+  }
+  absl::Status s = wal->CloseLast();
+  wal.reset();
+  JKV_RETURN_IF_ERROR(s);
+  JKV_ASSIGN_OR_RETURN(bool wal_left, fs_->Exists(path_ + "-wal"));
+  if (wal_left) {
+    lock_.DowngradeToShared().IgnoreError();
+    return absl::FailedPreconditionError(
+        absl::StrCat(path_, ": could not copy the whole log back; the database stays in wal mode"));
+  }
+  JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
+  cache_.Clear();
+  JKV_ASSIGN_OR_RETURN(header_, ReadHeaderFromFile());
+  return absl::OkStatus();
+}
+
+absl::Status Pager::SetFamily(JournalFamily family) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTxn> txn, BeginWrite());
+  txn->header_.journal_family = family;
+  return txn->Commit();
+}
+
+}  // namespace journalkv::pager

@@ -1,0 +1,438 @@
+#include "pager/wal_strategy.h"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "vfs/sync.h"
+
+namespace journalkv::pager {
+namespace {
+
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
+
+constexpr absl::Duration kMaxWait = absl::Microseconds(250);
+// A reader that finds the two header copies different retries this often before it suspects
+// that the publishing writer died (the copies differ for the few nanoseconds of a publish).
+constexpr int kTornHeaderSpins = 1000;
+
+void Sleep(absl::Duration& sleep) {
+  std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+  sleep = std::min(sleep * 2, kMaxWait);
+}
+
+uint64_t RandomId() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) | rd();
+}
+
+}  // namespace
+
+WalStrategy::WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file,
+                         uint32_t page_size, const PagerOptions& options)
+    : fs_(fs),
+      db_path_(std::move(db_path)),
+      wal_path_(db_path_ + "-wal"),
+      shm_path_(db_path_ + "-shm"),
+      db_file_(db_file),
+      page_size_(page_size),
+      options_(options) {}
+
+WalStrategy::~WalStrategy() {
+  if (index_ != nullptr && slot_ >= 0) {
+    index_->set_pin(slot_, 0, 0);
+    index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
+  }
+}
+
+absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(vfs::FileSystem* fs,
+                                                               const std::string& db_path,
+                                                               vfs::File* db_file,
+                                                               uint32_t page_size,
+                                                               const PagerOptions& options) {
+  std::unique_ptr<WalStrategy> wal(new WalStrategy(fs, db_path, db_file, page_size, options));
+  JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
+  JKV_RETURN_IF_ERROR(wal->ClaimSlot());
+  return wal;
+}
+
+// Joins the -shm of the database, or initialises it when this connection is alone (DMS).
+absl::Status WalStrategy::Join(absl::Time deadline) {
+  const bool read_only = options_.access == AccessMode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<vfs::File>> shm =
+      fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm});
+  if (!shm.ok()) {
+    return absl::Status(shm.status().code(),
+                        absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
+                                     shm.status().message(),
+                                     "); every connection to a WAL database needs it"));
+  }
+  shm_file_ = std::move(*shm);
+  absl::StatusOr<std::unique_ptr<wal::WalLog>> log = wal::WalLog::Open(fs_, wal_path_, read_only);
+  if (read_only && absl::IsNotFound(log.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(wal_path_, ": missing, and a read-only connection cannot create it"));
+  }
+  JKV_RETURN_IF_ERROR(log.status());
+  log_ = std::move(*log);
+  if (options_.sync == SyncLevel::kExtra) {
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
+  }
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
+    if (alone) {
+      // No other connection has the index mapped: start it afresh from the log (W6).
+      JKV_ASSIGN_OR_RETURN(index_, shm::WalIndex::OpenShared(shm_file_.get(), true));
+      JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+      JKV_ASSIGN_OR_RETURN(bool r,
+                           index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
+      JKV_CHECK(w && r);  // DMS exclusive: no other connection holds any lock
+      absl::Status s = RecoverIndex();
+      index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+      index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+      JKV_RETURN_IF_ERROR(s);
+      JKV_ASSIGN_OR_RETURN(bool shared, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
+      JKV_CHECK(shared);  // converting our own exclusive lock
+      return absl::OkStatus();
+    }
+    JKV_ASSIGN_OR_RETURN(bool joined, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
+    if (joined) {
+      absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
+          shm::WalIndex::OpenShared(shm_file_.get(), false);
+      if (index.ok()) {
+        index_ = std::move(*index);
+        return absl::OkStatus();
+      }
+      if (!absl::IsFailedPrecondition(index.status())) return index.status();
+      // Not initialised: its initialiser died before finishing. Let go and look again.
+      JKV_RETURN_IF_ERROR(shm_file_->Unlock(kDms, 1));
+      if (absl::Now() >= deadline) return index.status();
+    }
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("busy: another connection is initialising ", shm_path_));
+    }
+    Sleep(sleep);
+  }
+}
+
+absl::Status WalStrategy::ClaimSlot() {
+  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+    JKV_ASSIGN_OR_RETURN(bool mine, index_->TryLockSlot(slot));
+    if (!mine) continue;
+    slot_ = slot;
+    index_->set_pin(slot, 0, 0);  // a dead owner's pin
+    index_->set_pin(slot, 1, 0);
+    index_->set_owner(slot, RandomId());
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      shm_path_, ": too many connections: all ", shm::kMaxSlots, " reader slots are in use"));
+}
+
+// W6. Rebuilds the index from the log: the valid prefix of the log is the truth.
+absl::Status WalStrategy::RecoverIndex() {
+  JKV_ASSIGN_OR_RETURN(wal::ScanResult scan, log_->Scan(page_size_));
+  shm::IndexHeader old;
+  const bool had_header = index_->ReadHeader(&old);
+  JKV_RETURN_IF_ERROR(index_->Truncate(0, 0));
+  for (uint32_t f = 1; f <= scan.mx_frame; ++f) {
+    JKV_RETURN_IF_ERROR(index_->Append(0, f, scan.pages[f - 1]));
+  }
+  shm::IndexHeader h;
+  // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
+  h.change = had_header ? old.change + 1 : static_cast<uint32_t>(RandomId());
+  h.page_size = page_size_;
+  h.page_count = scan.db_size;
+  h.current_log = 0;
+  if (scan.header_valid) {
+    h.logs[0] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
+                 scan.last_checksum};
+  } else {
+    // No usable log: the next writer starts a generation after the highest one seen.
+    const uint32_t seq = had_header ? old.logs[0].ckpt_seq : 0;
+    h.logs[0] = {seq, 0, 0, 0, 0};
+    h.logs[0].mx_frame = 0;
+  }
+  index_->set_backfill(0, 0);  // copying again is harmless; what was copied is unknown
+  index_->set_ckpt_target(0, checkpoint::EncodeTarget(h.logs[0].ckpt_seq, 0));
+  index_->WriteHeader(h);
+  return absl::OkStatus();
+}
+
+// Reads the published header; a header that stays torn means a process died publishing it,
+// and the index is rebuilt (W6) unless this connection's own writer is active.
+absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time deadline,
+                                                                  bool may_recover) {
+  shm::IndexHeader h;
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    for (int i = 0; i < kTornHeaderSpins; ++i) {
+      if (index_->ReadHeader(&h)) return h;
+    }
+    if (may_recover || write_locked_) {
+      bool write = write_locked_;
+      if (!write) {
+        JKV_ASSIGN_OR_RETURN(write, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+      }
+      if (write) {
+        absl::Status s;
+        JKV_ASSIGN_OR_RETURN(bool r,
+                             index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
+        if (r) {
+          if (!index_->ReadHeader(&h)) s = RecoverIndex();
+          index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+        }
+        if (!write_locked_) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+        JKV_RETURN_IF_ERROR(s);
+        continue;
+      }
+    }
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("busy: the wal-index header of ", shm_path_, " is being rewritten"));
+    }
+    Sleep(sleep);
+  }
+}
+
+void WalStrategy::SetPin(uint64_t pin) { index_->set_pin(slot_, 0, pin); }
+
+// W3: no system call. The pin is stored before the generation and the checkpoint target are
+// read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader sees
+// the checkpoint's target.
+absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool writer_active) {
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
+    WalSnapshot snap{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
+    const uint64_t pin = snap.pin();
+    const uint64_t held = open_pins_.empty() ? 0 : open_pins_.begin()->first;
+    if (held != 0 && held <= pin) {
+      // An older snapshot of this connection already holds every checkpoint below `pin`.
+      open_pins_.emplace(pin, 0);
+      return snap;
+    }
+    SetPin(pin);
+    shm::IndexHeader again;
+    const uint64_t target = index_->ckpt_target(0);
+    const bool same_generation =
+        index_->ReadHeader(&again) && again.logs[0].ckpt_seq == snap.seq;
+    const bool target_past = (target >> 32) == snap.seq && static_cast<uint32_t>(target) > snap.mx;
+    if (same_generation && !target_past && index_->backfill(0) <= snap.mx) {
+      open_pins_.emplace(pin, 0);
+      return snap;
+    }
+    SetPin(held);  // a checkpoint may be copying past this snapshot: take a newer one
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError("busy: could not pin a snapshot of the log");
+    }
+  }
+}
+
+void WalStrategy::EndRead(const WalSnapshot& snapshot) {
+  auto it = open_pins_.find(snapshot.pin());
+  JKV_DCHECK(it != open_pins_.end());
+  if (it == open_pins_.end()) return;
+  const bool was_oldest = it == open_pins_.begin();
+  open_pins_.erase(it);
+  if (was_oldest) SetPin(open_pins_.empty() ? 0 : open_pins_.begin()->first);
+}
+
+absl::StatusOr<PageVersion> WalStrategy::Locate(const WalSnapshot& snapshot, PageNo page_no) {
+  PageVersion v;
+  v.key = uint64_t{snapshot.seq} << 32;
+  if (snapshot.mx == 0) return v;
+  JKV_ASSIGN_OR_RETURN(v.frame, index_->Lookup(0, page_no.value(), snapshot.mx));
+  if (!index_->GenerationIs(0, snapshot.seq)) {
+    // W7: the log restarted; the lookup may have read the next generation's entries. The
+    // database file holds this snapshot.
+    return PageVersion{0, 0, false};
+  }
+  v.key |= v.frame;
+  return v;
+}
+
+absl::Status WalStrategy::ReadPage(const WalSnapshot& snapshot, PageNo page_no,
+                                   PageVersion* version, absl::Span<uint8_t> out) {
+  const uint64_t offset = uint64_t{page_no.value() - 1} * page_size_;
+  if (version->frame == 0) return db_file_->Read(offset, out);
+  absl::Status s = log_->ReadPage(version->frame, page_size_, out);
+  if (index_->GenerationIs(0, snapshot.seq)) return s;
+  // W7: the frame may have been overwritten (or cut) by the next generation.
+  version->frame = 0;
+  version->cacheable = false;
+  return db_file_->Read(offset, out);
+}
+
+absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
+  JKV_DCHECK(!write_locked_);
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(write_locked_,
+                         index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+    if (write_locked_) break;
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError("busy: another connection is writing the database");
+    }
+    Sleep(sleep);
+  }
+  absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
+  absl::Status s = h.status();
+  if (s.ok() && h->logs[0].mx_frame > 0 && index_->backfill(0) == h->logs[0].mx_frame) {
+    s = checkpoint::RestartLog(*index_, *h);  // W7
+    if (s.ok()) {
+      base::MutexLock lock(&stats_mu_);
+      ++stats_.log_restarts;
+    }
+  }
+  if (s.ok()) s = index_->Truncate(0, h->logs[0].mx_frame);  // W2
+  if (!s.ok()) {
+    EndWrite();
+    return s;
+  }
+  writer_header_ = *h;
+  next_frame_ = h->logs[0].mx_frame + 1;
+  chain_ = h->logs[0].last_checksum;
+  return WalSnapshot{h->logs[0].ckpt_seq, h->logs[0].mx_frame, h->change, h->page_count};
+}
+
+absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,
+                                      uint32_t commit_db_size, std::vector<uint32_t>* frames) {
+  JKV_DCHECK(write_locked_);
+  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, 0);
+  if (next_frame_ == 1) {
+    JKV_ASSIGN_OR_RETURN(uint64_t seed, log_->WriteHeader(log_header));
+    JKV_DCHECK(seed == writer_header_.logs[0].last_checksum);
+    chain_ = seed;
+    if (options_.sync != SyncLevel::kOff) {
+      // W4: the new generation's header is durable before any of its frames is written.
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W4 log header"));
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(uint64_t chain,
+                       log_->Append(log_header, next_frame_, chain_, pages, commit_db_size));
+  for (size_t i = 0; i < pages.size(); ++i) {
+    JKV_RETURN_IF_ERROR(index_->Append(0, next_frame_, pages[i].page_no.value()));  // W2
+    frames->push_back(next_frame_++);
+  }
+  chain_ = chain;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint32_t>> WalStrategy::Spill(absl::Span<const wal::FramePage> pages) {
+  std::vector<uint32_t> frames;
+  JKV_RETURN_IF_ERROR(WriteFrames(pages, 0, &frames));
+  return frames;
+}
+
+absl::StatusOr<std::vector<uint32_t>> WalStrategy::Commit(absl::Span<const wal::FramePage> pages,
+                                                          uint32_t db_size) {
+  JKV_DCHECK(!pages.empty() && db_size > 0);
+  std::vector<uint32_t> frames;
+  JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &frames));
+  if (options_.sync >= SyncLevel::kFull) {
+    // W1: every frame of the transaction is durable before the commit is published. The log
+    // is preallocated, so this flush writes data only.
+    JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W1 log"));
+  }
+  return frames;
+}
+
+WalSnapshot WalStrategy::Publish() {
+  shm::LogState& state = writer_header_.logs[0];
+  state.mx_frame = next_frame_ - 1;
+  state.last_checksum = chain_;
+  ++writer_header_.change;
+  index_->WriteHeader(writer_header_);  // W2: entries first, then the header
+  return WalSnapshot{state.ckpt_seq, state.mx_frame, writer_header_.change,
+                     writer_header_.page_count};
+}
+
+absl::Status WalStrategy::Rollback() {
+  const uint32_t published = writer_header_.logs[0].mx_frame;
+  next_frame_ = published + 1;
+  chain_ = writer_header_.logs[0].last_checksum;
+  return index_->Truncate(0, published);  // W2
+}
+
+void WalStrategy::EndWrite() {
+  if (!write_locked_) return;
+  write_locked_ = false;
+  index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
+}
+
+checkpoint::CheckpointFiles WalStrategy::Files() {
+  checkpoint::CheckpointFiles f;
+  f.index = index_.get();
+  f.log = log_.get();
+  f.db = db_file_;
+  f.page_size = page_size_;
+  f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
+  f.sync_db = options_.sync != SyncLevel::kOff;
+  f.busy_timeout = options_.busy_timeout;
+  f.own_slot = slot_;
+  return f;
+}
+
+absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode) {
+  JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_);
+  base::MutexLock lock(&ckpt_mu_);
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, checkpoint::Checkpoint(Files(), mode));
+  base::MutexLock stats(&stats_mu_);
+  ++stats_.checkpoints;
+  stats_.frames_copied += r.copied;
+  if (r.restarted) ++stats_.log_restarts;
+  return r;
+}
+
+uint32_t WalStrategy::published_frames() {
+  shm::IndexHeader h;
+  return index_->ReadHeader(&h) ? h.logs[0].mx_frame : 0;
+}
+
+absl::Status WalStrategy::CloseLast() {
+  JKV_ASSIGN_OR_RETURN(WalSnapshot snap, BeginWrite(absl::Now() + options_.busy_timeout));
+  (void)snap;
+  absl::StatusOr<CheckpointResult> r = Checkpoint(CheckpointMode::kTruncate);
+  EndWrite();
+  JKV_RETURN_IF_ERROR(r.status());
+  if (r->blocked) return absl::OkStatus();  // keep the log: it still holds frames
+  // Everything is in the database file (C2) and the log is empty: neither file is needed.
+  JKV_RETURN_IF_ERROR(fs_->Delete(wal_path_));
+  JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
+  if (options_.sync == SyncLevel::kExtra) {
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory (removed)"));
+  }
+  return absl::OkStatus();
+}
+
+WalStats WalStrategy::Stats() {
+  WalStats s;
+  {
+    base::MutexLock lock(&stats_mu_);
+    s = stats_;
+  }
+  shm::IndexHeader h;
+  if (index_->ReadHeader(&h)) s.log_frames = h.logs[0].mx_frame;
+  s.backfilled = index_->backfill(0);
+  uint64_t oldest = 0;
+  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+    const uint64_t pin = index_->pin(slot, 0);
+    if (pin == 0) continue;
+    ++s.pinned_slots;
+    if (oldest == 0 || pin < oldest) oldest = pin;
+  }
+  s.oldest_pin_frame = oldest == 0 ? 0 : checkpoint::PinFrame(oldest);
+  absl::StatusOr<uint64_t> size = log_->Size();
+  if (size.ok()) s.log_bytes = *size;
+  return s;
+}
+
+}  // namespace journalkv::pager

@@ -1,0 +1,491 @@
+#include "shm/wal_index.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "base/check.h"
+#include "base/endian.h"
+#include "base/hash.h"
+#include "base/status_macros.h"
+
+namespace journalkv::shm {
+namespace {
+
+using vfs::LockMode;
+
+constexpr uint32_t kNumRegions = 1 + 2 * kMaxBlocksPerLog;
+constexpr uint32_t kMaxFrames = kMaxBlocksPerLog * kFramesPerBlock;
+constexpr size_t kHashOffset = kFramesPerBlock * 4;  // in a hash block, after pages[]
+constexpr int kHeaderWords = 18;                     // IndexHeader, without the checksum
+constexpr int kCopyWords = kHeaderWords + 2;         // plus the checksum, low word first
+static_assert(kCopyWords * 4 == kHeaderBytes);
+// Every word is at an offset that is a multiple of its size, so regions need only this much.
+constexpr size_t kRegionAlignment = 8;
+
+using HeaderWords = std::array<uint32_t, kCopyWords>;
+
+// --- accessors: the only way to the shared words. The memory order of each word is fixed here.
+
+// The word of type T at base + offset. It must be lock-free for all time: other processes use
+// the same memory with their own instructions, so an atomic with a hidden lock would not work.
+template <typename T>
+std::atomic_ref<T> Word(uint8_t* base, size_t offset) {
+  static_assert(std::atomic_ref<T>::is_always_lock_free);
+  JKV_DCHECK(reinterpret_cast<uintptr_t>(base + offset) % std::atomic_ref<T>::required_alignment ==
+             0);
+  return std::atomic_ref<T>(*reinterpret_cast<T*>(base + offset));
+}
+
+// Header words: acquire/release, so that a reader that sees a published header also sees the
+// hash entries the writer added before publishing it.
+std::atomic_ref<uint32_t> LayoutVersion(uint8_t* r0) {
+  return Word<uint32_t>(r0, kLayoutVersionOffset);
+}
+uint32_t LoadHeaderWord(uint8_t* r0, size_t copy, int i) {
+  return Word<uint32_t>(r0, copy + 4 * i).load(std::memory_order_acquire);
+}
+void StoreHeaderWord(uint8_t* r0, size_t copy, int i, uint32_t v) {
+  Word<uint32_t>(r0, copy + 4 * i).store(v, std::memory_order_release);
+}
+
+// Checkpoint info and slots: seq_cst (the callers' Dekker-style protocols need a total order).
+std::atomic_ref<uint32_t> Backfill(uint8_t* r0, int log) {
+  return Word<uint32_t>(r0, kCkptInfoOffset + kCkptInfoStride * log);
+}
+std::atomic_ref<uint64_t> CkptTarget(uint8_t* r0, int log) {
+  return Word<uint64_t>(r0, kCkptInfoOffset + kCkptInfoStride * log + 8);
+}
+std::atomic_ref<uint64_t> SlotWord(uint8_t* r0, int slot, int word) {  // pin0, pin1, owner, -
+  return Word<uint64_t>(r0, kSlotsOffset + kSlotStride * slot + 8 * word);
+}
+
+// Hash blocks: the writer's stores release, everyone's loads acquire. A reader that loads a hash
+// slot then sees the pages[] word stored before it.
+uint32_t LoadPage(uint8_t* block, uint32_t j) {
+  return Word<uint32_t>(block, 4 * j).load(std::memory_order_acquire);
+}
+void StorePage(uint8_t* block, uint32_t j, uint32_t page_no) {
+  Word<uint32_t>(block, 4 * j).store(page_no, std::memory_order_release);
+}
+uint16_t LoadHash(uint8_t* block, uint32_t slot) {
+  return Word<uint16_t>(block, kHashOffset + 2 * slot).load(std::memory_order_acquire);
+}
+void StoreHash(uint8_t* block, uint32_t slot, uint16_t entry) {
+  Word<uint16_t>(block, kHashOffset + 2 * slot).store(entry, std::memory_order_release);
+}
+
+// --- the index header
+
+uint64_t HeaderChecksum(const HeaderWords& words) {
+  uint8_t bytes[kHeaderWords * 4];
+  for (int i = 0; i < kHeaderWords; ++i) base::EncodeFixed32(bytes + 4 * i, words[i]);
+  return base::Xxh3(bytes, sizeof bytes, 0);
+}
+
+HeaderWords EncodeHeader(const IndexHeader& h) {
+  HeaderWords w{};
+  w[0] = h.change;
+  w[1] = h.page_size;
+  w[2] = h.page_count;
+  w[3] = h.current_log;
+  for (int l = 0; l < 2; ++l) {
+    uint32_t* lw = &w[4 + 7 * l];
+    const LogState& s = h.logs[l];
+    lw[0] = s.ckpt_seq;
+    lw[1] = s.salt1;
+    lw[2] = s.salt2;
+    lw[3] = s.mx_frame;
+    lw[4] = static_cast<uint32_t>(s.last_checksum);
+    lw[5] = static_cast<uint32_t>(s.last_checksum >> 32);
+    lw[6] = 0;  // reserved
+  }
+  const uint64_t checksum = HeaderChecksum(w);
+  w[kHeaderWords] = static_cast<uint32_t>(checksum);
+  w[kHeaderWords + 1] = static_cast<uint32_t>(checksum >> 32);
+  return w;
+}
+
+IndexHeader DecodeHeader(const HeaderWords& w) {
+  IndexHeader h;
+  h.change = w[0];
+  h.page_size = w[1];
+  h.page_count = w[2];
+  h.current_log = w[3];
+  for (int l = 0; l < 2; ++l) {
+    const uint32_t* lw = &w[4 + 7 * l];
+    LogState& s = h.logs[l];
+    s.ckpt_seq = lw[0];
+    s.salt1 = lw[1];
+    s.salt2 = lw[2];
+    s.mx_frame = lw[3];
+    s.last_checksum = uint64_t{lw[5]} << 32 | lw[4];
+  }
+  return h;
+}
+
+HeaderWords LoadCopy(uint8_t* r0, size_t copy) {
+  HeaderWords w;
+  for (int i = 0; i < kCopyWords; ++i) w[i] = LoadHeaderWord(r0, copy, i);
+  return w;
+}
+
+void StoreCopy(uint8_t* r0, size_t copy, const HeaderWords& w) {
+  for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, w[i]);
+}
+
+// --- region 0
+
+// Zeroes what a new life of the -shm file must not inherit. Hash blocks are left alone: every
+// entry in them is past the (zero) published mx_frame, and Append and Truncate clear them.
+void InitializeRegion0(uint8_t* r0) {
+  for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
+    for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, 0);
+  }
+  for (int log = 0; log < 2; ++log) {
+    Backfill(r0, log).store(0);
+    CkptTarget(r0, log).store(0);
+  }
+  for (int slot = 0; slot < kMaxSlots; ++slot) {
+    for (int word = 0; word < 4; ++word) SlotWord(r0, slot, word).store(0);
+  }
+  LayoutVersion(r0).store(kShmLayoutVersion, std::memory_order_release);
+}
+
+absl::Status CheckLayoutVersion(uint8_t* r0, const std::string& path) {
+  const uint32_t version = LayoutVersion(r0).load(std::memory_order_acquire);
+  if (version == kShmLayoutVersion) return absl::OkStatus();
+  // The caller holds DMS shared, so whoever initialised the file did so before it let go of DMS
+  // exclusive: a zero here is not a race but a file nobody initialised.
+  if (version == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": not initialised (layout version 0)"));
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: unknown shared-memory layout version 0x%08x (this build knows 0x%08x)", path, version,
+      kShmLayoutVersion));
+}
+
+absl::Status CheckAlignment(const uint8_t* region, absl::string_view path) {
+  if (reinterpret_cast<uintptr_t>(region) % kRegionAlignment == 0) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(path, ": shared region is not 8-byte aligned"));
+}
+
+// --- hash blocks
+
+uint32_t BlockRegion(int log, uint32_t block) { return 1 + 2 * block + log; }
+uint32_t HashStart(uint32_t page_no) { return (page_no * 383) % kHashSlots; }
+uint32_t NextSlot(uint32_t slot) { return (slot + 1) % kHashSlots; }
+
+// The newest frame of block `k` that holds page_no and is among the first `limit` frames of the
+// block, 0 when none; nullopt when the block is damaged (an entry out of range, or no empty
+// slot: at most kFramesPerBlock of the kHashSlots slots are ever in use).
+std::optional<uint32_t> FindInBlock(uint8_t* block, uint32_t k, uint32_t page_no,
+                                    uint32_t limit) {
+  uint32_t best = 0;
+  uint32_t slot = HashStart(page_no);
+  for (uint32_t n = 0; n < kHashSlots; ++n, slot = NextSlot(slot)) {
+    const uint16_t entry = LoadHash(block, slot);
+    if (entry == 0) return best == 0 ? 0 : k * kFramesPerBlock + best;
+    if (entry > kFramesPerBlock) return std::nullopt;
+    // Entries past `limit` belong to frames this snapshot does not see (or to a transaction
+    // being written); their pages[] word may be changing, but it is never looked at.
+    if (entry <= limit && entry > best && LoadPage(block, entry - 1) == page_no) best = entry;
+  }
+  return std::nullopt;
+}
+
+// Removes the entries of frames keep + 1 and later of the block. Hash slots go first, so that
+// at every moment a nonzero slot's pages[] word is nonzero too (Append relies on it).
+void ClearBlockFrom(uint8_t* block, uint32_t keep) {
+  for (uint32_t slot = 0; slot < kHashSlots; ++slot) {
+    const uint16_t entry = LoadHash(block, slot);
+    if (entry > keep) StoreHash(block, slot, 0);
+  }
+  for (uint32_t j = keep; j < kFramesPerBlock; ++j) {
+    if (LoadPage(block, j) != 0) StorePage(block, j, 0);
+  }
+}
+
+bool BlockIsEmpty(uint8_t* block) {
+  for (uint32_t j = 0; j < kFramesPerBlock; ++j) {
+    if (LoadPage(block, j) != 0) return false;
+  }
+  for (uint32_t slot = 0; slot < kHashSlots; ++slot) {
+    if (LoadHash(block, slot) != 0) return false;
+  }
+  return true;
+}
+
+// For messages: the -shm file's path.
+absl::string_view Name(const vfs::File* file) {
+  return file != nullptr ? absl::string_view(file->path()) : "heap wal-index";
+}
+
+absl::Status CheckFrame(uint32_t frame, const char* what) {
+  if (frame <= kMaxFrames) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " ", frame, " is past the wal-index's limit of ", kMaxFrames, " frames"));
+}
+
+absl::Status CheckSlot(int slot) {
+  if (slot >= 0 && slot < kMaxSlots) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("reader slot ", slot, " out of range"));
+}
+
+}  // namespace
+
+WalIndex::WalIndex(vfs::File* file)
+    : file_(file), regions_(std::make_unique<std::atomic<uint8_t*>[]>(kNumRegions)) {}
+
+WalIndex::~WalIndex() = default;
+
+absl::StatusOr<std::unique_ptr<WalIndex>> WalIndex::OpenShared(vfs::File* file, bool initialize) {
+  absl::StatusOr<uint8_t*> r0 = file->MapSharedRegion(0, kRegionSize);
+  if (absl::IsUnimplemented(r0.status())) {
+    return absl::UnimplementedError(
+        absl::StrCat(file->path(), ": shared memory is not supported by this file system: ",
+                     r0.status().message()));
+  }
+  if (!r0.ok()) return r0.status();
+  JKV_RETURN_IF_ERROR(CheckAlignment(*r0, file->path()));
+  std::unique_ptr<WalIndex> index(new WalIndex(file));
+  index->region0_ = *r0;
+  index->regions_[0].store(*r0, std::memory_order_release);
+  if (initialize) InitializeRegion0(*r0);
+  JKV_RETURN_IF_ERROR(CheckLayoutVersion(*r0, file->path()));
+  return index;
+}
+
+std::unique_ptr<WalIndex> WalIndex::OpenHeap() {
+  std::unique_ptr<WalIndex> index(new WalIndex(nullptr));
+  absl::StatusOr<uint8_t*> r0 = index->Region(0);
+  JKV_CHECK(r0.ok());  // heap regions cannot fail (operator new aborts instead)
+  index->region0_ = *r0;
+  InitializeRegion0(*r0);
+  return index;
+}
+
+absl::StatusOr<uint8_t*> WalIndex::Region(uint32_t region) {
+  JKV_DCHECK(region < kNumRegions);
+  if (uint8_t* p = regions_[region].load(std::memory_order_acquire)) return p;
+  base::MutexLock lock(&map_mu_);
+  // Another thread may have mapped it since the load above; the mutex orders us after it.
+  if (uint8_t* p = regions_[region].load(std::memory_order_relaxed)) return p;
+  uint8_t* p = nullptr;
+  if (file_ == nullptr) {
+    heap_.push_back(std::make_unique<uint8_t[]>(kRegionSize));  // zeroed
+    p = heap_.back().get();
+  } else {
+    JKV_ASSIGN_OR_RETURN(p, file_->MapSharedRegion(region, kRegionSize));
+  }
+  JKV_RETURN_IF_ERROR(CheckAlignment(p, Name(file_)));
+  regions_[region].store(p, std::memory_order_release);
+  return p;
+}
+
+absl::StatusOr<uint8_t*> WalIndex::ExistingRegion(uint32_t region) {
+  JKV_DCHECK(region < kNumRegions);
+  if (uint8_t* p = regions_[region].load(std::memory_order_acquire)) return p;
+  // A heap region that was never mapped was never written either.
+  if (file_ == nullptr) return nullptr;
+  // Another process may have appended into it: it exists when the file covers it.
+  JKV_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+  if (size < (uint64_t{region} + 1) * kRegionSize) return nullptr;
+  return Region(region);
+}
+
+// --- the index header
+
+bool WalIndex::ReadHeader(IndexHeader* out) const {
+  const HeaderWords a = LoadCopy(region0(), kHeaderAOffset);
+  const HeaderWords b = LoadCopy(region0(), kHeaderBOffset);
+  if (a != b) return false;  // a writer is between the copies (or died there)
+  const uint64_t checksum = uint64_t{a[kHeaderWords + 1]} << 32 | a[kHeaderWords];
+  if (checksum != HeaderChecksum(a)) return false;  // torn copies that happen to agree
+  IndexHeader header = DecodeHeader(a);
+  // Every published header has a page size; zeros are a header nobody wrote since the -shm
+  // was initialised, whatever the checksum of zero words is.
+  if (header.page_size == 0) return false;
+  *out = header;
+  return true;
+}
+
+bool WalIndex::GenerationIs(int log, uint32_t ckpt_seq) const {
+  JKV_DCHECK(log == 0 || log == 1);
+  const int word = 4 + 7 * log;  // LogState::ckpt_seq of `log` (EncodeHeader)
+  return LoadHeaderWord(region0(), kHeaderAOffset, word) == ckpt_seq &&
+         LoadHeaderWord(region0(), kHeaderBOffset, word) == ckpt_seq;
+}
+
+void WalIndex::WriteHeader(const IndexHeader& header) {
+  JKV_DCHECK(header.page_size != 0);
+  JKV_DCHECK(header.current_log <= 1);
+  const HeaderWords words = EncodeHeader(header);
+  // B first: until A matches it again, readers see the copies disagree and retry.
+  StoreCopy(region0(), kHeaderBOffset, words);
+  StoreCopy(region0(), kHeaderAOffset, words);
+}
+
+void WalIndex::CorruptHeaderForTesting() {
+  Word<uint32_t>(region0(), kHeaderAOffset + 4 * kHeaderWords)
+      .fetch_xor(0x5A5A5A5A, std::memory_order_release);
+}
+
+// --- hash tables
+
+absl::Status WalIndex::Append(int log, uint32_t frame, uint32_t page_no) {
+  JKV_DCHECK(log == 0 || log == 1);
+  JKV_RETURN_IF_ERROR(CheckFrame(frame, "frame"));
+  if (frame == 0 || page_no == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("wal-index append of frame ", frame, " page ", page_no, ": zero"));
+  }
+  const uint32_t k = (frame - 1) / kFramesPerBlock;
+  const uint32_t j = (frame - 1) % kFramesPerBlock;
+  JKV_ASSIGN_OR_RETURN(uint8_t* block, Region(BlockRegion(log, k)));
+  // A used pages[] word here is left over from a writer that died after appending frames it
+  // never published, or from an earlier life of the -shm file: drop those entries first, so
+  // that no entry of this block is ever older than the frame it claims.
+  if (LoadPage(block, j) != 0) ClearBlockFrom(block, j);
+  StorePage(block, j, page_no);  // before the slot: a reader that finds the slot sees the page
+  uint32_t slot = HashStart(page_no);
+  for (uint32_t n = 0; n < kHashSlots; ++n, slot = NextSlot(slot)) {
+    if (LoadHash(block, slot) == 0) {
+      StoreHash(block, slot, static_cast<uint16_t>(j + 1));
+      return absl::OkStatus();
+    }
+  }
+  return absl::DataLossError(absl::StrCat(Name(file_), ": hash block ", k,
+                                          " of log ", log, " is full (damaged)"));
+}
+
+absl::StatusOr<uint32_t> WalIndex::PageOfFrame(int log, uint32_t frame) {
+  JKV_DCHECK(log == 0 || log == 1);
+  JKV_RETURN_IF_ERROR(CheckFrame(frame, "frame"));
+  if (frame == 0) return 0;
+  const uint32_t k = (frame - 1) / kFramesPerBlock;
+  JKV_ASSIGN_OR_RETURN(uint8_t* block, Region(BlockRegion(log, k)));
+  return LoadPage(block, (frame - 1) % kFramesPerBlock);
+}
+
+absl::StatusOr<uint32_t> WalIndex::Lookup(int log, uint32_t page_no, uint32_t mx_frame) {
+  JKV_DCHECK(log == 0 || log == 1);
+  JKV_RETURN_IF_ERROR(CheckFrame(mx_frame, "mx_frame"));
+  if (mx_frame == 0) return 0;
+  // Newest block first: any match there is newer than every frame of the older blocks. The
+  // writer appended all of them before publishing mx_frame, so mapping one never grows the file.
+  for (uint32_t k = (mx_frame - 1) / kFramesPerBlock + 1; k-- > 0;) {
+    JKV_ASSIGN_OR_RETURN(uint8_t* block, Region(BlockRegion(log, k)));
+    const uint32_t limit = std::min(mx_frame - k * kFramesPerBlock, kFramesPerBlock);
+    const std::optional<uint32_t> frame = FindInBlock(block, k, page_no, limit);
+    if (!frame.has_value()) {
+      return absl::DataLossError(absl::StrCat(Name(file_),
+                                              ": hash block ", k, " of log ", log,
+                                              " is damaged"));
+    }
+    if (*frame != 0) return *frame;
+  }
+  return 0;
+}
+
+// Readers never look past the published mx_frame, and REQUIRES says the entries removed here are
+// past it. Removing them keeps the probe chains of the entries that stay intact: entries of a
+// block are inserted in frame order, and an entry's chain only crosses slots that were filled
+// before it, i.e. by older frames, which stay.
+absl::Status WalIndex::Truncate(int log, uint32_t mx_frame) {
+  JKV_DCHECK(log == 0 || log == 1);
+  JKV_RETURN_IF_ERROR(CheckFrame(mx_frame, "mx_frame"));
+  uint32_t k = mx_frame / kFramesPerBlock;  // the block of frame mx_frame + 1
+  if (k >= kMaxBlocksPerLog) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(uint8_t* block, ExistingRegion(BlockRegion(log, k)));
+  if (block == nullptr) return absl::OkStatus();
+  ClearBlockFrom(block, mx_frame - k * kFramesPerBlock);
+  // Later blocks hold nothing we may keep. No shared high-water mark says how many there are
+  // (another process may have written them), but frames are appended in order, so the used
+  // blocks are a prefix: the first empty one ends it.
+  for (++k; k < kMaxBlocksPerLog; ++k) {
+    JKV_ASSIGN_OR_RETURN(block, ExistingRegion(BlockRegion(log, k)));
+    if (block == nullptr || BlockIsEmpty(block)) break;
+    ClearBlockFrom(block, 0);
+  }
+  return absl::OkStatus();
+}
+
+// --- checkpoint info
+
+uint32_t WalIndex::backfill(int log) const { return Backfill(region0(), log).load(); }
+void WalIndex::set_backfill(int log, uint32_t frames) { Backfill(region0(), log).store(frames); }
+uint64_t WalIndex::ckpt_target(int log) const { return CkptTarget(region0(), log).load(); }
+void WalIndex::set_ckpt_target(int log, uint64_t target) {
+  CkptTarget(region0(), log).store(target);
+}
+
+// --- reader slots
+
+uint64_t WalIndex::pin(int slot, int log) const {
+  JKV_DCHECK(slot >= 0 && slot < kMaxSlots && (log == 0 || log == 1));
+  return SlotWord(region0(), slot, log).load();
+}
+void WalIndex::set_pin(int slot, int log, uint64_t value) {
+  JKV_DCHECK(slot >= 0 && slot < kMaxSlots && (log == 0 || log == 1));
+  SlotWord(region0(), slot, log).store(value);
+}
+uint64_t WalIndex::owner(int slot) const {
+  JKV_DCHECK(slot >= 0 && slot < kMaxSlots);
+  return SlotWord(region0(), slot, 2).load();
+}
+void WalIndex::set_owner(int slot, uint64_t owner) {
+  JKV_DCHECK(slot >= 0 && slot < kMaxSlots);
+  SlotWord(region0(), slot, 2).store(owner);
+}
+
+// --- locks
+
+absl::StatusOr<bool> WalIndex::TryLock(ShmLock lock, LockMode mode) {
+  if (file_ == nullptr) return true;
+  return file_->TryLock(kLockBase + static_cast<uint64_t>(lock), 1, mode);
+}
+
+absl::Status WalIndex::Unlock(ShmLock lock) {
+  if (file_ == nullptr) return absl::OkStatus();
+  return file_->Unlock(kLockBase + static_cast<uint64_t>(lock), 1);
+}
+
+absl::StatusOr<bool> WalIndex::TryLockSlot(int slot) {
+  JKV_RETURN_IF_ERROR(CheckSlot(slot));
+  if (file_ == nullptr) {
+    base::MutexLock lock(&map_mu_);
+    if (heap_slots_[slot]) return false;
+    heap_slots_[slot] = true;
+    return true;
+  }
+  return file_->TryLock(kSlotLockBase + slot, 1, LockMode::kExclusive);
+}
+
+absl::Status WalIndex::UnlockSlot(int slot) {
+  JKV_RETURN_IF_ERROR(CheckSlot(slot));
+  if (file_ == nullptr) {
+    base::MutexLock lock(&map_mu_);
+    heap_slots_[slot] = false;
+    return absl::OkStatus();
+  }
+  return file_->Unlock(kSlotLockBase + slot, 1);
+}
+
+absl::StatusOr<bool> WalIndex::SlotOwnerGone(int slot) {
+  JKV_RETURN_IF_ERROR(CheckSlot(slot));
+  if (file_ == nullptr) {
+    base::MutexLock lock(&map_mu_);
+    return !heap_slots_[slot];
+  }
+  // Free to take exclusively means nobody holds it. (A File's own lock never conflicts with
+  // its own query: asked about its own slot, this says true.)
+  return file_->CanLock(kSlotLockBase + slot, 1, LockMode::kExclusive);
+}
+
+}  // namespace journalkv::shm

@@ -1,0 +1,207 @@
+// The wal-index: which frame of the log holds the newest version of a page, the published
+// state of the log(s), the checkpoint progress and the readers' pinned snapshots, in memory
+// shared by every connection of every process (`x.db-shm`, mapped with
+// vfs::File::MapSharedRegion), or on the heap for a connection that is alone (exclusive
+// locking) or cannot write the -shm file.
+//
+// This comment is the specification of the -shm layout; keep it exact. The file is an array of
+// 32 KiB regions. All words are native-endian (the file is never moved between machines: a
+// -shm found at open with no live connection is reinitialised) and accessed only through
+// std::atomic_ref, with the memory order given at each accessor.
+//
+// Region 0:
+//   offset | size  | field
+//   -------+-------+-----------------------------------------------------------------------
+//   0      | 4     | layout_version (kShmLayoutVersion; 0: not initialised yet)
+//   4      | 4     | reserved
+//   8      | 80    | index header, copy A  (IndexHeader words, then its 8-byte checksum)
+//   88     | 80    | index header, copy B
+//   168    | 88    | reserved
+//   256    | 64    | checkpoint info: per log L in {0,1} at 256 + 32*L:
+//          |       |   +0  u32 backfill: frames of log L's current generation already copied
+//          |       |       into the database file (and, at sync != OFF, synced)
+//          |       |   +8  u64 ckpt_target: ckpt_seq << 32 | the frame a running checkpoint
+//          |       |       may copy up to (readers retry when it is past their snapshot)
+//   320    | 704   | reserved
+//   1024   | 32*kMaxSlots | reader slots: slot i at 1024 + 32*i:
+//          |       |   +0  u64 pin[0]: the snapshot of log 0 the slot's connection still
+//          |       |       needs (opaque to the index: the strategy encodes it; 0 = none)
+//          |       |   +8  u64 pin[1]: the same for log 1 (WAL2)
+//          |       |   +16 u64 owner: the owning process id (diagnostics only)
+//
+// Regions 1, 2, ...: hash blocks. Block k of log L (frames [k*4096 + 1, (k+1)*4096] of that
+// log) is region 1 + 2*k + L:
+//   0      | 16384 | pages[4096]: u32 page_no of frame k*4096 + 1 + j at index j (0: none)
+//   16384  | 16384 | hash[8192]: u16 slots, 0 = empty, else j + 1 for pages[j]; open
+//          |       | addressing with linear probing from (page_no * 383) mod 8192
+//
+// The index header (IndexHeader, 72 bytes of words + 8-byte checksum XXH3-64 seed 0 of them):
+//   change, page_size, page_count, current_log, then for log 0 and log 1: ckpt_seq, salt1,
+//   salt2, mx_frame, last_checksum (u64 as low word then high word), reserved u32.
+// The writer publishes by writing copy B and then copy A; a reader reads A then B and accepts
+// them only when they are equal and the checksum matches (otherwise a writer is in the middle
+// of publishing, or died there: retry, then recover).
+//
+// Hash entries only ever get added by the writer (release stores: the pages[] word before the
+// hash slot) and removed for frames past the published mx_frame (Truncate), which no reader
+// looks at; removing the newest entries keeps every older entry's probe chain intact, because
+// an entry's chain only passes slots filled before it.
+//
+// Lock bytes on the -shm file (OFD byte-range locks through vfs::File::TryLock), at kLockBase:
+//   +0 WRITE    exclusive: the one writer (and recovery)
+//   +1 CKPT     exclusive: the one checkpointer (and recovery)
+//   +2 RECOVER  exclusive: rebuilding the index from the log
+//   +3 DMS      shared by every connection for its lifetime; exclusive only by a connection
+//               that is alone, which may then reinitialise or remove the -shm file
+//   +16 + i     SLOT i: exclusive by the connection that owns reader slot i, for its lifetime;
+//               a slot with a pin whose lock byte is free belongs to a dead connection
+// A heap index grants every lock at once: one connection is its only user.
+//
+// Thread-safety: all methods are safe to call from many threads and processes at once, within
+// the rules above (one writer appends/truncates/publishes at a time; slots are written only by
+// their owner or, once the owner is dead, by whoever clears them).
+#ifndef JOURNALKV_SHM_WAL_INDEX_H_
+#define JOURNALKV_SHM_WAL_INDEX_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::shm {
+
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5301;  // "JKS" + layout 1
+inline constexpr size_t kRegionSize = 32 * 1024;
+inline constexpr uint32_t kFramesPerBlock = 4096;
+inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
+inline constexpr int kMaxSlots = 512;  // reader slots: connections open at once, all processes
+inline constexpr uint32_t kMaxBlocksPerLog = 16384;  // 64M frames per log
+
+// Byte offsets in region 0.
+inline constexpr size_t kLayoutVersionOffset = 0;
+inline constexpr size_t kHeaderAOffset = 8;
+inline constexpr size_t kHeaderBOffset = 88;
+inline constexpr size_t kHeaderBytes = 80;  // 18 words + checksum
+inline constexpr size_t kCkptInfoOffset = 256;
+inline constexpr size_t kCkptInfoStride = 32;
+inline constexpr size_t kSlotsOffset = 1024;
+inline constexpr size_t kSlotStride = 32;
+static_assert(kHeaderAOffset + kHeaderBytes <= kHeaderBOffset);
+static_assert(kHeaderBOffset + kHeaderBytes <= kCkptInfoOffset);
+static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kSlotsOffset);
+static_assert(kSlotsOffset + kMaxSlots * kSlotStride <= kRegionSize);
+static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
+
+// Lock bytes on the -shm file.
+inline constexpr uint64_t kLockBase = 1 << 20;
+enum class ShmLock : uint64_t { kWrite = 0, kCkpt = 1, kRecover = 2, kDms = 3 };
+inline constexpr uint64_t kSlotLockBase = kLockBase + 16;
+
+struct LogState {
+  uint32_t ckpt_seq = 0;
+  uint32_t salt1 = 0;
+  uint32_t salt2 = 0;
+  uint32_t mx_frame = 0;       // the last committed frame of this log's current generation
+  uint64_t last_checksum = 0;  // the chain value after mx_frame
+  bool operator==(const LogState&) const = default;
+};
+
+// The published state of the log(s). In WAL mode only logs[0] is used and current_log is 0.
+struct IndexHeader {
+  uint32_t change = 0;      // incremented by every publish
+  uint32_t page_size = 0;
+  uint32_t page_count = 0;  // database size in pages at the newest commit
+  uint32_t current_log = 0;
+  std::array<LogState, 2> logs;
+  bool operator==(const IndexHeader&) const = default;
+};
+
+class WalIndex {
+ public:
+  // Over the -shm file `file` (not owned; must outlive the index). Checks (and, when
+  // `initialize`, first writes) the layout version: FailedPrecondition naming the file for an
+  // unknown layout. `initialize` is for a connection holding DMS exclusively (alone): it zeroes
+  // the header copies, the checkpoint info and every slot, so the header reads as invalid and
+  // the first reader recovers it. Unimplemented (passed on) when the file system has no shared
+  // memory.
+  static absl::StatusOr<std::unique_ptr<WalIndex>> OpenShared(vfs::File* file, bool initialize);
+  // A private index on the heap, initialised.
+  static std::unique_ptr<WalIndex> OpenHeap();
+  ~WalIndex();
+
+  bool shared() const { return file_ != nullptr; }
+
+  // --- the index header
+  // Reads copy A then copy B (acquire loads); true and *out when they agree and check out.
+  bool ReadHeader(IndexHeader* out) const;
+  // True when both header copies name generation `ckpt_seq` for log `log` (acquire loads, no
+  // checksum): a reader's cheap check, after a lookup or frame read, that the log has not
+  // restarted under it. A restart publishes its new generation before it clears any entry.
+  bool GenerationIs(int log, uint32_t ckpt_seq) const;
+  // Publishes `header`: copy B, then copy A (release stores), each with its checksum.
+  // REQUIRES: WRITE (or RECOVER) held.
+  void WriteHeader(const IndexHeader& header);
+  // Test hook: damages copy A's checksum (as a writer killed mid-publish leaves it).
+  void CorruptHeaderForTesting();
+
+  // --- hash tables
+  // Records that frame `frame` of log `log` holds page `page_no`. REQUIRES: WRITE held, and
+  // frames appended in increasing order after Truncate(log, frame - 1).
+  absl::Status Append(int log, uint32_t frame, uint32_t page_no);
+  // The newest frame <= mx_frame of log `log` that holds `page_no`, or 0 when none. Visits the
+  // blocks from the one holding mx_frame down to block 0, one hash probe sequence each.
+  absl::StatusOr<uint32_t> Lookup(int log, uint32_t page_no, uint32_t mx_frame);
+  // The page_no recorded for frame `frame` of log `log` (0: none), for checkpoints.
+  absl::StatusOr<uint32_t> PageOfFrame(int log, uint32_t frame);
+  // Removes every entry of log `log` for frames > mx_frame (0: all). REQUIRES: WRITE held.
+  absl::Status Truncate(int log, uint32_t mx_frame);
+
+  // --- checkpoint info (seq_cst: readers and checkpointers use Dekker-style store-then-load)
+  uint32_t backfill(int log) const;
+  void set_backfill(int log, uint32_t frames);
+  uint64_t ckpt_target(int log) const;
+  void set_ckpt_target(int log, uint64_t target);
+
+  // --- reader slots (pin loads and stores are seq_cst)
+  uint64_t pin(int slot, int log) const;
+  void set_pin(int slot, int log, uint64_t value);
+  uint64_t owner(int slot) const;
+  void set_owner(int slot, uint64_t owner);
+
+  // --- locks on the -shm file (always granted on a heap index). `lock` is a ShmLock or a slot.
+  absl::StatusOr<bool> TryLock(ShmLock lock, vfs::LockMode mode);
+  absl::Status Unlock(ShmLock lock);
+  absl::StatusOr<bool> TryLockSlot(int slot);
+  absl::Status UnlockSlot(int slot);
+  // True when slot `slot`'s lock byte is free (its owner, if any, is dead). False on a heap
+  // index for a slot this index handed out.
+  absl::StatusOr<bool> SlotOwnerGone(int slot);
+
+ private:
+  WalIndex(vfs::File* file);
+  // The start of region `region`, mapping it on first use (mapping is guarded by map_mu_;
+  // mapped pointers are published through the atomic array).
+  absl::StatusOr<uint8_t*> Region(uint32_t region);
+  // As Region, but null instead of creating a region that does not exist yet (not in the -shm
+  // file, or never allocated on the heap): Truncate must not grow the file.
+  absl::StatusOr<uint8_t*> ExistingRegion(uint32_t region);
+  uint8_t* region0() const { return region0_; }
+
+  vfs::File* const file_;  // null: heap index
+  uint8_t* region0_ = nullptr;
+  base::Mutex map_mu_;
+  std::unique_ptr<std::atomic<uint8_t*>[]> regions_;  // 1 + 2 * kMaxBlocksPerLog entries
+  std::vector<std::unique_ptr<uint8_t[]>> heap_ ABSL_GUARDED_BY(map_mu_);  // heap regions
+  std::array<bool, kMaxSlots> heap_slots_ ABSL_GUARDED_BY(map_mu_) = {};  // heap: slots handed out
+};
+
+}  // namespace journalkv::shm
+
+#endif  // JOURNALKV_SHM_WAL_INDEX_H_

@@ -1,0 +1,337 @@
+// WAL mode through the public API: snapshots of several readers in one process, checkpoints
+// and their modes, the log's life cycle (preallocated, restarted, removed at the last close),
+// switching between the rollback and WAL families, and snapshot isolation under load.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_matchers.h"
+#include "base/test_scale.h"
+#include "engine/db.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/mem_fs.h"
+#include "vfs/posix_fs.h"
+
+namespace journalkv {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
+
+class WalTest : public ::testing::TestWithParam<bool> {  // param: POSIX file system
+ protected:
+  void SetUp() override {
+    if (GetParam()) {
+      const char* tmp = std::getenv("TEST_TMPDIR");
+      dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/wal_test_",
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      std::string cmd = absl::StrCat("rm -rf '", dir_, "' && mkdir -p '", dir_, "'");
+      ASSERT_EQ(std::system(cmd.c_str()), 0);
+      fs_ = &posix_;
+    } else {
+      dir_ = "";
+      fs_ = &mem_;
+    }
+    path_ = dir_ + "/x.db";
+  }
+
+  Options WalOptions() {
+    Options o;
+    o.journal_mode = JournalMode::kWal;
+    o.file_system = fs_;
+    return o;
+  }
+  std::unique_ptr<Db> Open(const Options& o) {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path_, o);
+    EXPECT_THAT(db, IsOk());
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  bool Exists(const std::string& p) { return *fs_->Exists(p); }
+
+  vfs::MemFileSystem mem_;
+  vfs::PosixFileSystem posix_;
+  vfs::FileSystem* fs_ = nullptr;
+  std::string dir_;
+  std::string path_;
+};
+
+std::string Get(ReadTransaction& t, const std::string& k) {
+  absl::StatusOr<std::optional<std::string>> v = t.Get(k);
+  if (!v.ok()) return "error: " + std::string(v.status().message());
+  return v->has_value() ? **v : "<missing>";
+}
+
+TEST_P(WalTest, CommitsSurviveReopenAndTheLastCloseRemovesTheLog) {
+  {
+    std::unique_ptr<Db> db = Open(WalOptions());
+    ASSERT_THAT(db->Put("a", "1"), IsOk());
+    ASSERT_THAT(db->Put("b", "2"), IsOk());
+    EXPECT_TRUE(Exists(path_ + "-wal"));
+    EXPECT_TRUE(Exists(path_ + "-shm"));
+    const DbStats s = db->Stats();
+    EXPECT_TRUE(s.wal_mode);
+    EXPECT_GE(s.log_frames, 2u);
+    EXPECT_EQ(s.database_io.syncs + s.journal_io.syncs > 0, true);  // creation
+  }
+  EXPECT_FALSE(Exists(path_ + "-wal"));
+  EXPECT_FALSE(Exists(path_ + "-shm"));
+  std::unique_ptr<Db> db = Open(WalOptions());
+  EXPECT_EQ(**db->Get("a"), "1");
+  EXPECT_EQ(**db->Get("b"), "2");
+  absl::StatusOr<CheckResult> check = db->Check();
+  ASSERT_THAT(check, IsOk());
+  EXPECT_THAT(check->problems, ::testing::IsEmpty());
+}
+
+TEST_P(WalTest, ACommitCostsOneDataOnlyFlushOfTheLog) {
+  std::unique_ptr<Db> db = Open(WalOptions());
+  ASSERT_THAT(db->Put("warm", "up"), IsOk());
+  ASSERT_THAT(db->Put("warm2", "up"), IsOk());
+  const DbStats before = db->Stats();
+  constexpr int kCommits = 50;
+  for (int i = 0; i < kCommits; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
+  const DbStats after = db->Stats();
+  EXPECT_EQ(after.wal_io.syncs - before.wal_io.syncs, uint64_t{kCommits});
+  EXPECT_EQ(after.database_io.syncs, before.database_io.syncs);
+  EXPECT_EQ(after.wal_io.truncates, before.wal_io.truncates);
+  // Preallocated: the log did not grow during these commits.
+  EXPECT_EQ(after.log_bytes, before.log_bytes);
+}
+
+// The page cache rule (pager/wal_strategy.h): readers pinned at different snapshots in one
+// process each see their own version of every page, before and after checkpoints.
+TEST_P(WalTest, ReadersPinnedAtDifferentSnapshotsInOneProcess) {
+  Options o = WalOptions();
+  o.wal_autocheckpoint = 0;
+  std::unique_ptr<Db> db = Open(o);
+  ASSERT_THAT(db->Put("k", "v1"), IsOk());
+  std::vector<std::unique_ptr<ReadTransaction>> readers;
+  for (int version = 2; version <= 6; ++version) {
+    readers.push_back(*db->BeginRead());
+    ASSERT_THAT(db->Put("k", absl::StrCat("v", version)), IsOk());
+    // Enough other keys that the tree splits and pages move between versions.
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_THAT(db->Put(absl::StrCat("fill", version, "_", i), std::string(100, 'x')), IsOk());
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < readers.size(); ++i) {
+      EXPECT_EQ(Get(*readers[i], "k"), absl::StrCat("v", i + 1)) << "reader " << i;
+      EXPECT_EQ(Get(*readers[i], absl::StrCat("fill", i + 2, "_0")), "<missing>");
+      if (i > 0) {
+        EXPECT_EQ(Get(*readers[i], absl::StrCat("fill", i + 1, "_199")), std::string(100, 'x'));
+      }
+    }
+    // A checkpoint may copy nothing past the oldest pinned snapshot.
+    absl::StatusOr<CheckpointResult> r = db->Checkpoint(CheckpointMode::kPassive);
+    ASSERT_THAT(r, IsOk());
+    EXPECT_TRUE(r->blocked);
+  }
+  readers.erase(readers.begin(), readers.begin() + 3);  // the three oldest end
+  absl::StatusOr<CheckpointResult> r = db->Checkpoint(CheckpointMode::kPassive);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(r->blocked);
+  EXPECT_GT(r->copied, 0u);
+  EXPECT_EQ(Get(*readers[0], "k"), "v4");
+  EXPECT_EQ(Get(*readers[1], "k"), "v5");
+  readers.clear();
+  r = db->Checkpoint(CheckpointMode::kPassive);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->blocked);
+  EXPECT_EQ(r->backfilled, r->log_frames);
+  EXPECT_EQ(**db->Get("k"), "v6");
+}
+
+TEST_P(WalTest, CheckpointModes) {
+  Options o = WalOptions();
+  o.wal_autocheckpoint = 0;
+  std::unique_ptr<Db> db = Open(o);
+  for (int i = 0; i < 100; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
+  absl::StatusOr<CheckpointResult> r = db->Checkpoint(CheckpointMode::kFull);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->blocked);
+  EXPECT_EQ(r->backfilled, r->log_frames);
+  EXPECT_GE(r->log_frames, 100u);
+  // RESTART: the next commit starts the log from frame 1.
+  ASSERT_THAT(db->Put("after", "restart"), IsOk());
+  r = db->Checkpoint(CheckpointMode::kRestart);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->blocked);
+  ASSERT_THAT(db->Put("x", "y"), IsOk());
+  EXPECT_LE(db->Stats().log_frames, 3u);
+  // TRUNCATE: the log file is cut to zero bytes.
+  r = db->Checkpoint(CheckpointMode::kTruncate);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->blocked);
+  EXPECT_EQ(db->Stats().log_bytes, 0u);
+  ASSERT_THAT(db->Put("z", "after truncate"), IsOk());
+  db.reset();
+  db = Open(o);
+  EXPECT_EQ(**db->Get("z"), "after truncate");
+  EXPECT_EQ(**db->Get("k99"), "v");
+  // A reader holds FULL back: it reports blocked after its busy timeout.
+  o.busy_timeout = absl::Milliseconds(50);
+  db = Open(o);
+  std::unique_ptr<ReadTransaction> reader = *db->BeginRead();
+  ASSERT_THAT(db->Put("k0", "new"), IsOk());
+  r = db->Checkpoint(CheckpointMode::kFull);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(r->blocked);
+  EXPECT_EQ(Get(*reader, "k0"), "v");
+}
+
+TEST_P(WalTest, AutoCheckpointKeepsTheLogBoundedAndRestartsIt) {
+  std::unique_ptr<Db> db = Open(WalOptions());
+  for (int i = 0; i < 3000; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i % 300), "v"), IsOk());
+  const DbStats s = db->Stats();
+  EXPECT_GT(s.checkpoints, 0u);
+  EXPECT_GT(s.log_restarts, 0u);
+  EXPECT_LT(s.log_frames, 1200u);
+}
+
+TEST_P(WalTest, LargeTransactionSpillsFramesAndRollbackHidesThem) {
+  Options o = WalOptions();
+  o.cache_pages = 16;
+  std::unique_ptr<Db> db = Open(o);
+  ASSERT_THAT(db->Put("keep", "1"), IsOk());
+  {
+    std::unique_ptr<WriteTransaction> w = *db->BeginWrite();
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_THAT(w->Put(absl::StrCat("big", i), std::string(200, 'b')), IsOk());
+    }
+    EXPECT_GT(db->Stats().spills, 0u);
+    std::unique_ptr<ReadTransaction> r = *db->BeginRead();
+    EXPECT_EQ(Get(*r, "big0"), "<missing>");
+    ASSERT_THAT(w->Rollback(), IsOk());
+  }
+  EXPECT_FALSE(db->Get("big0")->has_value());
+  {
+    std::unique_ptr<WriteTransaction> w = *db->BeginWrite();
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_THAT(w->Put(absl::StrCat("big", i), std::string(200, 'c')), IsOk());
+    }
+    ASSERT_THAT(w->Commit(), IsOk());
+  }
+  EXPECT_EQ(**db->Get("big1999"), std::string(200, 'c'));
+  db.reset();
+  db = Open(o);
+  EXPECT_EQ(**db->Get("big0"), std::string(200, 'c'));
+  EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
+}
+
+TEST_P(WalTest, SwitchingBetweenRollbackAndWal) {
+  Options rollback;
+  rollback.file_system = fs_;
+  {
+    std::unique_ptr<Db> db = Open(rollback);
+    ASSERT_THAT(db->Put("from", "delete"), IsOk());
+  }
+  {
+    std::unique_ptr<Db> db = Open(WalOptions());
+    EXPECT_EQ(**db->Get("from"), "delete");
+    ASSERT_THAT(db->Put("in", "wal"), IsOk());
+    // A rollback-mode opener while a WAL connection is open: refused, nothing broken.
+    absl::StatusOr<std::unique_ptr<Db>> other = Db::Open(path_, rollback);
+    EXPECT_THAT(other, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                "other connections have it open"));
+    EXPECT_EQ(**db->Get("in"), "wal");
+  }
+  {
+    // A rollback-mode opener of a WAL database with no other connection switches it back.
+    std::unique_ptr<Db> db = Open(rollback);
+    EXPECT_EQ(**db->Get("in"), "wal");
+    EXPECT_FALSE(Exists(path_ + "-wal"));
+    ASSERT_THAT(db->Put("back", "delete"), IsOk());
+    EXPECT_THAT(db->Checkpoint(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "needs journal mode wal"));
+  }
+  std::unique_ptr<Db> db = Open(WalOptions());
+  EXPECT_EQ(**db->Get("back"), "delete");
+  EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
+}
+
+// Snapshot isolation under load: a writer moves money between accounts while readers sum
+// them; every read transaction sees the same total, and readers never wait for the writer.
+TEST_P(WalTest, BankTransfersKeepTheSumForEveryReader) {
+  Options o = WalOptions();
+  o.wal_autocheckpoint = 200;
+  std::unique_ptr<Db> db = Open(o);
+  constexpr int kAccounts = 100;
+  constexpr int64_t kStart = 1000;
+  {
+    std::unique_ptr<WriteTransaction> w = *db->BeginWrite();
+    for (int i = 0; i < kAccounts; ++i) {
+      ASSERT_THAT(w->Put(absl::StrCat("acct", 1000 + i), std::to_string(kStart)), IsOk());
+    }
+    ASSERT_THAT(w->Commit(), IsOk());
+  }
+  const auto duration = std::chrono::seconds(testing::ScaledForSanitizer(10, 3));
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> writer_commits{0};
+  std::atomic<int> bad_sums{0};
+  std::vector<int64_t> reads(4, 0);
+  std::vector<double> worst_begin_us(4, 0);
+  std::thread writer([&] {
+    uint64_t x = 12345;
+    while (!stop.load()) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const int from = static_cast<int>((x >> 20) % kAccounts);
+      const int to = static_cast<int>((x >> 40) % kAccounts);
+      std::unique_ptr<WriteTransaction> w = *db->BeginWrite();
+      const std::string kf = absl::StrCat("acct", 1000 + from);
+      const std::string kt = absl::StrCat("acct", 1000 + to);
+      const int64_t a = std::stoll(**w->Get(kf));
+      ASSERT_THAT(w->Put(kf, std::to_string(a - 7)), IsOk());
+      const int64_t b = std::stoll(**w->Get(kt));
+      ASSERT_THAT(w->Put(kt, std::to_string(b + 7)), IsOk());
+      ASSERT_THAT(w->Commit(), IsOk());
+      writer_commits.fetch_add(1);
+    }
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 4; ++r) {
+    readers.emplace_back([&, r] {
+      while (!stop.load()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::unique_ptr<ReadTransaction> t = *db->BeginRead();
+        const double us =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count();
+        worst_begin_us[r] = std::max(worst_begin_us[r], us);
+        int64_t sum = 0;
+        std::unique_ptr<Iterator> it = t->NewIterator();
+        for (it->Seek("acct"); it->Valid(); it->Next()) sum += std::stoll(*it->value());
+        if (!it->status().ok() || sum != kAccounts * kStart) bad_sums.fetch_add(1);
+        ++reads[r];
+      }
+    });
+  }
+  std::this_thread::sleep_for(duration);
+  stop.store(true);
+  writer.join();
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(bad_sums.load(), 0);
+  EXPECT_GT(writer_commits.load(), 100);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_GT(reads[r], 100) << "reader " << r;
+    std::printf("reader %d: %lld transactions, longest begin %.0f us\n", r,
+                static_cast<long long>(reads[r]), worst_begin_us[r]);
+  }
+  std::printf("writer: %lld commits, checkpoints %llu\n",
+              static_cast<long long>(writer_commits.load()),
+              static_cast<unsigned long long>(db->Stats().checkpoints));
+  EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fs, WalTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "posix" : "mem";
+                         });
+
+}  // namespace
+}  // namespace journalkv

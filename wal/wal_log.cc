@@ -1,0 +1,218 @@
+#include "wal/wal_log.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+
+namespace journalkv::wal {
+namespace {
+
+// The scan reads at least this many frames per Read call, and more for small pages (up to
+// about kScanChunkBytes), so that a log of a million frames costs thousands of reads, not a
+// million.
+constexpr uint64_t kScanChunkFrames = 64;
+constexpr uint64_t kScanChunkBytes = uint64_t{1} << 20;
+// Preallocation writes zeros in pieces of at most this size.
+constexpr uint64_t kZeroChunkBytes = uint64_t{1} << 20;
+
+constexpr uint64_t RoundUp(uint64_t n, uint64_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+// Walks the frames of a log whose header checked out, keeping the valid prefix up to its last
+// commit frame. Frames are fed in file order, one chunk at a time.
+class FrameScanner {
+ public:
+  explicit FrameScanner(ScanResult& result)
+      : result_(result), chain_(result.header.checksum) {}
+
+  // Checks the frames of `chunk` (whole frames, the first one numbered `first_frame`).
+  // False once a frame fails: the valid prefix ended there.
+  bool Feed(uint32_t first_frame, absl::Span<const uint8_t> chunk) {
+    const uint32_t page_size = result_.header.page_size;
+    const uint64_t frame_size = FrameSize(page_size);
+    uint32_t frame = first_frame;
+    for (uint64_t at = 0; at + frame_size <= chunk.size(); at += frame_size, ++frame) {
+      const FrameHeader header = DecodeFrameHeader(chunk.subspan(at, kFrameHeaderSize));
+      const auto image = chunk.subspan(at + kFrameHeaderSize, page_size);
+      if (!FrameValid(header, result_.header, chain_, image)) return false;
+      Accept(frame, header);
+    }
+    return true;
+  }
+
+  // Drops the frames after the last commit frame: an uncommitted or torn transaction.
+  void Finish() {
+    pages_.resize(result_.mx_frame);
+    result_.pages = std::move(pages_);
+  }
+
+ private:
+  void Accept(uint32_t frame, const FrameHeader& header) {
+    chain_ = header.checksum;
+    pages_.push_back(header.page_no);
+    if (header.db_size == 0) return;
+    result_.mx_frame = frame;
+    result_.db_size = header.db_size;
+    result_.last_checksum = chain_;
+  }
+
+  ScanResult& result_;
+  uint64_t chain_;               // the checksum of the last accepted frame
+  std::vector<uint32_t> pages_;  // every accepted frame, committed or not
+};
+
+// The number of whole frames a file of `file_size` bytes holds after its header.
+uint32_t FramesInFile(uint64_t file_size, uint32_t page_size) {
+  if (file_size < kWalHeaderSize) return 0;
+  const uint64_t frames = (file_size - kWalHeaderSize) / FrameSize(page_size);
+  return static_cast<uint32_t>(std::min<uint64_t>(frames, std::numeric_limits<uint32_t>::max()));
+}
+
+// Reads the frames of `file` (`size` bytes) in big chunks and keeps the valid prefix in
+// `result`, whose header checked out.
+absl::Status ScanFrames(vfs::File& file, uint64_t size, ScanResult& result) {
+  const uint32_t page_size = result.header.page_size;
+  const uint32_t frames = FramesInFile(size, page_size);
+  const uint64_t frame_size = FrameSize(page_size);
+  const uint64_t per_chunk = std::max(kScanChunkFrames, kScanChunkBytes / frame_size);
+  FrameScanner scanner(result);
+  std::vector<uint8_t> chunk;
+  for (uint64_t frame = 1; frame <= frames;) {
+    const uint64_t n = std::min<uint64_t>(per_chunk, frames - frame + 1);
+    chunk.resize(n * frame_size);
+    const auto first = static_cast<uint32_t>(frame);
+    const absl::Status s = file.Read(FrameOffset(first, page_size), absl::MakeSpan(chunk));
+    if (absl::IsOutOfRange(s)) break;  // the file was cut since Size(): the log ends here
+    JKV_RETURN_IF_ERROR(s);
+    if (!scanner.Feed(first, chunk)) break;
+    frame += n;
+  }
+  scanner.Finish();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
+                                                     const std::string& path, bool read_only) {
+  const vfs::OpenMode mode = read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate;
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
+                       fs->Open(path, {mode, vfs::FileKind::kWal}));
+  return std::unique_ptr<WalLog>(new WalLog(std::move(file)));
+}
+
+absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size) {
+  ScanResult result;
+  // The size bounds the reads, so that the last chunk holds only whole frames that exist (a
+  // short Read returns no bytes at all).
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file_->Size());
+  std::array<uint8_t, kWalHeaderSize> raw;
+  if (size < raw.size()) return result;
+  const absl::Status read = file_->Read(0, absl::MakeSpan(raw));
+  if (absl::IsOutOfRange(read)) return result;  // cut since Size(): as short
+  JKV_RETURN_IF_ERROR(read);
+
+  absl::StatusOr<WalHeader> header = DecodeWalHeader(raw);
+  // A newer log is refused, not taken as empty: treating it as empty would let the caller
+  // restart it and overwrite frames a newer writer committed.
+  if (absl::IsFailedPrecondition(header.status())) return header.status();
+  if (!header.ok() || header->page_size != page_size) return result;
+  result.header_valid = true;
+  result.header = *header;
+  result.last_checksum = header->checksum;
+
+  JKV_RETURN_IF_ERROR(ScanFrames(*file_, size, result));
+  return result;
+}
+
+absl::StatusOr<uint64_t> WalLog::WriteHeader(const WalHeader& header) {
+  std::array<uint8_t, kWalHeaderSize> raw;
+  const uint64_t checksum = EncodeWalHeader(header, absl::MakeSpan(raw));
+  // Refuse to write a header no reader would accept (e.g. a bad page size).
+  JKV_RETURN_IF_ERROR(DecodeWalHeader(raw).status());
+  JKV_RETURN_IF_ERROR(file_->Write(0, raw));
+  return checksum;
+}
+
+absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_frame,
+                                        uint64_t prev, absl::Span<const FramePage> pages,
+                                        uint32_t commit_db_size) {
+  if (first_frame == 0 || pages.empty() ||
+      pages.size() - 1 > std::numeric_limits<uint32_t>::max() - first_frame) {
+    return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot append ", pages.size(),
+                                                   " frames at frame ", first_frame));
+  }
+  const uint32_t page_size = header.page_size;
+  const uint64_t frame_size = FrameSize(page_size);
+  buffer_.resize(pages.size() * frame_size);
+  uint8_t* p = buffer_.data();
+  for (size_t i = 0; i < pages.size(); ++i, p += frame_size) {
+    const FramePage& page = pages[i];
+    if (page.page_no.value() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot append page 0"));
+    }
+    if (page.image.size() != page_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path(), ": image of page ", page.page_no.value(), " has ",
+                       page.image.size(), " bytes, page size ", page_size));
+    }
+    const bool commit = i + 1 == pages.size();
+    FrameHeader frame{page.page_no.value(), commit ? commit_db_size : 0, header.salt1,
+                      header.salt2};
+    EncodeFrameHeader(frame, prev, page.image, absl::MakeSpan(p, kFrameHeaderSize));
+    std::memcpy(p + kFrameHeaderSize, page.image.data(), page_size);
+    prev = frame.checksum;
+  }
+  const uint64_t offset = FrameOffset(first_frame, page_size);
+  JKV_RETURN_IF_ERROR(EnsureSize(offset + buffer_.size()));
+  JKV_RETURN_IF_ERROR(file_->Write(offset, buffer_));
+  return prev;
+}
+
+absl::Status WalLog::ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out) {
+  if (frame == 0 || out.size() != page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
+                                                   " into ", out.size(), " bytes"));
+  }
+  const absl::Status s = file_->Read(FrameOffset(frame, page_size) + kFrameHeaderSize, out);
+  // The frame was indexed, so it existed: a log cut short under it is damage.
+  if (absl::IsOutOfRange(s)) {
+    return absl::DataLossError(absl::StrCat("wal frame ", frame, " is missing: ", s.message()));
+  }
+  return s;
+}
+
+absl::Status WalLog::Truncate(uint64_t size) {
+  JKV_RETURN_IF_ERROR(file_->Truncate(size));
+  known_size_ = size;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> WalLog::Size() { return file_->Size(); }
+
+absl::Status WalLog::EnsureSize(uint64_t end) {
+  if (end <= known_size_) return absl::OkStatus();
+  // known_size_ may be stale (0 after Open, or the file was cut by another connection).
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file_->Size());
+  known_size_ = size;
+  if (end <= size) return absl::OkStatus();
+  // Grow in big, at least doubling steps, so that a log in steady state is never extended and
+  // a data-only sync is enough to make an append durable.
+  const uint64_t new_size = RoundUp(std::max({end, size * 2, size + kGrowBytes}), kGrowBytes);
+  const std::vector<uint8_t> zeros(std::min(kZeroChunkBytes, new_size - size), 0);
+  for (uint64_t at = size; at < new_size;) {
+    const uint64_t n = std::min<uint64_t>(zeros.size(), new_size - at);
+    JKV_RETURN_IF_ERROR(file_->Write(at, absl::MakeConstSpan(zeros.data(), n)));
+    at += n;
+    known_size_ = at;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace journalkv::wal

@@ -1,0 +1,99 @@
+// One write-ahead log file: appending frames, reading a frame's page, restarting the log with a
+// new header, and the recovery scan that finds the valid prefix (wal_format.h).
+//
+// The file is preallocated: whenever an append would pass its end, it is extended with zeros in
+// steps of at least kGrowBytes (and at least doubling), so that once the log has reached its
+// steady-state size an append overwrites bytes that already exist and a data-only flush
+// (fdatasync) makes it durable without touching the file's size or extents. A restart writes
+// the new header over the old one and reuses the file from frame 1; old frames stay in the file
+// but carry the old salts, so they are never accepted.
+//
+// WalLog never syncs: the protocol above it (pager/wal_strategy, checkpoint/) decides when, and
+// syncs file() through vfs::SyncFile with the reason at the call site.
+//
+// Thread-safety: Read* may run concurrently with each other and with Append (pread/pwrite on
+// disjoint ranges); Append, WriteHeader and Truncate are called by one thread at a time (the holder
+// of the WRITE lock, or the checkpointer holding it for TRUNCATE).
+#ifndef JOURNALKV_WAL_WAL_LOG_H_
+#define JOURNALKV_WAL_WAL_LOG_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "base/types.h"
+#include "vfs/vfs.h"
+#include "wal/wal_format.h"
+
+namespace journalkv::wal {
+
+// The smallest step by which the file grows (zero-filled).
+inline constexpr uint64_t kGrowBytes = uint64_t{1} << 20;
+
+// What the recovery scan found.
+struct ScanResult {
+  bool header_valid = false;  // false: the log is empty (missing, short or damaged header)
+  WalHeader header;           // valid when header_valid
+  uint32_t mx_frame = 0;      // the last frame of the valid prefix (a commit frame), 0: none
+  uint32_t db_size = 0;       // that commit frame's db_size (0 when mx_frame == 0)
+  uint64_t last_checksum = 0;  // the chain value after mx_frame (the header's when 0 frames)
+  std::vector<uint32_t> pages;  // pages[f - 1]: page_no of frame f, for f in [1, mx_frame]
+};
+
+// A page to append: its number and its whole image (page_size bytes).
+struct FramePage {
+  PageNo page_no;
+  absl::Span<const uint8_t> image;
+};
+
+class WalLog {
+ public:
+  // Opens the log at `path`: created when missing unless `read_only`. NotFound when read-only
+  // and missing. The file is not read here.
+  static absl::StatusOr<std::unique_ptr<WalLog>> Open(vfs::FileSystem* fs,
+                                                      const std::string& path, bool read_only);
+
+  // Reads the header and every frame up to the end of the valid prefix. `page_size` is the
+  // database's: a header with another page size is treated as an empty log. I/O errors (not a
+  // short file) are returned, and FailedPrecondition for a log of a newer version (so that it
+  // is not taken as empty and overwritten).
+  absl::StatusOr<ScanResult> Scan(uint32_t page_size);
+
+  // Writes `header` (checksum computed) at offset 0; returns its checksum, the seed of frame 1.
+  absl::StatusOr<uint64_t> WriteHeader(const WalHeader& header);
+
+  // Writes frames first_frame, first_frame+1, ... holding `pages` in order, in one write, the
+  // last one a commit frame with `commit_db_size` when that is nonzero. `prev` is the chain
+  // value before first_frame (ScanResult::last_checksum or the previous Append's result);
+  // `header` gives the salts and page size. Returns the chain value after the last frame.
+  // Grows the file first when needed (see above).
+  absl::StatusOr<uint64_t> Append(const WalHeader& header, uint32_t first_frame, uint64_t prev,
+                                  absl::Span<const FramePage> pages, uint32_t commit_db_size);
+
+  // Reads the page image of frame `frame` into `out` (page_size bytes), without checking it
+  // (the frame was validated when it was indexed; the page trailer is checked above).
+  absl::Status ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out);
+
+  // Cuts the file to `size` bytes (TRUNCATE checkpoints cut it to 0).
+  absl::Status Truncate(uint64_t size);
+  absl::StatusOr<uint64_t> Size();
+
+  vfs::File& file() { return *file_; }
+  const std::string& path() const { return file_->path(); }
+
+ private:
+  explicit WalLog(std::unique_ptr<vfs::File> file) : file_(std::move(file)) {}
+  absl::Status EnsureSize(uint64_t end);
+
+  std::unique_ptr<vfs::File> file_;
+  uint64_t known_size_ = 0;  // the file is at least this long (0: unknown, ask)
+  std::vector<uint8_t> buffer_;  // Append's scratch
+};
+
+}  // namespace journalkv::wal
+
+#endif  // JOURNALKV_WAL_WAL_LOG_H_
