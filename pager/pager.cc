@@ -233,13 +233,16 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
   if (header.page_size != page_size) {
     return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
   }
-  if (header.journal_family != JournalFamily::kRollback && !opening_) {
+  if (header.journal_family == JournalFamily::kWal2 ||
+      (header.journal_family != JournalFamily::kRollback && !opening_)) {
     // A database last used in a WAL mode may have committed transactions in its log that a
     // rollback-mode connection cannot see; reading or writing it here would lose them.
     return absl::FailedPreconditionError(absl::StrCat(
         path_, ": the database was last used in ",
         header.journal_family == JournalFamily::kWal ? "wal" : "wal2",
-        " mode; reopen it to switch it back to a rollback journal mode"));
+        header.journal_family == JournalFamily::kWal2
+            ? " mode, which this version does not have"
+            : " mode; reopen it to switch it back to a rollback journal mode"));
   }
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
   // In WAL mode the log may hold pages past the end of the file (and page 1 is copied first).

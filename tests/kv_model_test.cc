@@ -241,7 +241,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{JournalMode::kPersist, 65536},
                       ModelParam{JournalMode::kMemory, 512}, ModelParam{JournalMode::kMemory, 4096},
                       ModelParam{JournalMode::kMemory, 65536}, ModelParam{JournalMode::kOff, 512},
-                      ModelParam{JournalMode::kOff, 4096}, ModelParam{JournalMode::kOff, 65536}),
+                      ModelParam{JournalMode::kOff, 4096}, ModelParam{JournalMode::kOff, 65536},
+                      ModelParam{JournalMode::kWal, 512}, ModelParam{JournalMode::kWal, 4096},
+                      ModelParam{JournalMode::kWal, 65536}),
     [](const auto& info) {
       return absl::StrCat(JournalModeName(info.param.mode), "_", info.param.page_size);
     });
