@@ -137,13 +137,13 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
   return pager;
 }
 
-// I10: a connection that writes no journal file (MEMORY, OFF) makes the end of any journal
+// I10: a connection that writes no journal file (MEMORY, OFF, WAL) makes the end of any journal
 // left by a connection of a journal-file mode durable before it commits, or that journal could
 // come back after a power loss and be rolled back over this connection's commits.
 absl::Status Pager::EndForeignJournalDurably() {
   if (options_.sync == SyncLevel::kOff || options_.access == AccessMode::kReadOnly ||
       (options_.journal_mode != JournalMode::kMemory &&
-       options_.journal_mode != JournalMode::kOff)) {
+       options_.journal_mode != JournalMode::kOff && options_.journal_mode != JournalMode::kWal)) {
     return absl::OkStatus();
   }
   JKV_RETURN_IF_ERROR(SyncDir(*fs_, journal_path_, "I10 journal directory"));  // an unlink
@@ -203,7 +203,7 @@ absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
   // Created. Unlike a commit's, this journal's seal stops proving it complete once a commit
   // rewrites page 1, so its end must be durable before then: the next commit's journal makes
   // it so in the journal-file modes (I1 syncs the directory before any database write), and
-  // I10 at open in MEMORY and OFF mode.
+  // I10 at open in MEMORY, OFF and WAL mode.
   JKV_RETURN_IF_ERROR(journal.Finish(Journal::Outcome::kCommitted));
   header_ = header;
   page_size_ = header.page_size;
@@ -668,6 +668,7 @@ PagerStats Pager::Stats() {
   if (wal_ != nullptr) {
     s.wal_mode = true;
     s.wal = wal_->Stats();
+    s.recoveries += s.wal.recoveries;
   }
   return s;
 }

@@ -55,7 +55,7 @@
 //       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
 //   I9. Creating the database is journaled like a transaction from the empty file, so a torn
 //       page 1 of a new database is rolled back to the empty file, never left unopenable.
-//   I10. A connection in MEMORY or OFF mode makes the end of any journal file durable at open,
+//   I10. A connection in MEMORY, OFF or WAL mode makes the end of any journal file durable at open,
 //       so that no journal of an earlier journal-file-mode connection can come back after a
 //       power loss and be rolled back over its commits.
 #ifndef JOURNALKV_PAGER_PAGER_H_

@@ -140,6 +140,13 @@ absl::Status WalStrategy::ClaimSlot() {
 // W6. Rebuilds the index from the log: the valid prefix of the log is the truth.
 absl::Status WalStrategy::RecoverIndex() {
   JKV_ASSIGN_OR_RETURN(wal::ScanResult scan, log_->Scan(page_size_));
+  if (scan.mx_frame > 0 && options_.sync >= SyncLevel::kFull) {
+    // W6: frames a crashed writer wrote but never synced are about to be published: make them
+    // durable first, so that what readers see from now on survives a power loss (and a FULL
+    // checkpoint, which relies on W1 for published frames, never copies a frame the log can
+    // still lose).
+    JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W6 log at recovery"));
+  }
   shm::IndexHeader old;
   const bool had_header = index_->ReadHeader(&old);
   JKV_RETURN_IF_ERROR(index_->Truncate(0, 0));
@@ -164,6 +171,10 @@ absl::Status WalStrategy::RecoverIndex() {
   index_->set_backfill(0, 0);  // copying again is harmless; what was copied is unknown
   index_->set_ckpt_target(0, checkpoint::EncodeTarget(h.logs[0].ckpt_seq, 0));
   index_->WriteHeader(h);
+  if (scan.mx_frame > 0) {
+    base::MutexLock lock(&stats_mu_);
+    ++stats_.recoveries;
+  }
   return absl::OkStatus();
 }
 

@@ -43,6 +43,8 @@
 //   W5. EXTRA: the log's directory entry is durable once the log file exists.
 //   W6. The index is rebuilt from the log only under WRITE and RECOVER: at open by a
 //       connection that is alone, or when the header stays torn (a process died publishing).
+//       At FULL and EXTRA the log is synced before the frames found are published: a crashed
+//       writer's unsynced frames become visible only once they are durable.
 //   W7. The log restarts only when every frame is copied (backfill == mx_frame): every pinned
 //       reader's snapshot is then the database file's contents, and pins of the old generation
 //       stop the new generation's checkpoints until they end. A reader re-checks the
@@ -97,6 +99,7 @@ struct WalStats {
   uint64_t checkpoints = 0;      // run by this connection
   uint64_t frames_copied = 0;    // by this connection's checkpoints
   uint64_t log_restarts = 0;     // by this connection
+  uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
   int pinned_slots = 0;           // reader slots with a pin
   uint64_t log_bytes = 0;         // size of the log file
