@@ -86,9 +86,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
 // salts and no frames (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
-// and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE held and backfill ==
-// mx_frame (every frame copied and synced, C2). `header` is the current published header; it
-// is updated.
+// and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE and CKPT held, and
+// backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
+// header; it is updated.
 absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header);
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum

@@ -96,6 +96,9 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
     base::MutexLock lock(&pager->mu_);
     pager->opening_ = true;
     absl::Status s = pager->OpenLocked();
+    if (wal && (absl::IsDataLoss(s) || absl::IsInvalidArgument(s))) {
+      s = pager->AdoptLogPageSizeLocked(s);
+    }
     if (s.ok()) s = pager->EndForeignJournalDurably();
     if (s.ok() && !wal && pager->header_.journal_family == JournalFamily::kWal) {
       s = pager->LeaveWalLocked();

@@ -128,21 +128,22 @@ absl::Status WriteTxn::SpillToLog() {
 
 absl::Status WriteTxn::CommitToLog() {
   DbHeader new_header = header_;
-  ++new_header.change_counter;
   new_header.journal_family = JournalFamily::kWal;
-  {
+  // Page 1 is logged only when the header changed (or no other page carries the commit
+  // frame): WAL readers find commits through the index, not through a change counter, so a
+  // one-page update costs one frame.
+  dirty_.erase(1);
+  if (new_header != start_header_ || dirty_.empty()) {
+    ++new_header.change_counter;
     DirtyPage& page1 = dirty_[1];
     page1.buffer = std::make_shared<PageBuffer>(new_header.page_size);
     page1.original = nullptr;
     EncodeDbHeader(new_header, Whole(*page1.buffer));
   }
-  // Page order, page 1 last: its frame is the commit frame.
+  // Page order; the last frame is the commit frame.
   std::vector<uint32_t> order;
-  for (const auto& [n, dirty] : dirty_) {
-    if (n != 1) order.push_back(n);
-  }
+  for (const auto& [n, dirty] : dirty_) order.push_back(n);
   std::sort(order.begin(), order.end());
-  order.push_back(1);
   std::vector<wal::FramePage> pages;
   for (uint32_t n : order) {
     PageBuffer& buffer = *dirty_[n].buffer;
@@ -202,6 +203,23 @@ absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
     SetStickyError(r.status());  // I7
   }
   return r;
+}
+
+absl::Status Pager::AdoptLogPageSizeLocked(const absl::Status& failure) {
+  absl::StatusOr<std::unique_ptr<vfs::File>> log =
+      fs_->Open(path_ + "-wal", {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+  if (!log.ok()) return failure;
+  uint8_t bytes[wal::kWalHeaderSize];
+  if (!(*log)->Read(0, absl::MakeSpan(bytes)).ok()) return failure;
+  absl::StatusOr<wal::WalHeader> header = wal::DecodeWalHeader(absl::MakeConstSpan(bytes));
+  if (!header.ok()) return failure;
+  DbHeader placeholder;  // replaced by page 1 as the log has it at the first snapshot
+  placeholder.page_size = header->page_size;
+  placeholder.journal_family = JournalFamily::kWal;
+  header_ = placeholder;
+  page_size_ = header->page_size;
+  cache_.Clear();
+  return absl::OkStatus();
 }
 
 // A rollback-mode opener of a WAL database: when no other connection has it open, copy the

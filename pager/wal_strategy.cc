@@ -73,6 +73,7 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
                                      "); every connection to a WAL database needs it"));
   }
   shm_file_ = std::move(*shm);
+  JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(wal_path_));
   absl::StatusOr<std::unique_ptr<wal::WalLog>> log = wal::WalLog::Open(fs_, wal_path_, read_only);
   if (read_only && absl::IsNotFound(log.status())) {
     return absl::FailedPreconditionError(
@@ -80,8 +81,9 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   }
   JKV_RETURN_IF_ERROR(log.status());
   log_ = std::move(*log);
-  if (options_.sync == SyncLevel::kExtra) {
-    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
+  if (!log_existed && options_.sync != SyncLevel::kOff) {
+    // W5: the new log's directory entry is durable before any frame in it is relied on.
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
   }
   constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
   absl::Duration sleep = absl::Microseconds(20);
@@ -178,6 +180,21 @@ absl::Status WalStrategy::RecoverIndex() {
   return absl::OkStatus();
 }
 
+// W6. A writer that died publishing left copy B (written first) whole and copy A torn, or B
+// torn and A whole: the whole one is the published state, and every index entry up to its
+// mx_frame is in place (W2), so republishing it repairs the index without touching the entries
+// that other connections' open read transactions are looking up. Only when neither copy checks
+// out (the -shm was damaged otherwise) is the index rebuilt from the log.
+absl::Status WalStrategy::RepairHeader() {
+  shm::IndexHeader h;
+  if (index_->ReadHeaderCopy(1, &h) || index_->ReadHeaderCopy(0, &h)) {
+    ++h.change;
+    index_->WriteHeader(h);
+    return index_->Truncate(0, h.logs[0].mx_frame);  // a dead writer's unpublished entries
+  }
+  return RecoverIndex();
+}
+
 // Reads the published header; a header that stays torn means a process died publishing it,
 // and the index is rebuilt (W6) unless this connection's own writer is active.
 absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time deadline,
@@ -198,7 +215,7 @@ absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time dea
         JKV_ASSIGN_OR_RETURN(bool r,
                              index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
         if (r) {
-          if (!index_->ReadHeader(&h)) s = RecoverIndex();
+          if (!index_->ReadHeader(&h)) s = RepairHeader();
           index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
         }
         if (!write_locked_) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
@@ -296,13 +313,9 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   }
   absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
   absl::Status s = h.status();
-  if (s.ok() && h->logs[0].mx_frame > 0 && index_->backfill(0) == h->logs[0].mx_frame) {
-    s = checkpoint::RestartLog(*index_, *h);  // W7
-    if (s.ok()) {
-      base::MutexLock lock(&stats_mu_);
-      ++stats_.log_restarts;
-    }
-  }
+  // W7. A generation with no frames restarts too, so that every generation the writer writes
+  // has salts of its own (a rebuilt index may describe a log whose header was lost).
+  if (s.ok() && index_->backfill(0) == h->logs[0].mx_frame) s = MaybeRestart(*h);
   if (s.ok()) s = index_->Truncate(0, h->logs[0].mx_frame);  // W2
   if (!s.ok()) {
     EndWrite();
@@ -312,6 +325,28 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   next_frame_ = h->logs[0].mx_frame + 1;
   chain_ = h->logs[0].last_checksum;
   return WalSnapshot{h->logs[0].ckpt_seq, h->logs[0].mx_frame, h->change, h->page_count};
+}
+
+// W7. The restart also takes the CKPT lock (without waiting: a running checkpoint means the
+// log is simply not restarted this time), because a checkpoint reads the header and then the
+// backfill, and must not pair one generation's mx_frame with the next one's backfill.
+absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
+  if (!ckpt_mu_.TryLock()) return absl::OkStatus();
+  absl::Status s;
+  absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
+  if (!locked.ok()) s = locked.status();
+  if (locked.ok() && *locked) {
+    if (index_->backfill(0) == header.logs[0].mx_frame) {
+      s = checkpoint::RestartLog(*index_, header);
+      if (s.ok()) {
+        base::MutexLock lock(&stats_mu_);
+        ++stats_.log_restarts;
+      }
+    }
+    index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing the file drops it anyway
+  }
+  ckpt_mu_.Unlock();
+  return s;
 }
 
 absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,

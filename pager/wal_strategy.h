@@ -40,16 +40,21 @@
 //   W4. sync != OFF: the log header of a new generation is durable before its first frame is
 //       written, so a power loss never brings back the old header over old frames that the
 //       new generation partly overwrote (that would replay an old prefix over newer pages).
-//   W5. EXTRA: the log's directory entry is durable once the log file exists.
+//   W5. sync != OFF: a log file's directory entry is durable once the connection that created
+//       it has opened it, before any commit (W1) or checkpoint (C1) relies on its frames; a
+//       log lost with its directory entry would take acknowledged commits (FULL) or the source
+//       of a half-done checkpoint (NORMAL) with it. EXTRA also syncs the directory after the
+//       last connection removes the log.
 //   W6. The index is rebuilt from the log only under WRITE and RECOVER: at open by a
 //       connection that is alone, or when the header stays torn (a process died publishing).
 //       At FULL and EXTRA the log is synced before the frames found are published: a crashed
 //       writer's unsynced frames become visible only once they are durable.
-//   W7. The log restarts only when every frame is copied (backfill == mx_frame): every pinned
-//       reader's snapshot is then the database file's contents, and pins of the old generation
-//       stop the new generation's checkpoints until they end. A reader re-checks the
-//       generation after each lookup and frame read, and reads the database file when it
-//       changed.
+//   W7. The log restarts only when every frame is copied (backfill == mx_frame), under WRITE
+//       and CKPT (a checkpoint must not pair one generation's header with the next one's
+//       backfill). Every pinned reader's snapshot is then the database file's contents, and
+//       pins of the old generation stop the new generation's checkpoints until they end. A
+//       reader re-checks the generation after each lookup and frame read, and reads the
+//       database file when it changed.
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs.
 //
 // Thread-safety: BeginRead/EndRead/Publish are called with the pager's mutex held (they change
@@ -162,7 +167,8 @@ class WalStrategy {
   absl::Status ClaimSlot();
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
-  absl::Status RecoverIfTorn(absl::Time deadline);
+  absl::Status RepairHeader();
+  absl::Status MaybeRestart(shm::IndexHeader& header);
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   void SetPin(uint64_t pin);

@@ -322,6 +322,16 @@ bool WalIndex::GenerationIs(int log, uint32_t ckpt_seq) const {
          LoadHeaderWord(region0(), kHeaderBOffset, word) == ckpt_seq;
 }
 
+bool WalIndex::ReadHeaderCopy(int copy, IndexHeader* out) const {
+  const HeaderWords w = LoadCopy(region0(), copy == 0 ? kHeaderAOffset : kHeaderBOffset);
+  const uint64_t checksum = uint64_t{w[kHeaderWords + 1]} << 32 | w[kHeaderWords];
+  if (checksum != HeaderChecksum(w)) return false;
+  IndexHeader header = DecodeHeader(w);
+  if (header.page_size == 0) return false;
+  *out = header;
+  return true;
+}
+
 void WalIndex::WriteHeader(const IndexHeader& header) {
   JKV_DCHECK(header.page_size != 0);
   JKV_DCHECK(header.current_log <= 1);

@@ -145,6 +145,9 @@ class WalIndex {
   // checksum): a reader's cheap check, after a lookup or frame read, that the log has not
   // restarted under it. A restart publishes its new generation before it clears any entry.
   bool GenerationIs(int log, uint32_t ckpt_seq) const;
+  // One copy (0: A, 1: B) on its own, when its checksum matches: after a writer died between
+  // the copies, B (written first) holds the newest header and A the one before.
+  bool ReadHeaderCopy(int copy, IndexHeader* out) const;
   // Publishes `header`: copy B, then copy A (release stores), each with its checksum.
   // REQUIRES: WRITE (or RECOVER) held.
   void WriteHeader(const IndexHeader& header);

@@ -10,12 +10,17 @@
 //   - DeadProcessShmAndLogAreRecovered: a process killed after its commits leaves -wal and -shm
 //     behind; the next opener (alone) rebuilds the index from the log and finds every commit.
 //   - LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen.
+//   - TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole: a writer killed in the middle of
+//     publishing the index header leaves it torn (emulated after the SIGKILL by damaging copy
+//     A's checksum in the -shm, the state such a kill leaves); the connection that rebuilds the
+//     index must not disturb the read transactions other processes have open.
 //
 // Only children open the database while other children run; the parent opens it only when it
 // is the single process left (or, in the last case, next to one child on purpose). Children
 // report through exit codes (ChildExit) and counters in anonymous shared memory.
 //
 // JKV_WAL_MP_SEED=n changes the random choices (timing stays nondeterministic).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -50,6 +55,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "shm/wal_index.h"
 
 namespace journalkv {
 namespace {
@@ -65,6 +71,15 @@ constexpr int kSpillValueBytes = 200;
 constexpr char kCounterKey[] = "counter";
 
 std::string AccountKey(int i) { return absl::StrCat("acct", 1000 + i); }
+// A balance and some padding, so that the accounts fill several leaves of 1 KiB pages and a
+// stale or mixed-up page shows in the sum.
+std::string EncodeBalance(int64_t balance) {
+  return absl::StrCat(balance, "|", std::string(60, 'b'));
+}
+bool DecodeBalance(absl::string_view v, int64_t* balance) {
+  const size_t bar = v.find('|');
+  return bar != absl::string_view::npos && absl::SimpleAtoi(v.substr(0, bar), balance);
+}
 std::string SpillKey(int i) { return absl::StrFormat("spill%04d", i); }
 
 // How a child ends. A child that ends any other way than kExitOk or SIGKILL failed.
@@ -109,6 +124,13 @@ Options WalOptions(SyncLevel sync = SyncLevel::kNormal) {
   return o;
 }
 
+// The bank database: small pages, so that its tree has several levels of pages.
+Options BankOptions() {
+  Options o = WalOptions();
+  o.page_size = 1024;
+  return o;
+}
+
 // Anonymous shared memory, mapped before the forks: every child sees the same T.
 template <typename T>
 T* MapShared() {
@@ -142,6 +164,30 @@ pid_t Spawn(const std::function<int()>& body) {
   if (pid == 0) _exit(body());
   return pid;
 }
+
+// Kills and reaps, when the test ends early (a failed ASSERT), the children it still has. Only
+// children not reaped yet are touched (waitpid says so), never a reused pid.
+class ChildGuard {
+ public:
+  ChildGuard() = default;
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+  ~ChildGuard() {
+    for (pid_t pid : pids_) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) != 0) continue;  // reaped now or before
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  }
+  pid_t Add(pid_t pid) {
+    if (pid > 0) pids_.push_back(pid);
+    return pid;
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
 
 std::string DescribeStatus(int status) {
   if (WIFEXITED(status)) return absl::StrCat("exited with ", WEXITSTATUS(status));
@@ -187,7 +233,7 @@ Snapshot ReadSnapshot(Txn& txn) {
     for (it->Seek("acct"); it->Valid() && absl::StartsWith(it->key(), "acct"); it->Next()) {
       absl::StatusOr<absl::string_view> v = it->value_view();
       int64_t balance = 0;
-      if (!v.ok() || !absl::SimpleAtoi(*v, &balance)) {
+      if (!v.ok() || !DecodeBalance(*v, &balance)) {
         s.error = absl::StrCat("bad value of ", it->key());
         return s;
       }
@@ -254,12 +300,12 @@ struct BankShared {
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 int SetupMain(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
   if (!db.ok()) return StatusFail(db.status(), "setup open");
   absl::StatusOr<std::unique_ptr<WriteTransaction>> w = (*db)->BeginWrite();
   if (!w.ok()) return StatusFail(w.status(), "setup begin");
   for (int i = 0; i < kAccounts; ++i) {
-    absl::Status s = (*w)->Put(AccountKey(i), std::to_string(kStartBalance));
+    absl::Status s = (*w)->Put(AccountKey(i), EncodeBalance(kStartBalance));
     if (!s.ok()) return StatusFail(s, "setup put");
   }
   absl::Status s = (*w)->Put(kCounterKey, "0");
@@ -269,7 +315,7 @@ int SetupMain(const std::string& path) {
 }
 
 int ReaderMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   std::mt19937_64 rng(seed);
   int64_t last_counter = -1;
@@ -305,7 +351,8 @@ absl::StatusOr<int64_t> GetInt(WriteTransaction& w, const std::string& key) {
   absl::StatusOr<std::optional<std::string>> v = w.Get(key);
   if (!v.ok()) return v.status();
   int64_t n = 0;
-  if (!v->has_value() || !absl::SimpleAtoi(**v, &n)) {
+  if (!v->has_value() ||
+      !(key == kCounterKey ? absl::SimpleAtoi(**v, &n) : DecodeBalance(**v, &n))) {
     return absl::DataLossError(absl::StrCat(key, " is missing or not a number"));
   }
   return n;
@@ -324,7 +371,7 @@ int SpillAndWait(Db& db, BankShared* shared, int request) {
   }
   absl::StatusOr<int64_t> a = GetInt(**w, AccountKey(0));
   if (!a.ok()) return StatusFail(a.status(), "spill get");
-  absl::Status s = (*w)->Put(AccountKey(0), std::to_string(*a - 1));
+  absl::Status s = (*w)->Put(AccountKey(0), EncodeBalance(*a - 1));
   if (!s.ok()) return StatusFail(s, "spill put account");
   const uint64_t spills = db.Stats().spills - spills_before;
   if (spills == 0) return ChildFail(kExitNoSpill, "the large transaction did not spill");
@@ -336,7 +383,7 @@ int SpillAndWait(Db& db, BankShared* shared, int request) {
 }
 
 int WriterMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  Options o = WalOptions();
+  Options o = BankOptions();
   o.cache_pages = 16;  // the large transaction spills
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
@@ -353,11 +400,11 @@ int WriterMain(const std::string& path, BankShared* shared, uint64_t seed) {
     if (!w.ok()) return StatusFail(w.status(), "writer BeginWrite");
     absl::StatusOr<int64_t> a = GetInt(**w, AccountKey(from));
     if (!a.ok()) return StatusFail(a.status(), "writer get");
-    absl::Status s = (*w)->Put(AccountKey(from), std::to_string(*a - amount));
+    absl::Status s = (*w)->Put(AccountKey(from), EncodeBalance(*a - amount));
     if (!s.ok()) return StatusFail(s, "writer put");
     absl::StatusOr<int64_t> b = GetInt(**w, AccountKey(to));
     if (!b.ok()) return StatusFail(b.status(), "writer get");
-    s = (*w)->Put(AccountKey(to), std::to_string(*b + amount));
+    s = (*w)->Put(AccountKey(to), EncodeBalance(*b + amount));
     if (!s.ok()) return StatusFail(s, "writer put");
     absl::StatusOr<int64_t> c = GetInt(**w, kCounterKey);
     if (!c.ok()) return StatusFail(c.status(), "writer get counter");
@@ -384,7 +431,7 @@ void KillingHook(const char* point) {
 }
 
 int CheckpointerMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  Options o = WalOptions();
+  Options o = BankOptions();
   o.busy_timeout = absl::Milliseconds(50);
   absl::StatusOr<std::unique_ptr<Db>> db;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -421,7 +468,7 @@ int CheckpointerMain(const std::string& path, BankShared* shared, uint64_t seed)
 
 // A fresh process: the killed large transaction must be invisible to it too.
 int VerifierMain(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   {
     absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
@@ -451,10 +498,11 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   std::mt19937_64 rng(seed);
   BankShared* shared = MapShared<BankShared>();
   ASSERT_NE(shared, nullptr);
+  ChildGuard guard;
 
   // A child creates the database; being the last to close, it removes -wal and -shm.
   {
-    const pid_t setup = Spawn([&] { return SetupMain(path); });
+    const pid_t setup = guard.Add(Spawn([&] { return SetupMain(path); }));
     ASSERT_GT(setup, 0);
     int status = 0;
     ASSERT_TRUE(WaitFor(setup, absl::Seconds(30), &status)) << "setup hangs";
@@ -471,14 +519,14 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   uint64_t spawned = 0;
   auto spawn = [&](Role role) {
     const uint64_t child_seed = seed * 1000003 + ++spawned;
-    const pid_t pid = Spawn([&] {
+    const pid_t pid = guard.Add(Spawn([&] {
       switch (role) {
         case Role::kReader: return ReaderMain(path, shared, child_seed);
         case Role::kWriter: return WriterMain(path, shared, child_seed);
         case Role::kCheckpointer: return CheckpointerMain(path, shared, child_seed);
       }
       return static_cast<int>(kExitError);
-    });
+    }));
     EXPECT_GT(pid, 0);
     return Child{pid, role};
   };
@@ -524,7 +572,8 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 201));
     reap_ended();
     if (!failures.empty()) break;
-    if (next_spill <= kSpillRounds && absl::Now() >= start + run * next_spill / (kSpillRounds + 1)) {
+    if (next_spill <= kSpillRounds &&
+        absl::Now() >= start + run * next_spill / (kSpillRounds + 1)) {
       const int request = next_spill++;
       shared->spill_request.store(request);
       const absl::Time wait_until = absl::Now() + absl::Seconds(30);
@@ -554,7 +603,7 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
       }
       ++spill_kills;
       shared->spill_request.store(0);
-      const pid_t verifier = Spawn([&] { return VerifierMain(path); });
+      const pid_t verifier = guard.Add(Spawn([&] { return VerifierMain(path); }));
       if (!WaitFor(verifier, absl::Seconds(30), &status)) {
         failures.push_back("the verifier hangs");
       } else if (!ExitedOk(status)) {
@@ -593,7 +642,7 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   std::printf(
       "seed %llu, %.1f s: killed %d readers, %d writers, %d checkpointers (+%d at hook points), "
-      "%d large transactions\n",
+      "%d writers in large transactions\n",
       static_cast<unsigned long long>(seed), seconds, kills[0], kills[1], kills[2], self_kills,
       spill_kills);
   std::printf(
@@ -619,11 +668,12 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
 
   // Alone now: the last child closed (or the -shm is rebuilt from the log).
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
     ASSERT_THAT(db, IsOk());
     absl::StatusOr<CheckResult> check = (*db)->Check();
     ASSERT_THAT(check, IsOk());
     EXPECT_THAT(check->problems, ::testing::IsEmpty());
+    EXPECT_GT(check->depth, 1) << "the bank fits one page: stale pages would go unnoticed";
     absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
     ASSERT_THAT(txn, IsOk());
     const Snapshot s = ReadSnapshot(**txn);
@@ -699,6 +749,7 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
   std::mt19937_64 rng(Seed());
   CommitShared* shared = MapShared<CommitShared>();
   ASSERT_NE(shared, nullptr);
+  ChildGuard guard;
   const int rounds = ScaledForSanitizer(6, 4);
   std::vector<int> committed(rounds, 0);  // per round: keys the parent knows are committed
   for (int round = 0; round < rounds; ++round) {
@@ -707,7 +758,8 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
     const bool pause = round % 2 == 0;
     shared->acked.store(0);
     shared->ready.store(0);
-    const pid_t child = Spawn([&] { return CommitterMain(path, shared, round, pause ? 200 : 0); });
+    const pid_t child =
+        guard.Add(Spawn([&] { return CommitterMain(path, shared, round, pause ? 200 : 0); }));
     ASSERT_GT(child, 0);
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
     if (pause) {
@@ -865,11 +917,12 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
   int up[2], down[2];
   ASSERT_EQ(pipe(up), 0);
   ASSERT_EQ(pipe(down), 0);
-  const pid_t child = Spawn([&] {
+  ChildGuard guard;
+  const pid_t child = guard.Add(Spawn([&] {
     close(up[0]);
     close(down[1]);
     return HolderMain(path, up[1], down[0]);
-  });
+  }));
   ASSERT_GT(child, 0);
   close(up[1]);
   close(down[0]);
@@ -917,6 +970,171 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
   }
   EXPECT_FALSE(Exists(path + "-wal"));
   EXPECT_FALSE(Exists(path + "-shm"));
+  if (!HasFailure()) {
+    std::string cmd = "rm -rf '" + dir + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole
+
+// Leaves the index header as a writer SIGKILLed in the middle of publishing it does
+// (shm/wal_index.h: it writes copy B, then copy A): copy A's checksum no longer matches copy B.
+// The next connection that reads the header must rebuild the index from the log (W6).
+bool TearIndexHeader(const std::string& shm_path) {
+  const int fd = open(shm_path.c_str(), O_RDWR);
+  if (fd < 0) return false;
+  void* p = mmap(nullptr, shm::kRegionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);  // the children's locks are OFD locks: closing this descriptor drops none of them
+  if (p == MAP_FAILED) return false;
+  uint32_t& checksum_low = *reinterpret_cast<uint32_t*>(
+      static_cast<uint8_t*>(p) + shm::kHeaderAOffset + shm::kHeaderBytes - 8);
+  std::atomic_ref<uint32_t>(checksum_low).fetch_xor(0x5A5A5A5A);
+  munmap(p, shm::kRegionSize);
+  return true;
+}
+
+struct TornShared {
+  std::atomic<int> ready{0};   // the reader holds its snapshot
+  std::atomic<int> stop{0};
+  std::atomic<uint64_t> scans{0};
+  std::atomic<int> committed{0};  // the current writer's commits are done
+};
+
+std::string TornKey(int t, int i) {
+  return absl::StrFormat("key%06d", (t * 7919 + i * 104729) % 100000);
+}
+
+// Ten keys per transaction, `transactions` transactions from `first`.
+int CommitBatches(Db& db, int first, int transactions) {
+  for (int t = first; t < first + transactions; ++t) {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> w = db.BeginWrite();
+    if (!w.ok()) return StatusFail(w.status(), "BeginWrite");
+    for (int i = 0; i < 10; ++i) {
+      absl::Status s = (*w)->Put(TornKey(t, i), std::string(100, 'a' + t % 26));
+      if (!s.ok()) return StatusFail(s, "put");
+    }
+    absl::Status s = (*w)->Commit();
+    if (!s.ok()) return StatusFail(s, "commit");
+  }
+  return kExitOk;
+}
+
+Options TornOptions() {
+  Options o = WalOptions();
+  o.page_size = 1024;
+  o.wal_autocheckpoint = 0;  // every commit stays in the log: the database file is far behind
+  return o;
+}
+
+// Creates the database, then holds one read snapshot and scans it over and over: every scan
+// must read exactly what the first one read.
+int HeldSnapshotReaderMain(const std::string& path, TornShared* shared) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+  if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
+  if (int bad = CommitBatches(**db, 0, 200); bad != kExitOk) return bad;
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
+  if (!txn.ok()) return StatusFail(txn.status(), "BeginRead");
+  auto scan = [&](std::string* out) {
+    out->clear();
+    std::unique_ptr<Iterator> it = (*txn)->NewIterator();
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      absl::StatusOr<absl::string_view> v = it->value_view();
+      if (!v.ok()) return v.status();
+      absl::StrAppend(out, it->key(), "=", *v, ";");
+    }
+    return it->status();
+  };
+  std::string expected, got;
+  if (absl::Status s = scan(&expected); !s.ok()) return StatusFail(s, "first scan");
+  shared->ready.store(1);
+  while (shared->stop.load() == 0) {
+    absl::Status s = scan(&got);
+    const uint64_t scans = shared->scans.fetch_add(1) + 1;
+    if (!s.ok()) {
+      return ChildFail(kExitError, absl::StrCat("scan ", scans, " of the held snapshot: ",
+                                                s.ToString()));
+    }
+    if (got != expected) {
+      return ChildFail(kExitBadSum, absl::StrCat("scan ", scans, " of the held snapshot read "
+                                                 "something else than the first scan"));
+    }
+  }
+  return kExitOk;
+}
+
+// A writer that dies in the middle of publishing the index header leaves it torn, and the next
+// connection that reads it rebuilds the index from the log (pager/wal_strategy.h W6), while
+// other processes have read transactions open on snapshots that live in the log. Each round: a
+// writer process commits and is SIGKILLed, the header is left torn as a kill in
+// WalIndex::WriteHeader leaves it, and a new connection reads (and so recovers). The process
+// holding an old snapshot must keep reading exactly that snapshot.
+TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
+  const std::string dir = TempDir("jkv_wal_torn");
+  const std::string path = dir + "/torn.db";
+  TornShared* shared = MapShared<TornShared>();
+  ASSERT_NE(shared, nullptr);
+  ChildGuard guard;
+  const pid_t reader = guard.Add(Spawn([&] { return HeldSnapshotReaderMain(path, shared); }));
+  ASSERT_GT(reader, 0);
+  const absl::Time ready_by = absl::Now() + absl::Seconds(60);
+  while (shared->ready.load() == 0 && absl::Now() < ready_by) {
+    int status = 0;
+    ASSERT_NE(waitpid(reader, &status, WNOHANG), reader) << "reader " << DescribeStatus(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(shared->ready.load(), 1) << "the reader hangs";
+
+  const int rounds = ScaledForSanitizer(400, 150);
+  int round = 0;
+  int status = 0;
+  bool reader_ended = false;
+  for (; round < rounds && !reader_ended; ++round) {
+    shared->committed.store(0);
+    const pid_t writer = guard.Add(Spawn([&] {
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+      if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
+      if (int bad = CommitBatches(**db, 1000 + 5 * round, 5); bad != kExitOk) return bad;
+      shared->committed.store(1);
+      for (int i = 0; i < 6000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return ChildFail(kExitNotKilled, "not killed");
+    }));
+    ASSERT_GT(writer, 0);
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (shared->committed.load() == 0 && absl::Now() < deadline) {
+      ASSERT_NE(waitpid(writer, &status, WNOHANG), writer)
+          << "round " << round << ": writer " << DescribeStatus(status);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(shared->committed.load(), 1) << "round " << round << ": the writer hangs";
+    ASSERT_EQ(kill(writer, SIGKILL), 0);
+    ASSERT_EQ(waitpid(writer, &status, 0), writer);
+    ASSERT_TRUE(KilledBySigkill(status)) << DescribeStatus(status);
+    ASSERT_TRUE(TearIndexHeader(path + "-shm"));
+    {
+      // Not alone (the reader has the database open): this connection finds the header torn
+      // and rebuilds the index from the log.
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+      ASSERT_THAT(db, IsOk());
+      absl::StatusOr<std::optional<std::string>> v = (*db)->Get(TornKey(1000 + 5 * round + 4, 9));
+      ASSERT_THAT(v, IsOk());
+      EXPECT_TRUE(v->has_value()) << "round " << round << ": the killed writer's last commit";
+    }
+    reader_ended = waitpid(reader, &status, WNOHANG) == reader;
+  }
+  shared->stop.store(1);
+  if (!reader_ended) {
+    ASSERT_TRUE(WaitFor(reader, absl::Seconds(30), &status)) << "reader hangs";
+  }
+  std::printf("%d writers killed and headers torn; the reader scanned its snapshot %llu times\n",
+              round, static_cast<unsigned long long>(shared->scans.load()));
+  EXPECT_TRUE(ExitedOk(status)) << "the process holding a snapshot through the recoveries "
+                                << DescribeStatus(status) << " after " << round << " rounds";
+  // The reader closed last.
+  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_FALSE(Exists(path + "-shm"));
+  UnmapShared(shared);
   if (!HasFailure()) {
     std::string cmd = "rm -rf '" + dir + "'";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
