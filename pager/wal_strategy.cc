@@ -1,6 +1,7 @@
 #include "pager/wal_strategy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <thread>
 #include <utility>
@@ -21,6 +22,12 @@ constexpr absl::Duration kMaxWait = absl::Microseconds(250);
 // that the publishing writer died (the copies differ for the few nanoseconds of a publish).
 constexpr int kTornHeaderSpins = 1000;
 
+std::atomic<WalHook> wal_hook{nullptr};
+
+void Hook(const char* point) {
+  if (WalHook h = wal_hook.load(std::memory_order_relaxed)) h(point);
+}
+
 void Sleep(absl::Duration& sleep) {
   std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
   sleep = std::min(sleep * 2, kMaxWait);
@@ -32,6 +39,8 @@ uint64_t RandomId() {
 }
 
 }  // namespace
+
+void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
 
 WalStrategy::WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file,
                          uint32_t page_size, const PagerOptions& options)
@@ -112,10 +121,13 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
         index_ = std::move(*index);
         return absl::OkStatus();
       }
-      if (!absl::IsFailedPrecondition(index.status())) return index.status();
-      // Not initialised: its initialiser died before finishing. Let go and look again.
+      if (!absl::IsUnavailable(index.status())) return index.status();
+      // Not initialised: its initialiser died before finishing. Let go and look again (alone,
+      // this connection initialises it).
       JKV_RETURN_IF_ERROR(shm_file_->Unlock(kDms, 1));
-      if (absl::Now() >= deadline) return index.status();
+      if (absl::Now() >= deadline) {
+        return absl::FailedPreconditionError(index.status().message());
+      }
     }
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError(
@@ -124,6 +136,7 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
     Sleep(sleep);
   }
 }
+
 
 absl::Status WalStrategy::ClaimSlot() {
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
@@ -245,9 +258,11 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     if (held != 0 && held <= pin) {
       // An older snapshot of this connection already holds every checkpoint below `pin`.
       open_pins_.emplace(pin, 0);
+      Hook("begin_read:done");
       return snap;
     }
     SetPin(pin);
+    Hook("begin_read:pinned");
     shm::IndexHeader again;
     const uint64_t target = index_->ckpt_target(0);
     const bool same_generation =
@@ -255,6 +270,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     const bool target_past = (target >> 32) == snap.seq && static_cast<uint32_t>(target) > snap.mx;
     if (same_generation && !target_past && index_->backfill(0) <= snap.mx) {
       open_pins_.emplace(pin, 0);
+      Hook("begin_read:done");
       return snap;
     }
     SetPin(held);  // a checkpoint may be copying past this snapshot: take a newer one
@@ -324,6 +340,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   writer_header_ = *h;
   next_frame_ = h->logs[0].mx_frame + 1;
   chain_ = h->logs[0].last_checksum;
+  Hook("begin_write:locked");
   return WalSnapshot{h->logs[0].ckpt_seq, h->logs[0].mx_frame, h->change, h->page_count};
 }
 
@@ -383,6 +400,7 @@ absl::StatusOr<std::vector<uint32_t>> WalStrategy::Commit(absl::Span<const wal::
   JKV_DCHECK(!pages.empty() && db_size > 0);
   std::vector<uint32_t> frames;
   JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &frames));
+  Hook("commit:appended");
   if (options_.sync >= SyncLevel::kFull) {
     // W1: every frame of the transaction is durable before the commit is published. The log
     // is preallocated, so this flush writes data only.

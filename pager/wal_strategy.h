@@ -110,6 +110,14 @@ struct WalStats {
   uint64_t log_bytes = 0;         // size of the log file
 };
 
+// Test hook: called at named points of WAL transactions with the point's name ("begin_read:
+// pinned" after a reader stored its pin and before it re-checks, "begin_read:done",
+// "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
+// frames are written and before they are synced and published); nullptr: none. Set it while
+// no transaction runs.
+using WalHook = void (*)(const char* point);
+void SetWalHookForTesting(WalHook hook);
+
 class WalStrategy {
  public:
   // Opens `db_path`-wal and -shm next to the database (whose SHARED lock the caller holds for

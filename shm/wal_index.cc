@@ -162,7 +162,7 @@ absl::Status CheckLayoutVersion(uint8_t* r0, const std::string& path) {
   // The caller holds DMS shared, so whoever initialised the file did so before it let go of DMS
   // exclusive: a zero here is not a race but a file nobody initialised.
   if (version == 0) {
-    return absl::FailedPreconditionError(
+    return absl::UnavailableError(
         absl::StrCat(path, ": not initialised (layout version 0)"));
   }
   return absl::FailedPreconditionError(absl::StrFormat(

@@ -127,10 +127,11 @@ class WalIndex {
  public:
   // Over the -shm file `file` (not owned; must outlive the index). Checks (and, when
   // `initialize`, first writes) the layout version: FailedPrecondition naming the file for an
-  // unknown layout. `initialize` is for a connection holding DMS exclusively (alone): it zeroes
-  // the header copies, the checkpoint info and every slot, so the header reads as invalid and
-  // the first reader recovers it. Unimplemented (passed on) when the file system has no shared
-  // memory.
+  // unknown layout; Unavailable for a file nobody has initialised (layout version 0: an
+  // initialiser died before it finished). `initialize` is for a connection holding DMS
+  // exclusively (alone): it zeroes the header copies, the checkpoint info and every slot, so
+  // the header reads as invalid and the first reader recovers it. Unimplemented (passed on)
+  // when the file system has no shared memory.
   static absl::StatusOr<std::unique_ptr<WalIndex>> OpenShared(vfs::File* file, bool initialize);
   // A private index on the heap, initialised.
   static std::unique_ptr<WalIndex> OpenHeap();

@@ -512,7 +512,7 @@ TEST_P(SharedWalIndexTest, TruncateClearsBlocksAnotherConnectionAppended) {
 TEST_P(SharedWalIndexTest, UninitialisedOrUnknownLayoutIsRefused) {
   JKV_ASSERT_OK_AND_ASSIGN(vfs::File* fresh, KeptFile("fresh.db-shm"));
   EXPECT_THAT(WalIndex::OpenShared(fresh, false),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
+              StatusIs(absl::StatusCode::kUnavailable,
                        ShmPath("fresh.db-shm") + ": not initialised (layout version 0)"));
 
   // Written through the file before any mapping: MemFileSystem copies the bytes in then.

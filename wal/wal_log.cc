@@ -121,7 +121,9 @@ absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size) {
   absl::StatusOr<WalHeader> header = DecodeWalHeader(raw);
   // A newer log is refused, not taken as empty: treating it as empty would let the caller
   // restart it and overwrite frames a newer writer committed.
-  if (absl::IsFailedPrecondition(header.status())) return header.status();
+  if (absl::IsFailedPrecondition(header.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(path(), ": ", header.status().message()));
+  }
   if (!header.ok() || header->page_size != page_size) return result;
   result.header_valid = true;
   result.header = *header;
