@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   po.busy_timeout = options.busy_timeout;
   po.access = options.read_only ? pager::AccessMode::kReadOnly : pager::AccessMode::kReadWrite;
   po.wal_autocheckpoint = options.wal_autocheckpoint;
+  po.exclusive_locking = options.exclusive_locking;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
   return std::unique_ptr<Db>(new Db(path, options, std::move(owned), std::move(pager)));
 }

@@ -38,6 +38,9 @@ struct Options {
   // WAL: a PASSIVE checkpoint runs on the committing thread after a commit that leaves this
   // many frames or more in the log (SQLite's default); 0 checkpoints only when asked.
   uint32_t wal_autocheckpoint = 1000;
+  // WAL: keep the database to this one handle for its whole life: its wal-index lives on the
+  // heap (no -shm file, no shared memory needed) and other openers fail with busy errors.
+  bool exclusive_locking = false;
   // Open without write access; write transactions fail with FailedPrecondition.
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.

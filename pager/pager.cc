@@ -64,7 +64,9 @@ Pager::~Pager() {
     // The last connection (the only one that can take EXCLUSIVE: every WAL connection holds
     // SHARED) copies the log into the database file and removes -wal and -shm. A failure
     // leaves them for the next opener, which recovers from them.
-    if (sticky_.ok() && options_.access != AccessMode::kReadOnly) {
+    if (lock_.level() == LockLevel::kExclusive) {
+      if (sticky_.ok()) wal_->CloseLast().IgnoreError();  // exclusive locking: alone by design
+    } else if (sticky_.ok() && options_.access != AccessMode::kReadOnly) {
       absl::StatusOr<bool> reserved = lock_.TryReserved();
       if (reserved.ok() && *reserved) {
         absl::StatusOr<bool> exclusive = lock_.TryExclusive();
@@ -133,6 +135,14 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       absl::Status recovered = pager->RecoverLocked(pager->Deadline());
       pager->opening_ = false;
       JKV_RETURN_IF_ERROR(recovered);
+    }
+    if (options.exclusive_locking) {
+      base::MutexLock lock(&pager->mu_);
+      const absl::Time deadline = pager->Deadline();
+      JKV_RETURN_IF_ERROR(pager->Retry(deadline, false, "another connection has the database open",
+                                       &DbLock::TryReserved));
+      JKV_RETURN_IF_ERROR(pager->Retry(deadline, false, "another connection has the database open",
+                                       &DbLock::TryExclusive));
     }
     JKV_ASSIGN_OR_RETURN(pager->wal_, WalStrategy::Open(fs, path, pager->db_file_.get(),
                                                         pager->page_size_, options));

@@ -50,6 +50,10 @@ struct PagerOptions {
   // WAL: a synchronous PASSIVE checkpoint runs after a commit that leaves this many frames or
   // more in the log (SQLite's default is 1000); 0 never checkpoints automatically.
   uint32_t wal_autocheckpoint = 1000;
+  // WAL: this connection is the database's only one for its whole life. The database file is
+  // locked exclusively (other openers get busy errors) and the wal-index lives on the heap, so
+  // no -shm file is made and no shared memory is needed.
+  bool exclusive_locking = false;
 };
 
 }  // namespace journalkv::pager

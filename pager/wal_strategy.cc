@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(vfs::FileSystem* 
 // Joins the -shm of the database, or initialises it when this connection is alone (DMS).
 absl::Status WalStrategy::Join(absl::Time deadline) {
   const bool read_only = options_.access == AccessMode::kReadOnly;
+  if (options_.exclusive_locking) return JoinExclusive();
   absl::StatusOr<std::unique_ptr<vfs::File>> shm =
       fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm});
   if (!shm.ok()) {
@@ -137,6 +138,18 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   }
 }
 
+
+// Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,
+// so the index can live on the heap and be rebuilt from the log here (W6).
+absl::Status WalStrategy::JoinExclusive() {
+  JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(wal_path_));
+  JKV_ASSIGN_OR_RETURN(log_, wal::WalLog::Open(fs_, wal_path_, /*read_only=*/false));
+  if (!log_existed && options_.sync != SyncLevel::kOff) {
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
+  }
+  index_ = shm::WalIndex::OpenHeap();
+  return RecoverIndex();
+}
 
 absl::Status WalStrategy::ClaimSlot() {
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
@@ -470,7 +483,7 @@ absl::Status WalStrategy::CloseLast() {
   if (r->blocked) return absl::OkStatus();  // keep the log: it still holds frames
   // Everything is in the database file (C2) and the log is empty: neither file is needed.
   JKV_RETURN_IF_ERROR(fs_->Delete(wal_path_));
-  JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
+  if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
   if (options_.sync == SyncLevel::kExtra) {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory (removed)"));
   }

@@ -172,6 +172,7 @@ class WalStrategy {
   WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,
               const PagerOptions& options);
   absl::Status Join(absl::Time deadline);
+  absl::Status JoinExclusive();
   absl::Status ClaimSlot();
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();

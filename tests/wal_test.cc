@@ -328,6 +328,89 @@ TEST_P(WalTest, BankTransfersKeepTheSumForEveryReader) {
   EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
 }
 
+TEST_P(WalTest, ExclusiveLockingKeepsTheIndexOnTheHeapAndOthersOut) {
+  Options o = WalOptions();
+  o.exclusive_locking = true;
+  {
+    std::unique_ptr<Db> db = Open(o);
+    for (int i = 0; i < 50; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
+    std::unique_ptr<ReadTransaction> old = *db->BeginRead();
+    ASSERT_THAT(db->Put("k0", "new"), IsOk());
+    EXPECT_EQ(Get(*old, "k0"), "v");
+    EXPECT_TRUE(Exists(path_ + "-wal"));
+    EXPECT_FALSE(Exists(path_ + "-shm"));
+    Options other = WalOptions();
+    other.busy_timeout = absl::Milliseconds(20);
+    EXPECT_THAT(Db::Open(path_, other),
+                StatusIs(absl::StatusCode::kResourceExhausted, "another connection"));
+  }
+  EXPECT_FALSE(Exists(path_ + "-wal"));
+  std::unique_ptr<Db> db = Open(WalOptions());
+  EXPECT_EQ(**db->Get("k0"), "new");
+  EXPECT_EQ(**db->Get("k49"), "v");
+}
+
+// A file system without shared memory: WAL mode says so instead of corrupting anything, and
+// exclusive locking (no shared memory needed) works.
+class NoSharedMemoryFile : public vfs::File {
+ public:
+  explicit NoSharedMemoryFile(std::unique_ptr<vfs::File> base) : base_(std::move(base)) {}
+  absl::Status Read(uint64_t o, absl::Span<uint8_t> out) override { return base_->Read(o, out); }
+  absl::Status Write(uint64_t o, absl::Span<const uint8_t> d) override {
+    return base_->Write(o, d);
+  }
+  absl::Status Sync(vfs::SyncKind k) override { return base_->Sync(k); }
+  absl::Status Truncate(uint64_t n) override { return base_->Truncate(n); }
+  absl::StatusOr<uint64_t> Size() override { return base_->Size(); }
+  absl::StatusOr<bool> TryLock(uint64_t o, uint64_t n, vfs::LockMode m) override {
+    return base_->TryLock(o, n, m);
+  }
+  absl::Status Unlock(uint64_t o, uint64_t n) override { return base_->Unlock(o, n); }
+  absl::StatusOr<bool> CanLock(uint64_t o, uint64_t n, vfs::LockMode m) override {
+    return base_->CanLock(o, n, m);
+  }
+  absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t, size_t) override {
+    return absl::UnimplementedError(absl::StrCat(path(), ": no shared memory here"));
+  }
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  std::unique_ptr<vfs::File> base_;
+};
+
+class NoSharedMemoryFs : public vfs::FileSystem {
+ public:
+  absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& p,
+                                                  const vfs::OpenOptions& o) override {
+    absl::StatusOr<std::unique_ptr<vfs::File>> f = base_.Open(p, o);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<vfs::File>(new NoSharedMemoryFile(std::move(*f)));
+  }
+  absl::Status Delete(const std::string& p) override { return base_.Delete(p); }
+  absl::StatusOr<bool> Exists(const std::string& p) override { return base_.Exists(p); }
+  absl::StatusOr<bool> IsDirectory(const std::string& p) override {
+    return base_.IsDirectory(p);
+  }
+  absl::Status SyncDirectory(const std::string& d) override { return base_.SyncDirectory(d); }
+
+ private:
+  vfs::MemFileSystem base_;
+};
+
+TEST(WalNoSharedMemoryTest, OpeningSaysSoAndExclusiveLockingWorks) {
+  NoSharedMemoryFs fs;
+  Options o;
+  o.journal_mode = JournalMode::kWal;
+  o.file_system = &fs;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/x.db", o);
+  EXPECT_THAT(db, StatusIs(absl::StatusCode::kUnimplemented, "shared memory"));
+  o.exclusive_locking = true;
+  db = Db::Open("/x.db", o);
+  ASSERT_THAT(db, IsOk());
+  ASSERT_THAT((*db)->Put("k", "v"), IsOk());
+  EXPECT_EQ(**(*db)->Get("k"), "v");
+}
+
 INSTANTIATE_TEST_SUITE_P(Fs, WalTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "posix" : "mem";
