@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "pager/pager.h"
+#include "pager/pager_internal.h"
 #include "vfs/sync.h"
 
 namespace journalkv::pager {
@@ -16,8 +17,6 @@ namespace {
 
 using checkpoint::CheckpointMode;
 using checkpoint::CheckpointResult;
-
-absl::Span<uint8_t> Whole(PageBuffer& b) { return absl::Span<uint8_t>(b.bytes.get(), b.size); }
 
 uint64_t HeaderKey(const WalSnapshot& s) {
   return (uint64_t{s.change} << 32) ^ (uint64_t{s.seq} << 20) ^ s.mx;

@@ -424,7 +424,8 @@ TEST_P(WalFilesTest, FlippedByteInAFrameEndsTheValidPrefixBeforeItsTransaction) 
       break;
     }
   }
-  for (const auto& [frame, offset] : cases) {
+  for (const auto& [frame_no, offset] : cases) {
+    const uint32_t frame = frame_no;  // a lambda cannot capture a structured binding in C++20
     const int present = static_cast<int>(
         std::count_if(commits.begin(), commits.end(), [&](uint32_t c) { return c < frame; }));
     SCOPED_TRACE(absl::StrCat("byte ", offset, " of frame ", frame, " flipped: expect ",
