@@ -46,8 +46,8 @@ const std::vector<FlagDef>& FlagDefs() {
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
       {"writers", "N", nullptr,
-       "writers in contention, at least 1 (1); more than one each commit read-modify-write "
-       "transactions (read a key, write it anew) on the same 256 hot keys"},
+       "writers in contention (1; 0 measures the readers alone); more than one each commit "
+       "read-modify-write transactions (read a key, write it anew) on the same 256 hot keys"},
       {"processes", nullptr, nullptr,
        "contention: run each writer and each reader as a separate process with its own "
        "connection, instead of threads of one process"},
@@ -165,7 +165,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   if (name == "num") return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.num);
   if (name == "value-size") return Number<uint32_t>(name, value, 1, 1 << 20, &p.value_size);
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
-  if (name == "writers") return Number<int>(name, value, 1, 256, &p.writers);
+  if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
   if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);
   if (name == "seconds") {

@@ -407,7 +407,7 @@ bool IsBusy(const absl::Status& s) {
 // that their transactions read and write the same few pages.
 constexpr uint64_t kHotKeys = 256;
 
-int Writers(const WorkloadParams& p) { return std::max(1, p.writers); }
+int Writers(const WorkloadParams& p) { return std::max(0, p.writers); }
 
 // A multi-writer transaction: reads a random hot key and writes it back with a new value.
 absl::StatusOr<uint64_t> TimedReadModifyWrite(const Ctx& ctx, Session& s, Rng& rng) {
