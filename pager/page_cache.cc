@@ -1,44 +1,64 @@
 #include "pager/page_cache.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace journalkv::pager {
 
+PageCache::PageCache(size_t capacity_pages)
+    : shard_capacity_(std::max<size_t>(1, (capacity_pages + kShards - 1) / kShards)) {}
+
 std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no, uint64_t version) {
-  auto it = map_.find(Key(page_no.value(), version));
-  if (it == map_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second.lru_position);
+  Shard& shard = ShardOf(page_no);
+  base::MutexLock lock(&shard.mu);
+  auto it = shard.map.find(Key(page_no.value(), version));
+  if (it == shard.map.end()) return nullptr;
+  shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru_position);
   return it->second.buffer;
 }
 
 void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
                        uint64_t version) {
+  Shard& shard = ShardOf(page_no);
+  base::MutexLock lock(&shard.mu);
   const Key key(page_no.value(), version);
-  auto [it, inserted] = map_.try_emplace(key);
+  auto [it, inserted] = shard.map.try_emplace(key);
   if (inserted) {
-    lru_.push_front(key);
-    it->second.lru_position = lru_.begin();
+    shard.lru.push_front(key);
+    it->second.lru_position = shard.lru.begin();
   } else {
-    lru_.splice(lru_.begin(), lru_, it->second.lru_position);
+    shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru_position);
   }
   it->second.buffer = std::move(buffer);
-  if (map_.size() > capacity_) EvictOverCapacity();
+  if (shard.map.size() > shard_capacity_) EvictOverCapacity(shard);
 }
 
 void PageCache::Clear() {
-  map_.clear();
-  lru_.clear();
+  for (Shard& shard : shards_) {
+    base::MutexLock lock(&shard.mu);
+    shard.map.clear();
+    shard.lru.clear();
+  }
 }
 
-void PageCache::EvictOverCapacity() {
+size_t PageCache::size() {
+  size_t n = 0;
+  for (Shard& shard : shards_) {
+    base::MutexLock lock(&shard.mu);
+    n += shard.map.size();
+  }
+  return n;
+}
+
+void PageCache::EvictOverCapacity(Shard& shard) {
   // Walk from the least recently used end; pinned pages (use_count > 1) stay.
-  auto pos = lru_.end();
-  while (map_.size() > capacity_ && pos != lru_.begin()) {
+  auto pos = shard.lru.end();
+  while (shard.map.size() > shard_capacity_ && pos != shard.lru.begin()) {
     --pos;
-    auto it = map_.find(*pos);
+    auto it = shard.map.find(*pos);
     if (it->second.buffer.use_count() > 1) continue;
-    map_.erase(it);
-    pos = lru_.erase(pos);
+    shard.map.erase(it);
+    pos = shard.lru.erase(pos);
   }
 }
 

@@ -7,20 +7,24 @@
 // different snapshots in one process each get the version of their snapshot, never another.
 //
 // Entries are immutable PageBuffers held by shared_ptr: a transaction that pins a page keeps
-// its image alive even after the cache drops or replaces the entry. Eviction is least recently
-// inserted-or-used first and skips pages that someone still pins, so the cache may briefly hold
-// more than its capacity while many pages are pinned.
+// its image alive even after the cache drops or replaces the entry. The cache is split into
+// kShards shards by page number, each with its own mutex and its own least-recently-used
+// order, so that reader threads of one pager looking up different pages do not queue on one
+// lock; eviction skips pages that someone still pins, so a shard may briefly hold more than
+// its share of the capacity while many pages are pinned.
 //
-// Thread-safety: not thread-safe; the pager guards it with its mutex.
+// Thread-safety: thread-safe.
 #ifndef JOURNALKV_PAGER_PAGE_CACHE_H_
 #define JOURNALKV_PAGER_PAGE_CACHE_H_
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/mutex.h"
 #include "base/types.h"
 #include "pager/page_access.h"
 
@@ -28,15 +32,17 @@ namespace journalkv::pager {
 
 class PageCache {
  public:
-  explicit PageCache(size_t capacity_pages) : capacity_(capacity_pages) {}
+  static constexpr int kShards = 16;
+
+  explicit PageCache(size_t capacity_pages);
 
   // The cached image, or nullptr. Marks the entry recently used.
   std::shared_ptr<const PageBuffer> Lookup(PageNo page_no, uint64_t version = 0);
   // Inserts or replaces the image of a version of a page, then evicts unpinned pages over
-  // capacity.
+  // the shard's capacity.
   void Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint64_t version = 0);
   void Clear();
-  size_t size() const { return map_.size(); }
+  size_t size();
 
  private:
   using Key = std::pair<uint32_t, uint64_t>;  // page, version
@@ -44,11 +50,16 @@ class PageCache {
     std::shared_ptr<const PageBuffer> buffer;
     std::list<Key>::iterator lru_position;
   };
-  void EvictOverCapacity();
+  struct Shard {
+    base::Mutex mu;
+    absl::flat_hash_map<Key, Entry> map ABSL_GUARDED_BY(mu);
+    std::list<Key> lru ABSL_GUARDED_BY(mu);  // front: most recently used
+  };
+  Shard& ShardOf(PageNo page_no) { return shards_[page_no.value() % kShards]; }
+  void EvictOverCapacity(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
-  const size_t capacity_;
-  absl::flat_hash_map<Key, Entry> map_;
-  std::list<Key> lru_;  // front: most recently used
+  const size_t shard_capacity_;
+  std::array<Shard, kShards> shards_;
 };
 
 }  // namespace journalkv::pager

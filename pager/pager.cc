@@ -346,31 +346,25 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(const WalSnap
   if (wal_ != nullptr) {
     JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, page_no));
     if (version.cacheable) {
-      base::MutexLock lock(&mu_);
       if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no, version.key)) {
-        ++stats_.cache_hits;
+        cache_hits_.fetch_add(1, std::memory_order_relaxed);
         return hit;
       }
     }
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
                          LoadWalPage(snapshot, page_no, &version));
-    base::MutexLock lock(&mu_);
-    ++stats_.cache_misses;
+    cache_misses_.fetch_add(1, std::memory_order_relaxed);
     if (version.cacheable) cache_.Insert(page_no, loaded, version.key);
     return loaded;
   }
-  {
-    base::MutexLock lock(&mu_);
-    if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no)) {
-      ++stats_.cache_hits;
-      return hit;
-    }
+  if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no)) {
+    cache_hits_.fetch_add(1, std::memory_order_relaxed);
+    return hit;
   }
   // The file cannot change under a transaction (its SHARED lock, or this pager's own writer),
   // so the page can be read without holding mu_.
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded, LoadPage(page_no));
-  base::MutexLock lock(&mu_);
-  ++stats_.cache_misses;
+  cache_misses_.fetch_add(1, std::memory_order_relaxed);
   cache_.Insert(page_no, loaded);
   return loaded;
 }
@@ -501,6 +495,8 @@ PagerStats Pager::Stats() {
   s.page_count = header_.page_count;
   s.freelist_count = header_.freelist_count;
   s.cached_pages = cache_.size();
+  s.cache_hits = cache_hits_.load(std::memory_order_relaxed);
+  s.cache_misses = cache_misses_.load(std::memory_order_relaxed);
   s.page_size = page_size_;
   if (wal_ != nullptr) {
     s.wal_mode = true;

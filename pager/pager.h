@@ -61,6 +61,7 @@
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -330,7 +331,9 @@ class Pager {
   base::CondVar cv_;  // signalled when readers_, writer_active_ or exclusive change
   DbLock lock_ ABSL_GUARDED_BY(mu_);
   DbHeader header_ ABSL_GUARDED_BY(mu_);  // as last committed
-  PageCache cache_ ABSL_GUARDED_BY(mu_);
+  PageCache cache_;  // thread-safe on its own
+  std::atomic<uint64_t> cache_hits_{0};
+  std::atomic<uint64_t> cache_misses_{0};
   int readers_ ABSL_GUARDED_BY(mu_) = 0;
   bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
   bool writer_exclusive_ ABSL_GUARDED_BY(mu_) = false;  // new readers wait
