@@ -106,7 +106,8 @@ enum class PageType : uint8_t {
 
 // Header meta slots (pager::PageReader::meta) owned by the B+tree.
 inline constexpr int kRootMetaSlot = 0;
-inline constexpr int kWriteCounterMetaSlot = 1;
+// Slot 1 held a write counter before it moved into the transaction (PageWriter::write_count);
+// databases written then carry a count there, which nothing reads.
 
 // B-tree page header offsets.
 inline constexpr uint32_t kTypeOffset = 0;

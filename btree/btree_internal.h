@@ -59,10 +59,8 @@ inline bool IsUnderfull(uint64_t used_bytes, uint32_t usable_size) {
   return used_bytes < CellSpace(usable_size) / 4;
 }
 
-// Records a write in meta slot 1 so that cursors of this transaction notice it.
-inline void CountWrite(pager::PageWriter& pages) {
-  pages.set_meta(kWriteCounterMetaSlot, pages.meta(kWriteCounterMetaSlot) + 1);
-}
+// Records a write so that cursors of this transaction notice it.
+inline void CountWrite(pager::PageWriter& pages) { pages.CountWrite(); }
 
 }  // namespace journalkv::btree
 

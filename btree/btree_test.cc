@@ -104,13 +104,13 @@ TEST_P(BtreePageSizeTest, KeyAtTheLimitIsStoredAndOneByteOverIsRefused) {
   }
   JKV_ASSERT_TREE_OK(pages);
   const uint32_t page_count = pages.page_count();
-  const uint32_t writes = pages.meta(kWriteCounterMetaSlot);
+  const uint32_t writes = pages.write_count();
   EXPECT_THAT(BTree::Put(pages, std::string(limit + 1, 'z'), "v"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        absl::StrCat("key of ", limit + 1, " bytes exceeds the limit of ", limit,
                                     " bytes for ", GetParam(), "-byte pages")));
   EXPECT_EQ(pages.page_count(), page_count);
-  EXPECT_EQ(pages.meta(kWriteCounterMetaSlot), writes);
+  EXPECT_EQ(pages.write_count(), writes);
   EXPECT_THAT(BTree::Get(pages, std::string(limit + 1, 'z')), IsOkAndHolds(std::nullopt));
   EXPECT_THAT(BTree::Count(pages), IsOkAndHolds(40u));
 }
@@ -284,11 +284,11 @@ TEST(BtreeTest, EveryWriteAdvancesTheWriteCounter) {
   MemPages pages;
   JKV_ASSERT_OK(BTree::Put(pages, "a", "1"));
   JKV_ASSERT_OK(BTree::Put(pages, "a", "2"));
-  EXPECT_EQ(pages.meta(kWriteCounterMetaSlot), 2u);
+  EXPECT_EQ(pages.write_count(), 2u);
   EXPECT_THAT(BTree::Delete(pages, "zz"), IsOkAndHolds(false));  // nothing changed
-  EXPECT_EQ(pages.meta(kWriteCounterMetaSlot), 2u);
+  EXPECT_EQ(pages.write_count(), 2u);
   EXPECT_THAT(BTree::Delete(pages, "a"), IsOkAndHolds(true));
-  EXPECT_EQ(pages.meta(kWriteCounterMetaSlot), 3u);
+  EXPECT_EQ(pages.write_count(), 3u);
 }
 
 }  // namespace

@@ -27,13 +27,13 @@ Cursor::Cursor(pager::PageReader& pages)
 }
 
 bool Cursor::TreeChanged() const {
-  return writable_ && pages_.meta(kWriteCounterMetaSlot) != seen_writes_;
+  return writable_ && static_cast<pager::PageWriter&>(pages_).write_count() != seen_writes_;
 }
 
 void Cursor::Reset() {
   valid_ = false;
   frames_.clear();
-  if (writable_) seen_writes_ = pages_.meta(kWriteCounterMetaSlot);
+  if (writable_) seen_writes_ = static_cast<pager::PageWriter&>(pages_).write_count();
   status_ = absl::OkStatus();
 }
 

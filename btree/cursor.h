@@ -116,7 +116,7 @@ class Cursor {
   std::string key_copy_;
   std::string value_buffer_;  // ValueView()'s value when it lives in overflow pages
   bool valid_ = false;
-  uint32_t seen_writes_ = 0;  // meta slot 1 when the cursor last moved (writable_ only)
+  uint64_t seen_writes_ = 0;  // write_count() when the cursor last moved (writable_ only)
   absl::Status status_;
 };
 

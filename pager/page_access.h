@@ -84,6 +84,15 @@ class PageWriter : public PageReader {
   virtual absl::Status Free(PageNo page_no) = 0;
 
   virtual void set_meta(int slot, uint32_t value) = 0;
+
+  // Changes made to the tree in this transaction, counted by the layer above so that its
+  // cursors notice a change under them. Not stored: a transaction that changes only pages
+  // leaves the header (page 1) alone, which in WAL mode saves a frame per commit.
+  uint64_t write_count() const { return write_count_; }
+  void CountWrite() { ++write_count_; }
+
+ private:
+  uint64_t write_count_ = 0;
 };
 
 }  // namespace journalkv::pager

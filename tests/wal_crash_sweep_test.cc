@@ -173,19 +173,6 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
         auto w = RunTo(point);
         PowerLoss(*w, seed);
         const std::string context = absl::StrCat(where, ", power loss seed ", seed);
-        if (getenv("JKV_DEBUG") && point == 45) {
-          for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
-            std::string p = std::string(kSweepPath) + suffix;
-            auto f = w->base.Open(p, {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther});
-            if (!f.ok()) { fprintf(stderr, "%s: absent\n", p.c_str()); continue; }
-            auto size = (*f)->Size();
-            uint8_t b[48] = {0};
-            (*f)->Read(0, absl::MakeSpan(b, std::min<uint64_t>(48, *size))).IgnoreError();
-            fprintf(stderr, "%s: size %llu first bytes:", p.c_str(), (unsigned long long)*size);
-            for (int i = 0; i < 48; ++i) fprintf(stderr, " %02x", b[i]);
-            fprintf(stderr, "\n");
-          }
-        }
         Recovered r = Recover(*w, history, power_durable ? Allowed(w->run) : UpTo(w->run));
         if (!Check(r, context)) return;
         ++counts_.by_kind[0];

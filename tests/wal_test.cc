@@ -103,6 +103,20 @@ TEST_P(WalTest, ACommitCostsOneDataOnlyFlushOfTheLog) {
   EXPECT_EQ(after.log_bytes, before.log_bytes);
 }
 
+// WAL readers find commits through the index, so a commit logs page 1 only when the header
+// changed: overwriting a value in place is one frame.
+TEST_P(WalTest, AnOverwriteInPlaceIsOneFrame) {
+  Options o = WalOptions();
+  o.wal_autocheckpoint = 0;
+  std::unique_ptr<Db> db = Open(o);
+  ASSERT_THAT(db->Put("k", "value-0"), IsOk());
+  const DbStats before = db->Stats();
+  for (int i = 1; i <= 10; ++i) ASSERT_THAT(db->Put("k", absl::StrCat("value-", i)), IsOk());
+  const DbStats after = db->Stats();
+  EXPECT_EQ(after.log_frames - before.log_frames, 10u);
+  EXPECT_EQ(**db->Get("k"), "value-10");
+}
+
 // The page cache rule (pager/wal_strategy.h): readers pinned at different snapshots in one
 // process each see their own version of every page, before and after checkpoints.
 TEST_P(WalTest, ReadersPinnedAtDifferentSnapshotsInOneProcess) {
