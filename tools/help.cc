@@ -14,16 +14,17 @@ jkv reads and writes the journalkv database DBPATH, creating it when it does not
 exist (unless --read-only).
 
 Options (before DBPATH; "--" ends them):
-  --journal=MODE        delete (default), truncate, persist, memory or off
-                        (wal and wal2 are not implemented yet: an error)
+  --journal=MODE        delete (default), truncate, persist, memory, off or wal
+                        (wal2 is not implemented yet: an error)
   --sync=LEVEL          off, normal, full (default) or extra
   --page-size=N         page size of a new database: a power of two from 512 to
                         65536 (default 4096); an existing database keeps its own
   --cache-pages=N       pages kept in memory (default 2000)
   --busy-timeout-ms=N   how long to wait for a lock another process holds
                         (default 5000)
-  --checkpoint=POLICY   threshold:N, async:N/B or manual; checkpoints need WAL,
-                        which is not implemented yet, so any policy is an error
+  --checkpoint=POLICY   threshold:N, async:N/B or manual; checkpoint policies
+                        are not implemented yet, so any policy is an error (wal
+                        checkpoints at 1000 frames and when asked)
   --read-only           open without write access; writes are errors
   -h, --help            print this help and exit
 
@@ -44,7 +45,9 @@ Commands:
                   free_pages, file_size, journal_mode, sync, read_only, keys
                   (journal_mode and sync are this invocation's options)
   checkpoint [passive|full|restart|truncate]
-                  an error: checkpoints need journal mode wal or wal2
+                  wal mode: copy the log back (default passive); prints
+                  "log_frames N copied N backfilled N blocked yes|no"; an error
+                  in the rollback modes
   dump            print every pair as a "K V" line (scan of everything)
   load            read "K V" lines from stdin and put them all in one
                   transaction; on a malformed line nothing is written and the
@@ -79,7 +82,7 @@ two spaces in a row enclose an empty token. Empty lines are skipped (no answer).
                    -> pairs N, then N lines "K V" (LIMIT is a number; with
                       empty FROM and TO, "scan   10" gives the first 10 pairs)
   count            -> count N
-  checkpoint [MODE] -> error (needs WAL, not implemented yet)
+  checkpoint [MODE] -> ok (wal mode; an error in the rollback modes)
   help             -> one line naming the commands
   quit, exit       -> ok, and the shell ends (so does the end of stdin)
 Outside begin..commit each put and del commits on its own. Inside "begin read"
