@@ -4,7 +4,7 @@
 // threshold, so that the run holds commits, checkpoints (before and after their database
 // sync), log restarts and the last-close checkpoint and removal of -wal and -shm.
 //
-// Each crash point (every sync, every moment between transactions, and 300 more spread over
+// Each crash point (every sync, every moment between transactions, and 150 more spread over
 // the run) is crashed by power loss, by a process crash, and by a process crash followed by
 // recovery (open, a read, close: the close checkpoints and removes the log), an optional probe
 // transaction and a power loss. A sample of the recoveries is crashed again at every mutation
@@ -162,7 +162,7 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
     EXPECT_GT(clean_sites["W4 log header"], 3) << "the log never restarted";
   }
   const std::vector<uint64_t> points =
-      SweepPoints(must, total, static_cast<size_t>(ScaledForSanitizer(300, 60)));
+      SweepPoints(must, total, static_cast<size_t>(ScaledForSanitizer(150, 40)));
   std::vector<uint64_t> recovering_after_process_crash, recovering_after_power_loss;
 
   for (uint64_t point : points) {
