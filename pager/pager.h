@@ -7,6 +7,10 @@
 // WriteTxn per database across all threads and processes (others wait up to the busy timeout,
 // then get ResourceExhausted("busy: ...")).
 //
+// The pager's source files: pager.cc (transactions, cache, header, freelist, and the dispatch to
+// how a transaction reaches the disk), pager_rollback.cc (the rollback journal's protocol,
+// below) and pager_wal.cc with wal_strategy.{h,cc} (WAL mode, its own state table and W1..W7).
+//
 // States of a pager (rollback-journal modes; `readers_` counts open ReadTxn):
 //
 //      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
