@@ -15,14 +15,14 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # Usage errors exit 2 with a message.
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
-           --checkpoint=async:5 --repeat=0 --cache-mib=0 --processes=maybe --writers=0 \
+           --checkpoint=async:5 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
            --writers=x --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"
 done
-set +e; "$bench" --writers=0 >out.txt 2>err.txt; set -e
-grep -q -- '--writers wants an integer in \[1, ' err.txt || fail "--writers=0: $(cat err.txt)"
+set +e; "$bench" --writers=257 >out.txt 2>err.txt; set -e
+grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers=257: $(cat err.txt)"
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers; do
