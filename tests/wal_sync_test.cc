@@ -205,7 +205,7 @@ TEST_P(WalSyncTest, EverySyncOfRecoveryIsNeeded) {
       }
       std::string found;
       for (size_t i = 0; i < points.size() && i < 8 && found.empty(); ++i) {
-        for (int seed = 0; seed < ScaledForSanitizer(24, 8) && found.empty(); ++seed) {
+        for (int seed = 0; seed < 24 && found.empty(); ++seed) {  // cheap: not scaled
           found = FirstProblem(points[i], points[i] * 31 + seed, {}, true, r);
           if (!found.empty()) found = absl::StrCat("crash after mutation ", points[i], ": ", found);
         }
