@@ -469,11 +469,6 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode) {
   return r;
 }
 
-uint32_t WalStrategy::published_frames() {
-  shm::IndexHeader h;
-  return index_->ReadHeader(&h) ? h.logs[0].mx_frame : 0;
-}
-
 absl::Status WalStrategy::CloseLast() {
   JKV_ASSIGN_OR_RETURN(WalSnapshot snap, BeginWrite(absl::Now() + options_.busy_timeout));
   (void)snap;

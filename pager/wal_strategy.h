@@ -154,13 +154,10 @@ class WalStrategy {
   absl::Status Rollback();
   // Releases the WRITE lock.
   void EndWrite();
-  uint32_t generation() const { return writer_header_.logs[0].ckpt_seq; }
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call).
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode);
-  // Frames in the log that a PASSIVE checkpoint would consider (the published mx_frame).
-  uint32_t published_frames();
 
   // At close: true when this connection may remove the log and index (the caller holds the
   // database file EXCLUSIVE, so no other connection has them open).
@@ -205,7 +202,6 @@ class WalStrategy {
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
-  bool header_written_ = false;     // this generation's log header is in the file (W4)
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
   base::Mutex stats_mu_;
