@@ -38,8 +38,9 @@ const std::vector<FlagDef>& FlagDefs() {
        "selected engine that has it, ENGINE:MODE to one engine"},
       {"sync", "LIST", "full,off", "sync levels off|normal|full|extra (full)"},
       {"checkpoint", "LIST", nullptr,
-       "checkpoint policies for WAL modes: default|threshold:N|manual (sqlite wal: "
-       "wal_autocheckpoint=N, manual=0); each is its own case; ignored by other modes"},
+       "checkpoint policies for WAL modes: default|threshold:N|async:N/B|manual (sqlite "
+       "wal: threshold:N is wal_autocheckpoint=N, manual is 0; it has no async); each is its "
+       "own case; ignored by other modes"},
       {"workloads", "LIST", kQuickWorkloads, "workloads (all; see below)"},
       {"num", "N", "150", "operations per workload, keys loaded before read workloads (10000)"},
       {"value-size", "N", nullptr, "value bytes (100); keys are always 16 bytes"},

@@ -26,18 +26,12 @@ constexpr const char* kCandidateModes[] = {"delete", "truncate", "persist", "mem
 
 bool IsWalMode(absl::string_view mode) { return mode == "wal" || mode == "wal2"; }
 
-// Until the checkpoint policies land: default (1000 frames), threshold:N (a synchronous
-// PASSIVE checkpoint at N frames) and manual (never automatically).
-absl::StatusOr<uint32_t> AutoCheckpoint(absl::string_view policy) {
-  if (policy == "default") return 1000;
-  if (policy == "manual") return 0;
-  uint32_t n = 0;
-  if (absl::ConsumePrefix(&policy, "threshold:") && absl::SimpleAtoi(policy, &n) && n > 0) {
-    return n;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "journalkv checkpoint policy \"", policy,
-      "\" is not supported yet (default, threshold:N and manual are)"));
+// "default" is the engine's default policy; anything else is a policy string
+// (checkpoint/policy.h: threshold:N, async:N/B, manual).
+absl::StatusOr<std::string> PolicyName(absl::string_view policy) {
+  if (policy == "default") return std::string(checkpoint::kDefaultCheckpointPolicy);
+  JKV_RETURN_IF_ERROR(ParseCheckpointPolicy(policy).status());
+  return std::string(policy);
 }
 
 class JournalkvSession final : public Session {
@@ -153,7 +147,7 @@ absl::StatusOr<std::unique_ptr<EngineAdapter>> OpenJournalkv(const std::string& 
   options.busy_timeout = config.busy_timeout;
   options.cache_pages = static_cast<uint32_t>(
       std::max<uint64_t>(16, config.cache_bytes / options.page_size));
-  JKV_ASSIGN_OR_RETURN(options.wal_autocheckpoint, AutoCheckpoint(config.checkpoint));
+  JKV_ASSIGN_OR_RETURN(options.checkpoint_policy, PolicyName(config.checkpoint));
   const std::string path = dir + "/bench.jkv";
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options));
   return std::make_unique<JournalkvAdapter>(path, std::move(db));
@@ -169,7 +163,7 @@ EngineInfo JournalkvEngine() {
   }
   info.runs_at = [](absl::string_view, absl::string_view) { return true; };
   info.check_checkpoint = [](absl::string_view policy) {
-    return AutoCheckpoint(policy).status();
+    return PolicyName(policy).status();
   };
   info.open = OpenJournalkv;
   return info;

@@ -69,8 +69,9 @@ absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, uint32_t seq, uint32_t 
   return safe;
 }
 
-// Copies the newest version <= safe of every page written in frames (backfill, safe].
-absl::Status CopyFrames(const CheckpointFiles& files, uint32_t backfill, uint32_t safe) {
+// Copies the newest version <= safe of every page written in frames (backfill, safe]. Returns
+// false when files.stop ended it early.
+absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, uint32_t backfill, uint32_t safe) {
   absl::flat_hash_map<uint32_t, uint32_t> newest;  // page -> frame
   for (uint32_t f = backfill + 1; f <= safe; ++f) {
     JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(0, f));
@@ -84,11 +85,12 @@ absl::Status CopyFrames(const CheckpointFiles& files, uint32_t backfill, uint32_
   std::sort(order.begin(), order.end());
   std::vector<uint8_t> image(files.page_size);
   for (const auto& [page, frame] : order) {
+    if (files.stop != nullptr && files.stop->load(std::memory_order_acquire)) return false;
     JKV_RETURN_IF_ERROR(files.log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
     JKV_RETURN_IF_ERROR(
         files.db->Write(uint64_t{page - 1} * files.page_size, absl::MakeConstSpan(image)));
   }
-  return absl::OkStatus();
+  return true;
 }
 
 }  // namespace
@@ -144,7 +146,8 @@ absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header) {
 }
 
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
-  const absl::Time deadline = absl::Now() + files.busy_timeout;
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + files.busy_timeout;
   const bool wait = mode != CheckpointMode::kPassive;
   CheckpointResult result;
   CkptLock lock(files.index);
@@ -157,6 +160,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   if (!locked) {
     result.blocked = true;
     result.backfilled = files.index->backfill(0);
+    result.lock_wait = absl::Now() - start;
     return result;
   }
   const uint32_t mx = header.logs[0].mx_frame;
@@ -172,17 +176,28 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
   }
+  const absl::Time work_start = absl::Now();
+  result.lock_wait = work_start - start;
   if (safe > backfill) {
     if (files.sync_log_before_copy) {
       // C1: the frames about to be copied survive a power loss before the database changes.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(files.log->file(), vfs::SyncKind::kData, "C1 log"));
+      ++result.syncs;
     }
     Hook("copy");
-    JKV_RETURN_IF_ERROR(CopyFrames(files, backfill, safe));
+    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, backfill, safe));
+    if (!copied_all) {
+      result.stopped = true;
+      result.blocked = true;
+      result.backfilled = backfill;
+      result.work = absl::Now() - work_start;
+      return result;
+    }
     if (files.sync_db) {
       // C2: the copied pages are durable before backfill says so; the log may restart (and
       // overwrite those frames) as soon as it does.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(*files.db, vfs::SyncKind::kData, "C2 database"));
+      ++result.syncs;
     }
     Hook("synced");
     files.index->set_backfill(0, safe);
@@ -199,6 +214,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     }
     if (mode == CheckpointMode::kTruncate) JKV_RETURN_IF_ERROR(files.log->Truncate(0));
   }
+  result.work = absl::Now() - work_start;
   return result;
 }
 

@@ -32,6 +32,7 @@
 #ifndef JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
 #define JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,10 @@ struct CheckpointResult {
   uint32_t backfilled = 0;  // frames of the log in the database file afterwards
   bool blocked = false;     // could not copy every frame (readers, a writer, another checkpoint)
   bool restarted = false;   // the log was restarted (RESTART, TRUNCATE)
+  bool stopped = false;     // CheckpointFiles::stop was set: it stopped between pages
+  int syncs = 0;            // flushes it made (C1, C2)
+  absl::Duration lock_wait;  // waiting for the CKPT lock and for readers
+  absl::Duration work;       // the rest: copying, syncing, restarting
 };
 
 // How the checkpointer reaches the files. Not owned.
@@ -66,6 +71,10 @@ struct CheckpointFiles {
   bool sync_restart_header = true;    // R1: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
   int own_slot = -1;  // the caller's reader slot, whose pin is not waited for
+  // When set (the database is closing), the copy stops before its next page: the pages
+  // written stay (they are the newest versions every snapshot allows, so no reader notices),
+  // the backfill stays where it was, and a later checkpoint copies them again. Not owned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Snapshot pins in the reader slots: the generation (ckpt_seq, 31 bits) and the frame a

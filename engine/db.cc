@@ -44,7 +44,11 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   po.cache_pages = options.cache_pages;
   po.busy_timeout = options.busy_timeout;
   po.access = options.read_only ? pager::AccessMode::kReadOnly : pager::AccessMode::kReadWrite;
-  po.wal_autocheckpoint = options.wal_autocheckpoint;
+  if (options.custom_checkpoint_policy != nullptr) {
+    po.checkpoint_policy = options.custom_checkpoint_policy;
+  } else {
+    JKV_ASSIGN_OR_RETURN(po.checkpoint_policy, ParseCheckpointPolicy(options.checkpoint_policy));
+  }
   po.exclusive_locking = options.exclusive_locking;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
   return std::unique_ptr<Db>(new Db(path, options, std::move(owned), std::move(pager)));
@@ -168,6 +172,22 @@ DbStats Db::Stats() {
     s.oldest_pinned_frame = p.wal.oldest_pin_frame;
     s.pinned_connections = p.wal.pinned_slots;
     s.log_bytes = p.wal.log_bytes;
+    s.checkpoint_policy = p.policy.name;
+    s.checkpoint_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_work);
+    s.checkpoint_lock_wait_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_lock_wait);
+    s.checkpoint_syncs = p.wal.checkpoint_syncs;
+    s.policy_checkpoints = p.policy.policy_checkpoints;
+    s.background_checkpoints = p.policy.background_checkpoints;
+    s.background_errors = p.policy.background_errors;
+    s.background_last_error = p.policy.background_last_error;
+    s.background_ms = absl::ToDoubleMilliseconds(p.policy.background_time);
+    s.blocked_commits = p.policy.blocked_commits;
+    s.blocked_timeouts = p.policy.blocked_timeouts;
+    s.blocked_writer_ms = absl::ToDoubleMilliseconds(p.policy.blocked_writer_time);
+    s.max_log_frames = p.policy.max_log_frames;
+    s.write_txns = p.policy.write_txns;
+    s.write_lock_wait_ms = absl::ToDoubleMilliseconds(p.policy.write_lock_wait);
+    s.write_work_ms = absl::ToDoubleMilliseconds(p.policy.write_work);
   }
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);

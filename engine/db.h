@@ -70,6 +70,24 @@ struct DbStats {
   uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
   int pinned_connections = 0;       // connections (all processes) with a reader pinned
   uint64_t log_bytes = 0;           // size of the log file
+  // WAL: the checkpoint policy and what it did (README, "Choosing a checkpoint policy"), and
+  // where this handle's checkpoints and writers spent their time: waiting for locks, or working.
+  std::string checkpoint_policy;     // its name ("threshold:1000", "async:0/100", ...)
+  double checkpoint_ms = 0;          // this handle's checkpoints: copying, syncing, restarting
+  double checkpoint_lock_wait_ms = 0;  // and waiting for the CKPT lock and for readers
+  uint64_t checkpoint_syncs = 0;     // their flushes (the durability point at sync NORMAL)
+  uint64_t policy_checkpoints = 0;   // run on committing threads by the policy
+  uint64_t background_checkpoints = 0;  // steps of the background checkpointer
+  uint64_t background_errors = 0;    // its failed steps (each reported by one later call)
+  std::string background_last_error;  // empty: none
+  double background_ms = 0;          // time in background steps
+  uint64_t blocked_commits = 0;      // commits the policy held until the log was copied
+  uint64_t blocked_timeouts = 0;     // of those, released by the busy timeout instead
+  double blocked_writer_ms = 0;      // time committing threads spent blocked by the policy
+  uint32_t max_log_frames = 0;       // the largest log this handle's commits left
+  uint64_t write_txns = 0;           // write transactions ended
+  double write_lock_wait_ms = 0;     // their time waiting for the write lock
+  double write_work_ms = 0;          // and working (to the end of commit or rollback)
 };
 
 using CheckpointMode = checkpoint::CheckpointMode;

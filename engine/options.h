@@ -5,8 +5,11 @@
 #define JOURNALKV_ENGINE_OPTIONS_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "absl/time/time.h"
+#include "checkpoint/policy.h"
 #include "pager/pager_options.h"
 
 namespace journalkv {
@@ -24,6 +27,14 @@ using pager::ParseJournalMode;
 using pager::ParseSyncLevel;
 using pager::SyncLevelName;
 
+// Checkpoint policies (checkpoint/policy.h): the interface a policy of your own implements,
+// what it is told after each commit and what it may answer.
+using CheckpointPolicy = checkpoint::CheckpointPolicy;
+using checkpoint::LogSnapshot;
+using checkpoint::PolicyAction;
+using checkpoint::PolicyDecision;
+using checkpoint::ParseCheckpointPolicy;
+
 struct Options {
   JournalMode journal_mode = JournalMode::kDelete;
   SyncLevel sync = SyncLevel::kFull;
@@ -35,9 +46,16 @@ struct Options {
   // How long a call waits for a lock held by another transaction before it fails with
   // ResourceExhausted("busy: ...").
   absl::Duration busy_timeout = absl::Seconds(5);
-  // WAL: a PASSIVE checkpoint runs on the committing thread after a commit that leaves this
-  // many frames or more in the log (SQLite's default); 0 checkpoints only when asked.
-  uint32_t wal_autocheckpoint = 1000;
+  // WAL: when the log is copied back into the database file, and on which thread (README,
+  // "Choosing a checkpoint policy"): "threshold:N" (a PASSIVE checkpoint on the committing
+  // thread once the log holds N frames; 1000 is SQLite's default, 100 Android's), "async:N/B"
+  // (a background thread woken at N frames; a commit that leaves B frames or more blocks until
+  // the log is copied, as WeChat's WCDB does), or "manual" (only Db::Checkpoint).
+  std::string checkpoint_policy = std::string(checkpoint::kDefaultCheckpointPolicy);
+  // WAL: a policy of your own (checkpoint/policy.h); when set, checkpoint_policy is ignored.
+  // This Db calls it after each commit, from one thread at a time; an object shared by several
+  // Dbs is called by each of them and must be thread-safe.
+  std::shared_ptr<CheckpointPolicy> custom_checkpoint_policy;
   // WAL: keep the database to this one handle for its whole life: its wal-index lives on the
   // heap (no -shm file, no shared memory needed) and other openers fail with busy errors.
   bool exclusive_locking = false;

@@ -33,6 +33,8 @@ Pager::Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
       cache_(std::max<uint32_t>(options.cache_pages, 16)) {}
 
 Pager::~Pager() {
+  // No checkpoint touches a closed database: a running background step stops at its next page.
+  if (background_ != nullptr) background_->Stop();
   base::MutexLock lock(&mu_);
   if (wal_ != nullptr) {
     // The last connection (the only one that can take EXCLUSIVE: every WAL connection holds
@@ -120,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
     }
     JKV_ASSIGN_OR_RETURN(pager->wal_, WalStrategy::Open(fs, path, pager->db_file_.get(),
                                                         pager->page_size_, options));
+    pager->StartPolicy();
   }
   return pager;
 }
@@ -302,11 +305,14 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
   return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_, WalSnapshot{}));
 }
 
-void Pager::EndRead(const WalSnapshot& snapshot) {
+void Pager::EndRead(const WalSnapshot& snapshot, std::thread::id thread) {
   base::MutexLock lock(&mu_);
   --readers_;
   if (wal_ != nullptr) {
     wal_->EndRead(snapshot);
+    if (auto it = reading_threads_.find(thread); it != reading_threads_.end() && --it->second == 0) {
+      reading_threads_.erase(it);
+    }
     cv_.NotifyAll();
     return;
   }
@@ -369,7 +375,7 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(const WalSnap
   return loaded;
 }
 
-ReadTxn::~ReadTxn() { pager_->EndRead(snapshot_); }
+ReadTxn::~ReadTxn() { pager_->EndRead(snapshot_, thread_); }
 
 absl::StatusOr<PageRef> ReadTxn::Get(PageNo page_no) {
   if (page_no.value() < 2 || page_no.value() > header_.page_count) {
@@ -502,6 +508,11 @@ PagerStats Pager::Stats() {
     s.wal_mode = true;
     s.wal = wal_->Stats();
     s.recoveries += s.wal.recoveries;
+    const checkpoint::BackgroundCheckpointer::Stats b = background_->GetStats();
+    s.policy.background_checkpoints = b.steps;
+    s.policy.background_errors = b.errors;
+    s.policy.background_last_error = b.last_error;
+    s.policy.background_time = b.busy;
   }
   return s;
 }
@@ -704,6 +715,13 @@ absl::Status WriteTxn::Rollback() {
 void WriteTxn::End(bool clear_cache) {
   finished_ = true;
   dirty_.clear();
+  if (pager_->wal_ != nullptr) {
+    base::MutexLock lock(&pager_->mu_);
+    PolicyStats& p = pager_->stats_.policy;
+    ++p.write_txns;
+    p.write_lock_wait += lock_wait_;
+    p.write_work += absl::Now() - locked_at_;
+  }
   pager_->EndWrite(clear_cache);
 }
 

@@ -70,6 +70,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -79,6 +80,8 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 #include "base/types.h"
+#include "checkpoint/background.h"
+#include "checkpoint/policy.h"
 #include "pager/db_format.h"
 #include "pager/db_lock.h"
 #include "pager/journal.h"
@@ -91,6 +94,23 @@
 namespace journalkv::pager {
 
 class Pager;
+
+// What the checkpoint policy did, and where WAL writers spent their time (WAL mode).
+struct PolicyStats {
+  std::string name;                   // the policy's Name()
+  uint64_t policy_checkpoints = 0;    // run on committing threads (kCheckpointNow)
+  uint64_t background_checkpoints = 0;  // steps of the background checkpointer
+  uint64_t background_errors = 0;
+  std::string background_last_error;  // empty: none
+  absl::Duration background_time;     // spent in background steps
+  uint64_t blocked_commits = 0;       // commits a kBlockUnder decision blocked
+  uint64_t blocked_timeouts = 0;      // of those, released by the busy timeout, not the log
+  absl::Duration blocked_writer_time;  // committing threads blocked by the policy
+  uint32_t max_log_frames = 0;        // the largest log this connection's commits left
+  uint64_t write_txns = 0;            // write transactions ended (committed or rolled back)
+  absl::Duration write_lock_wait;     // of those, waiting for the writer role and WRITE lock
+  absl::Duration write_work;          // the rest, from the lock to the end (policy blocking too)
+};
 
 struct PagerStats {
   uint64_t cache_hits = 0;
@@ -106,6 +126,7 @@ struct PagerStats {
   uint32_t page_size = 0;
   bool wal_mode = false;
   WalStats wal;  // WAL mode only
+  PolicyStats policy;  // WAL mode only
 };
 
 // A read transaction: one snapshot of the database for its whole life.
@@ -132,6 +153,7 @@ class ReadTxn final : public PageReader {
   ReadTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot)
       : pager_(pager), header_(header), snapshot_(snapshot) {}
   Pager* const pager_;
+  const std::thread::id thread_ = std::this_thread::get_id();  // WAL: the thread that began it
   const DbHeader header_;
   const WalSnapshot snapshot_;  // WAL mode: the snapshot this transaction reads
 };
@@ -210,6 +232,8 @@ class WriteTxn final : public PageWriter {
   absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
   // WAL mode.
   const WalSnapshot snapshot_;
+  absl::Time locked_at_;        // when the writer role and WRITE lock were held
+  absl::Duration lock_wait_;    // how long that took
   absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
 };
 
@@ -273,7 +297,22 @@ class Pager {
   absl::StatusOr<WalSnapshot> AcquireWalWriterLocked(absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseWalWriter() ABSL_LOCKS_EXCLUDED(mu_);
-  void MaybeAutoCheckpoint(uint32_t frames) ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks the checkpoint policy what to do after a commit that appended `commit_frames`, and
+  // does it (checkpoint/policy.h).
+  void AfterWalCommit(uint32_t commit_frames) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sets up the policy and the (not yet started) background checkpointer. Called by Open.
+  void StartPolicy();
+  // Runs a checkpoint of `mode` (FULL, RESTART, TRUNCATE: as the writer); a failed sync puts
+  // the handle in its error state (I7).
+  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
+                                                             const std::atomic<bool>* stop)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One step of the background checkpointer (checkpoint/background.h).
+  absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop) ABSL_LOCKS_EXCLUDED(mu_);
+  // An error a policy's checkpoint met after its commit had succeeded, reported (once) by the
+  // next call that begins a transaction or a checkpoint.
+  void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InitializeNewLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<DbHeader> ReadHeaderFromFile();
@@ -309,7 +348,7 @@ class Pager {
                                                                 PageVersion* version);
   // Checks a page image read from the file (or log) and turns short reads into DataLoss.
   absl::Status CheckLoaded(PageNo page_no, const absl::Status& read, const PageBuffer& buffer);
-  void EndRead(const WalSnapshot& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
+  void EndRead(const WalSnapshot& snapshot, std::thread::id thread) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(mu_);
   void Publish(WriteTxn& txn, const DbHeader& header) ABSL_LOCKS_EXCLUDED(mu_);
   void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer)
@@ -329,6 +368,12 @@ class Pager {
   uint32_t page_size_ = 0;
   std::unique_ptr<Journal> journal_;  // used by the writer only (rollback modes)
   std::unique_ptr<WalStrategy> wal_;  // WAL mode (set during Open, then immutable)
+  std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // WAL mode (immutable after Open)
+  // WAL mode: its thread starts when the policy first wakes it, and stops before the pager
+  // closes anything.
+  std::unique_ptr<checkpoint::BackgroundCheckpointer> background_;
+  std::atomic<int64_t> last_checkpoint_ns_{0};  // when this handle's last checkpoint ended
+  std::atomic<bool> has_deferred_{false};
 
   // State below is guarded by mu_.
   base::Mutex mu_;
@@ -344,6 +389,9 @@ class Pager {
   absl::Status sticky_ ABSL_GUARDED_BY(mu_);
   uint64_t wal_header_key_ ABSL_GUARDED_BY(mu_) = 0;  // WAL: the snapshot header_ belongs to
   PagerStats stats_ ABSL_GUARDED_BY(mu_);
+  absl::Status deferred_ ABSL_GUARDED_BY(mu_);  // see DeferError
+  // Threads with a read transaction of this handle open: a blocking policy never blocks them.
+  absl::flat_hash_map<std::thread::id, int> reading_threads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace journalkv::pager

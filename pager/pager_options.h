@@ -4,11 +4,13 @@
 #define JOURNALKV_PAGER_PAGER_OPTIONS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "checkpoint/policy.h"
 #include "pager/db_format.h"
 
 namespace journalkv::pager {
@@ -47,9 +49,9 @@ struct PagerOptions {
   uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
   absl::Duration busy_timeout = absl::Seconds(5);
   AccessMode access = AccessMode::kReadWrite;
-  // WAL: a synchronous PASSIVE checkpoint runs after a commit that leaves this many frames or
-  // more in the log (SQLite's default is 1000); 0 never checkpoints automatically.
-  uint32_t wal_autocheckpoint = 1000;
+  // WAL: decides after each commit when the log is copied back, and on which thread
+  // (checkpoint/policy.h); nullptr: threshold:1000.
+  std::shared_ptr<checkpoint::CheckpointPolicy> checkpoint_policy;
   // WAL: this connection is the database's only one for its whole life. The database file is
   // locked exclusively (other openers get busy errors) and the wal-index lives on the heap, so
   // no -shm file is made and no shared memory is needed.

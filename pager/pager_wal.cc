@@ -52,6 +52,7 @@ absl::StatusOr<DbHeader> Pager::WalHeaderLocked(const WalSnapshot& snapshot) {
 // W3: a read transaction that finds the index unchanged makes no system call: the snapshot
 // comes from shared memory, the pin goes to this connection's slot, the header from memory.
 absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginWalRead() {
+  JKV_RETURN_IF_ERROR(TakeDeferredError());
   base::MutexLock lock(&mu_);
   JKV_RETURN_IF_ERROR(sticky_);
   JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, wal_->BeginRead(Deadline(), writer_active_));
@@ -61,6 +62,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginWalRead() {
     return header.status();
   }
   ++readers_;
+  ++reading_threads_[std::this_thread::get_id()];
   return std::unique_ptr<ReadTxn>(new ReadTxn(this, *header, snapshot));
 }
 
@@ -93,8 +95,11 @@ void Pager::ReleaseWalWriter() {
 }
 
 absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWalWrite() {
+  JKV_RETURN_IF_ERROR(TakeDeferredError());
+  const absl::Time start = absl::Now();
   base::MutexLock lock(&mu_);
-  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(start + options_.busy_timeout));
+  const absl::Time locked = absl::Now();
   absl::StatusOr<DbHeader> header = WalHeaderLocked(snapshot);
   if (!header.ok()) {
     mu_.Unlock();
@@ -102,7 +107,10 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWalWrite() {
     mu_.Lock();
     return header.status();
   }
-  return std::unique_ptr<WriteTxn>(new WriteTxn(this, *header, snapshot));
+  auto txn = std::unique_ptr<WriteTxn>(new WriteTxn(this, *header, snapshot));
+  txn->locked_at_ = locked;
+  txn->lock_wait_ = locked - start;
+  return txn;
 }
 
 absl::Status WriteTxn::SpillToLog() {
@@ -164,44 +172,8 @@ absl::Status WriteTxn::CommitToLog() {
     ++pager_->stats_.commits;
   }
   End(/*clear_cache=*/false);
-  pager_->MaybeAutoCheckpoint(published.mx);
+  pager_->AfterWalCommit(static_cast<uint32_t>(order.size()));
   return absl::OkStatus();
-}
-
-// Until the checkpoint policies: a synchronous PASSIVE checkpoint once the log holds
-// wal_autocheckpoint frames (SQLite's default is 1000). Its failure does not undo the commit;
-// a failed sync puts the handle in its error state (I7).
-void Pager::MaybeAutoCheckpoint(uint32_t frames) {
-  if (options_.wal_autocheckpoint == 0 || frames < options_.wal_autocheckpoint) return;
-  absl::StatusOr<CheckpointResult> r = wal_->Checkpoint(CheckpointMode::kPassive);
-  if (!r.ok() && vfs::IsSyncFailure(r.status())) {
-    base::MutexLock lock(&mu_);
-    SetStickyError(r.status());
-  }
-}
-
-absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
-  if (wal_ == nullptr) return CheckpointResult{};
-  absl::StatusOr<CheckpointResult> r;
-  if (mode == CheckpointMode::kPassive) {
-    JKV_RETURN_IF_ERROR(sticky_error());
-    r = wal_->Checkpoint(mode);
-  } else {
-    // FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer role
-    // and the WRITE lock.
-    {
-      base::MutexLock lock(&mu_);
-      JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
-      (void)snapshot;
-    }
-    r = wal_->Checkpoint(mode);
-    ReleaseWalWriter();
-  }
-  if (!r.ok() && vfs::IsSyncFailure(r.status())) {
-    base::MutexLock lock(&mu_);
-    SetStickyError(r.status());  // I7
-  }
-  return r;
 }
 
 absl::Status Pager::AdoptLogPageSizeLocked(const absl::Status& failure) {

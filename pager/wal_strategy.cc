@@ -361,7 +361,11 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
 // log is simply not restarted this time), because a checkpoint reads the header and then the
 // backfill, and must not pair one generation's mx_frame with the next one's backfill.
 absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
-  if (!ckpt_mu_.TryLock()) return absl::OkStatus();
+  // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
+  // frame is copied and no commit can start meanwhile, so it has nothing left to copy and ends
+  // at once. Skipping the restart instead would let a checkpointer that runs after every commit
+  // keep the log from ever restarting.
+  ckpt_mu_.Lock();
   absl::Status s;
   absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
   if (!locked.ok()) s = locked.status();
@@ -458,15 +462,52 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
   return f;
 }
 
-absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode) {
+absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
+                                                         const std::atomic<bool>* stop) {
   JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_);
   base::MutexLock lock(&ckpt_mu_);
-  JKV_ASSIGN_OR_RETURN(CheckpointResult r, checkpoint::Checkpoint(Files(), mode));
+  checkpoint::CheckpointFiles files = Files();
+  files.stop = stop;
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, checkpoint::Checkpoint(files, mode));
   base::MutexLock stats(&stats_mu_);
   ++stats_.checkpoints;
   stats_.frames_copied += r.copied;
   if (r.restarted) ++stats_.log_restarts;
+  stats_.checkpoint_lock_wait += r.lock_wait;
+  stats_.checkpoint_work += r.work;
+  stats_.checkpoint_syncs += r.syncs;
   return r;
+}
+
+WalProgress WalStrategy::Progress() {
+  WalProgress p;
+  shm::IndexHeader h;
+  if (index_->ReadHeader(&h)) {
+    p.seq = h.logs[0].ckpt_seq;
+    p.log_frames = h.logs[0].mx_frame;
+  }
+  p.backfilled = index_->backfill(0);
+  p.live_frames = p.backfilled >= p.log_frames ? 0 : p.log_frames;
+  return p;
+}
+
+checkpoint::LogSnapshot WalStrategy::PolicyView() {
+  const WalProgress p = Progress();
+  checkpoint::LogSnapshot log;
+  log.log_frames = p.log_frames;
+  log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
+  log.live_frames = p.live_frames;
+  uint32_t oldest = p.log_frames;
+  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+    const uint64_t pin = index_->pin(slot, 0);
+    if (pin == 0) continue;
+    ++log.active_readers;
+    // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
+    const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);
+    oldest = std::min(oldest, current ? checkpoint::PinFrame(pin) : p.backfilled);
+  }
+  log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
+  return log;
 }
 
 absl::Status WalStrategy::CloseLast() {

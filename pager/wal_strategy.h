@@ -63,6 +63,7 @@
 #ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_
 #define JOURNALKV_PAGER_WAL_STRATEGY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -75,6 +76,7 @@
 #include "base/mutex.h"
 #include "base/types.h"
 #include "checkpoint/checkpointer.h"
+#include "checkpoint/policy.h"
 #include "pager/pager_options.h"
 #include "shm/wal_index.h"
 #include "vfs/vfs.h"
@@ -108,6 +110,17 @@ struct WalStats {
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
   int pinned_slots = 0;           // reader slots with a pin
   uint64_t log_bytes = 0;         // size of the log file
+  absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
+  absl::Duration checkpoint_work;       // and copying, syncing, restarting
+  uint64_t checkpoint_syncs = 0;        // their flushes (C1, C2)
+};
+
+// How far the log is copied (two loads from the shared index).
+struct WalProgress {
+  uint32_t seq = 0;  // the generation
+  uint32_t log_frames = 0;
+  uint32_t backfilled = 0;
+  uint32_t live_frames = 0;  // log_frames, or 0 when every frame is copied (the log restarts)
 };
 
 // Test hook: called at named points of WAL transactions with the point's name ("begin_read:
@@ -157,7 +170,13 @@ class WalStrategy {
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call).
-  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode);
+  // `stop` (may be null): see checkpoint::CheckpointFiles::stop.
+  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode,
+                                                          const std::atomic<bool>* stop = nullptr);
+
+  // The log's state for the checkpoint policy (scans the reader slots), any thread.
+  checkpoint::LogSnapshot PolicyView();
+  WalProgress Progress();
 
   // At close: true when this connection may remove the log and index (the caller holds the
   // database file EXCLUSIVE, so no other connection has them open).

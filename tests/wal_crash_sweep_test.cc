@@ -85,7 +85,7 @@ class WalCrashSweepTest : public ::testing::TestWithParam<WalSweepConfig> {
     options_.pager.page_size = c.page_size;
     options_.pager.cache_pages = 16;
     options_.pager.busy_timeout = absl::Milliseconds(10);
-    options_.pager.wal_autocheckpoint = 40;
+    options_.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy("threshold:40");
     options_.connections = c.connections;
     disk_.sector_size = c.sector_size;
     disk_.unsynced_entries_may_survive = c.truer_disk;

@@ -157,7 +157,7 @@ class WalFilesTest : public ::testing::TestWithParam<bool> {  // param: POSIX fi
     o.journal_mode = JournalMode::kWal;
     o.file_system = fs;
     o.page_size = kPageSize;
-    o.wal_autocheckpoint = 0;  // the log keeps every commit until asked
+    o.checkpoint_policy = "manual";  // the log keeps every commit until asked
     return o;
   }
 
@@ -778,7 +778,7 @@ TEST(WalFilesBigLogTest, ReadingAnOldSnapshotStaysCorrectWhileTheLogGrowsToAMill
   o.page_size = 512;
   o.sync = SyncLevel::kOff;
   o.cache_pages = 4000;  // a whole transaction's pages: no spills
-  // wal_autocheckpoint stays at its default: checkpoints run, and the pin stops them.
+  // checkpoint_policy stays at its default: checkpoints run, and the pin stops them.
   const std::string path = "/big.db";
   const auto t_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);

@@ -81,7 +81,7 @@ class WalInterleavingTest : public ::testing::Test {
     Options o;
     o.journal_mode = JournalMode::kWal;
     o.file_system = &fs_;
-    o.wal_autocheckpoint = 0;
+    o.checkpoint_policy = "manual";
     o.busy_timeout = absl::Milliseconds(200);
     absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/x.db", o);
     EXPECT_THAT(db, IsOk());

@@ -34,7 +34,7 @@ std::string RoundValue(int round, int i) {
 // and a large spilled write transaction open, says so and waits to be killed.
 int CommitterMain(const std::string& path, CommitShared* shared, int round, int commits) {
   Options o = WalOptions(SyncLevel::kFull);
-  o.wal_autocheckpoint = 0;  // the log keeps the commits: the opener must recover them from it
+  o.checkpoint_policy = "manual";  // the log keeps the commits: the opener must recover them from it
   o.cache_pages = 16;
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
@@ -108,7 +108,7 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
     // Alone: the opener reinitialises the -shm and rebuilds the index from the log.
     {
       Options o = WalOptions(SyncLevel::kFull);
-      o.wal_autocheckpoint = 0;
+      o.checkpoint_policy = "manual";
       absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
       ASSERT_THAT(db, IsOk());
       const DbStats stats = (*db)->Stats();
@@ -342,7 +342,7 @@ int CommitBatches(Db& db, int first, int transactions) {
 Options TornOptions() {
   Options o = WalOptions();
   o.page_size = 1024;
-  o.wal_autocheckpoint = 0;  // every commit stays in the log: the database file is far behind
+  o.checkpoint_policy = "manual";  // every commit stays in the log: the database file is far behind
   return o;
 }
 

@@ -64,7 +64,7 @@ class WalSyncTest : public ::testing::TestWithParam<SyncLevel> {
     options_.pager.page_size = 4096;  // over 512-byte sectors: pages tear
     options_.pager.cache_pages = 16;
     options_.pager.busy_timeout = absl::Milliseconds(10);
-    options_.pager.wal_autocheckpoint = 20;
+    options_.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy("threshold:20");
     options_.connections = Connections::kReopen;
     options_.transactions = 30;
     disk_.unsynced_entries_may_survive = true;

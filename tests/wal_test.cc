@@ -107,7 +107,7 @@ TEST_P(WalTest, ACommitCostsOneDataOnlyFlushOfTheLog) {
 // changed: overwriting a value in place is one frame.
 TEST_P(WalTest, AnOverwriteInPlaceIsOneFrame) {
   Options o = WalOptions();
-  o.wal_autocheckpoint = 0;
+  o.checkpoint_policy = "manual";
   std::unique_ptr<Db> db = Open(o);
   ASSERT_THAT(db->Put("k", "value-0"), IsOk());
   const DbStats before = db->Stats();
@@ -121,7 +121,7 @@ TEST_P(WalTest, AnOverwriteInPlaceIsOneFrame) {
 // process each see their own version of every page, before and after checkpoints.
 TEST_P(WalTest, ReadersPinnedAtDifferentSnapshotsInOneProcess) {
   Options o = WalOptions();
-  o.wal_autocheckpoint = 0;
+  o.checkpoint_policy = "manual";
   std::unique_ptr<Db> db = Open(o);
   ASSERT_THAT(db->Put("k", "v1"), IsOk());
   std::vector<std::unique_ptr<ReadTransaction>> readers;
@@ -163,7 +163,7 @@ TEST_P(WalTest, ReadersPinnedAtDifferentSnapshotsInOneProcess) {
 
 TEST_P(WalTest, CheckpointModes) {
   Options o = WalOptions();
-  o.wal_autocheckpoint = 0;
+  o.checkpoint_policy = "manual";
   std::unique_ptr<Db> db = Open(o);
   for (int i = 0; i < 100; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
   absl::StatusOr<CheckpointResult> r = db->Checkpoint(CheckpointMode::kFull);
@@ -273,7 +273,7 @@ TEST_P(WalTest, SwitchingBetweenRollbackAndWal) {
 // them; every read transaction sees the same total, and readers never wait for the writer.
 TEST_P(WalTest, BankTransfersKeepTheSumForEveryReader) {
   Options o = WalOptions();
-  o.wal_autocheckpoint = 200;
+  o.checkpoint_policy = "threshold:200";
   std::unique_ptr<Db> db = Open(o);
   constexpr int kAccounts = 100;
   constexpr int64_t kStart = 1000;

@@ -1,0 +1,102 @@
+#include "checkpoint/background.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace journalkv::checkpoint {
+
+BackgroundCheckpointer::BackgroundCheckpointer(Step step, absl::Duration poll)
+    : step_(std::move(step)), poll_(poll) {}
+
+BackgroundCheckpointer::~BackgroundCheckpointer() { Stop(); }
+
+void BackgroundCheckpointer::Wake() {
+  base::MutexLock lock(&mu_);
+  if (stopping_) return;
+  pending_ = true;
+  if (!started_) {
+    started_ = true;
+    stats_.running = true;
+    thread_ = std::thread([this] { Run(); });
+  }
+  cv_.NotifyAll();
+}
+
+bool BackgroundCheckpointer::WaitUntil(const std::function<bool()>& done, absl::Time deadline) {
+  Wake();
+  base::MutexLock lock(&mu_);
+  ++waiters_;
+  bool ok = done();
+  while (!ok && !stopping_ && absl::Now() < deadline) {
+    // A step's end wakes us; the poll covers progress made elsewhere (another process).
+    cv_.WaitUntil(&mu_, std::min(deadline, absl::Now() + poll_));
+    ok = done();
+  }
+  --waiters_;
+  return ok;
+}
+
+void BackgroundCheckpointer::Stop() {
+  std::thread thread;
+  {
+    base::MutexLock lock(&mu_);
+    stopping_ = true;
+    stop_flag_.store(true, std::memory_order_release);
+    cv_.NotifyAll();
+    thread = std::move(thread_);
+  }
+  if (thread.joinable()) thread.join();
+  base::MutexLock lock(&mu_);
+  stats_.running = false;
+}
+
+absl::Status BackgroundCheckpointer::TakeError() {
+  base::MutexLock lock(&mu_);
+  absl::Status s = std::move(unreported_);
+  unreported_ = absl::OkStatus();
+  has_error_.store(false, std::memory_order_release);
+  return s;
+}
+
+BackgroundCheckpointer::Stats BackgroundCheckpointer::GetStats() {
+  base::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void BackgroundCheckpointer::Run() {
+  base::MutexLock lock(&mu_);
+  while (!stopping_) {
+    if (!pending_) {
+      // Sleep until woken; while a writer waits, retry every poll.
+      if (waiters_ > 0) {
+        cv_.WaitUntil(&mu_, absl::Now() + poll_);
+      } else {
+        cv_.Wait(&mu_);
+      }
+      if (stopping_) break;
+      if (!pending_ && waiters_ == 0) continue;
+    }
+    pending_ = false;
+    mu_.Unlock();
+    const absl::Time start = absl::Now();
+    absl::StatusOr<bool> more = step_(stop_flag_);
+    const absl::Duration took = absl::Now() - start;
+    mu_.Lock();
+    ++stats_.steps;
+    stats_.busy += took;
+    if (!more.ok() && !stopping_) {
+      ++stats_.errors;
+      stats_.last_error = more.status().ToString();
+      if (unreported_.ok()) {
+        unreported_ = absl::Status(more.status().code(),
+                                   "background checkpoint: " + std::string(more.status().message()));
+        has_error_.store(true, std::memory_order_release);
+      }
+    } else if (more.ok() && *more) {
+      pending_ = true;
+    }
+    cv_.NotifyAll();
+  }
+}
+
+}  // namespace journalkv::checkpoint

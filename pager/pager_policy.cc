@@ -1,0 +1,150 @@
+// The pager's side of checkpoints in WAL mode: Db::Checkpoint, the checkpoint policy asked
+// after each commit (checkpoint/policy.h), and the background checkpointer's steps
+// (checkpoint/background.h).
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "pager/pager.h"
+#include "vfs/sync.h"
+
+namespace journalkv::pager {
+namespace {
+
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
+using checkpoint::PolicyAction;
+using checkpoint::PolicyDecision;
+
+// How often a writer blocked by the policy, and the checkpointer serving it, look again at the
+// log when no step of this process has ended (another process's checkpointer may be the one
+// making progress, or readers may have moved on).
+constexpr absl::Duration kBlockedPoll = absl::Milliseconds(1);
+
+}  // namespace
+
+void Pager::StartPolicy() {
+  policy_ = options_.checkpoint_policy;
+  if (policy_ == nullptr) {
+    policy_ = *checkpoint::ParseCheckpointPolicy(checkpoint::kDefaultCheckpointPolicy);
+  }
+  background_ = std::make_unique<checkpoint::BackgroundCheckpointer>(
+      [this](const std::atomic<bool>& stop) { return BackgroundStep(stop); }, kBlockedPoll);
+  base::MutexLock lock(&mu_);
+  stats_.policy.name = policy_->Name();
+}
+
+void Pager::DeferError(const absl::Status& status) {
+  base::MutexLock lock(&mu_);
+  if (deferred_.ok()) {
+    deferred_ = absl::Status(status.code(),
+                             absl::StrCat("checkpoint after an earlier commit: ", status.message()));
+  }
+  has_deferred_.store(true, std::memory_order_release);
+}
+
+absl::Status Pager::TakeDeferredError() {
+  // The common case costs two atomic loads: nothing to report.
+  if (background_ != nullptr && background_->has_error()) return background_->TakeError();
+  if (!has_deferred_.load(std::memory_order_acquire)) return absl::OkStatus();
+  base::MutexLock lock(&mu_);
+  has_deferred_.store(false, std::memory_order_release);
+  return std::exchange(deferred_, absl::OkStatus());
+}
+
+absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
+  if (wal_ == nullptr) return CheckpointResult{};
+  JKV_RETURN_IF_ERROR(TakeDeferredError());
+  return RunCheckpoint(mode, nullptr);
+}
+
+absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
+                                                      const std::atomic<bool>* stop) {
+  absl::StatusOr<CheckpointResult> r;
+  JKV_RETURN_IF_ERROR(sticky_error());
+  if (mode == CheckpointMode::kPassive) {
+    r = wal_->Checkpoint(mode, stop);
+  } else {
+    // FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer role
+    // and the WRITE lock.
+    {
+      base::MutexLock lock(&mu_);
+      JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+      (void)snapshot;
+    }
+    r = wal_->Checkpoint(mode, stop);
+    ReleaseWalWriter();
+  }
+  if (!r.ok() && vfs::IsSyncFailure(r.status())) {
+    base::MutexLock lock(&mu_);
+    SetStickyError(r.status());  // I7
+  }
+  if (r.ok() && !r->stopped) {
+    last_checkpoint_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
+  }
+  return r;
+}
+
+absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
+  // A handle in its error state touches no file until it is reopened (I7).
+  if (!sticky_error().ok()) return false;
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop));
+  (void)r;
+  // Commits that arrive meanwhile wake the checkpointer again; a writer blocked by the policy
+  // makes it poll. Nothing more to do now.
+  return false;
+}
+
+void Pager::AfterWalCommit(uint32_t commit_frames) {
+  checkpoint::LogSnapshot log = wal_->PolicyView();
+  log.commit_frames = commit_frames;
+  if (const int64_t last = last_checkpoint_ns_.load(std::memory_order_relaxed); last != 0) {
+    log.since_last_checkpoint = absl::Now() - absl::FromUnixNanos(last);
+  }
+  {
+    base::MutexLock lock(&mu_);
+    stats_.policy.max_log_frames = std::max(stats_.policy.max_log_frames, log.log_frames);
+  }
+  const PolicyDecision decision = policy_->AfterCommit(log);
+  switch (decision.action) {
+    case PolicyAction::kNone:
+      return;
+    case PolicyAction::kCheckpointNow: {
+      absl::StatusOr<CheckpointResult> r = RunCheckpoint(decision.mode, nullptr);
+      {
+        base::MutexLock lock(&mu_);
+        ++stats_.policy.policy_checkpoints;
+      }
+      // The commit stands; a failed sync already put the handle in its error state.
+      if (!r.ok() && !vfs::IsSyncFailure(r.status())) DeferError(r.status());
+      return;
+    }
+    case PolicyAction::kWakeBackground:
+      background_->Wake();
+      return;
+    case PolicyAction::kBlockUnder:
+      break;
+  }
+  {
+    base::MutexLock lock(&mu_);
+    if (reading_threads_.contains(std::this_thread::get_id())) {
+      // This thread's own read transaction may be what holds the checkpoint back: waiting
+      // would wait for itself.
+      background_->Wake();
+      return;
+    }
+  }
+  const absl::Time start = absl::Now();
+  const uint32_t limit = decision.limit;
+  const bool under = background_->WaitUntil(
+      [this, limit] { return wal_->Progress().live_frames < limit; }, start + options_.busy_timeout);
+  const absl::Duration blocked = absl::Now() - start;
+  base::MutexLock lock(&mu_);
+  ++stats_.policy.blocked_commits;
+  if (!under) ++stats_.policy.blocked_timeouts;
+  stats_.policy.blocked_writer_time += blocked;
+}
+
+}  // namespace journalkv::pager
