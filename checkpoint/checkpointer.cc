@@ -153,8 +153,14 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   CkptLock lock(files.index);
   shm::IndexHeader header;
   JKV_ASSIGN_OR_RETURN(bool locked, lock.Take(deadline, wait));
-  if (!files.index->ReadHeader(&header)) {
-    return absl::AbortedError("the wal-index header is being rewritten; retry");
+  // The two header copies disagree only while a writer is publishing (microseconds), or when
+  // a process died publishing (the next writer repairs it): retry until the busy timeout.
+  while (!files.index->ReadHeader(&header)) {
+    if (absl::Now() >= deadline) {
+      return absl::AbortedError(
+          "the wal-index header stays torn (a process died publishing?); retry");
+    }
+    std::this_thread::yield();
   }
   result.log_frames = header.logs[0].mx_frame;
   if (!locked) {

@@ -482,7 +482,13 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
 WalProgress WalStrategy::Progress() {
   WalProgress p;
   shm::IndexHeader h;
-  if (index_->ReadHeader(&h)) {
+  // The copies disagree only while a writer publishes: a few tries see them agree.
+  bool read = index_->ReadHeader(&h);
+  for (int i = 0; i < 1000 && !read; ++i) {
+    std::this_thread::yield();
+    read = index_->ReadHeader(&h);
+  }
+  if (read) {
     p.seq = h.logs[0].ckpt_seq;
     p.log_frames = h.logs[0].mx_frame;
   }
