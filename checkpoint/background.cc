@@ -12,6 +12,10 @@ BackgroundCheckpointer::~BackgroundCheckpointer() { Stop(); }
 
 void BackgroundCheckpointer::Wake() {
   base::MutexLock lock(&mu_);
+  RequestStepLocked();
+}
+
+void BackgroundCheckpointer::RequestStepLocked() {
   if (stopping_) return;
   pending_ = true;
   if (!started_) {
@@ -23,16 +27,17 @@ void BackgroundCheckpointer::Wake() {
 }
 
 bool BackgroundCheckpointer::WaitUntil(const std::function<bool()>& done, absl::Time deadline) {
-  Wake();
   base::MutexLock lock(&mu_);
-  ++waiters_;
   bool ok = done();
   while (!ok && !stopping_ && absl::Now() < deadline) {
+    // Every look that finds the goal unmet asks for one more step, in the same critical
+    // section as the look: a request made separately could be taken by a step that ends
+    // before this wait begins, leaving the thread asleep and this writer polling forever.
+    RequestStepLocked();
     // A step's end wakes us; the poll covers progress made elsewhere (another process).
     cv_.WaitUntil(&mu_, std::min(deadline, absl::Now() + poll_));
     ok = done();
   }
-  --waiters_;
   return ok;
 }
 
@@ -65,17 +70,9 @@ BackgroundCheckpointer::Stats BackgroundCheckpointer::GetStats() {
 
 void BackgroundCheckpointer::Run() {
   base::MutexLock lock(&mu_);
-  while (!stopping_) {
-    if (!pending_) {
-      // Sleep until woken; while a writer waits, retry every poll.
-      if (waiters_ > 0) {
-        cv_.WaitUntil(&mu_, absl::Now() + poll_);
-      } else {
-        cv_.Wait(&mu_);
-      }
-      if (stopping_) break;
-      if (!pending_ && waiters_ == 0) continue;
-    }
+  while (true) {
+    while (!pending_ && !stopping_) cv_.Wait(&mu_);  // a waiting writer asks every poll
+    if (stopping_) break;
     pending_ = false;
     mu_.Unlock();
     const absl::Time start = absl::Now();

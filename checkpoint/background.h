@@ -9,9 +9,9 @@
 //        | Stop                      v  returns at its next page, then the thread ends)|
 //        +----------------------> STOPPED <--------------------------------------------+
 //
-// A step that reports more work (it copied frames and frames remain) runs again at once. While
-// a writer waits in WaitUntil, the thread also runs a step every `poll` (another process's
-// checkpointer, or readers ending, may be what the writer needs). A step's error is kept, the
+// A step that reports more work runs again at once. While a writer waits in WaitUntil, it asks
+// for another step each time it looks (after each step, and every `poll`: another process's
+// checkpointer, or readers ending, may be what it needs). A step's error is kept, the
 // first one until TakeError reports it, and counted; the thread goes on.
 //
 // Thread-safety: every method may be called from any thread; Stop is idempotent and must not
@@ -68,6 +68,8 @@ class BackgroundCheckpointer {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks for a step and starts the thread on first use (no-op once stopping).
+  void RequestStepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Step step_;
   const absl::Duration poll_;
@@ -80,7 +82,6 @@ class BackgroundCheckpointer {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
-  int waiters_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status unreported_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };

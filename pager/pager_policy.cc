@@ -136,11 +136,13 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
       return;
     }
   }
+  CallWalHook("policy:blocked");
   const absl::Time start = absl::Now();
   const uint32_t limit = decision.limit;
   const bool under = background_->WaitUntil(
       [this, limit] { return wal_->Progress().live_frames < limit; }, start + options_.busy_timeout);
   const absl::Duration blocked = absl::Now() - start;
+  CallWalHook("policy:released");
   base::MutexLock lock(&mu_);
   ++stats_.policy.blocked_commits;
   if (!under) ++stats_.policy.blocked_timeouts;

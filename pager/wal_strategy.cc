@@ -24,9 +24,7 @@ constexpr int kTornHeaderSpins = 1000;
 
 std::atomic<WalHook> wal_hook{nullptr};
 
-void Hook(const char* point) {
-  if (WalHook h = wal_hook.load(std::memory_order_relaxed)) h(point);
-}
+void Hook(const char* point) { CallWalHook(point); }
 
 void Sleep(absl::Duration& sleep) {
   std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
@@ -39,6 +37,10 @@ uint64_t RandomId() {
 }
 
 }  // namespace
+
+void CallWalHook(const char* point) {
+  if (WalHook h = wal_hook.load(std::memory_order_relaxed)) h(point);
+}
 
 void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
 

@@ -128,8 +128,11 @@ struct WalProgress {
 // "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
 // frames are written and before they are synced and published); nullptr: none. Set it while
 // no transaction runs.
+// The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
+// to be copied and "policy:released" when it stops (pager_policy.cc).
 using WalHook = void (*)(const char* point);
 void SetWalHookForTesting(WalHook hook);
+void CallWalHook(const char* point);
 
 class WalStrategy {
  public:

@@ -1,7 +1,9 @@
 // WAL mode with real processes on a real file (the POSIX file system): several processes share
 // one database through `x.db-wal` and the mmapped `x.db-shm`, and are killed with SIGKILL.
 //
-//   - ReadersWriterCheckpointerSurviveSigkill: reader, writer and checkpointer processes run a
+//   - ReadersWriterCheckpointerSurviveSigkill (with the writer's policy threshold:1000, and
+//     async:0/100, whose background checkpointer works next to the checkpointer process and
+//     dies with its writer): reader, writer and checkpointer processes run a
 //     bank-transfer workload; every 100-300 ms one of them is SIGKILLed and replaced, the
 //     checkpointer also kills itself at the checkpoint's hook points, and the writer is killed
 //     (deterministically, a few times) inside a large transaction that spilled frames into the
@@ -129,8 +131,12 @@ int SpillAndWait(Db& db, BankShared* shared, int request) {
   return ChildFail(kExitNotKilled, "the parent did not kill the large transaction");
 }
 
+// The writer's checkpoint policy (the test's parameter; children inherit it at the fork).
+std::string writer_policy = "threshold:1000";
+
 int WriterMain(const std::string& path, BankShared* shared, uint64_t seed) {
   Options o = BankOptions();
+  o.checkpoint_policy = writer_policy;
   o.cache_pages = 16;  // the large transaction spills
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
@@ -238,7 +244,10 @@ const char* RoleName(Role r) {
   return "?";
 }
 
-TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
+class WalMultiProcessTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
+  writer_policy = GetParam();
   const std::string dir = TempDir("jkv_wal_mp");
   const std::string path = dir + "/bank.db";
   const uint64_t seed = Seed();
@@ -444,6 +453,13 @@ TEST(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
     EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, WalMultiProcessTest,
+                         ::testing::Values("threshold:1000", "async:0/100"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param[0] == 't' ? "threshold_1000"
+                                                                   : "async_0_100");
+                         });
 
 }  // namespace
 }  // namespace journalkv
