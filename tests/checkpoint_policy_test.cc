@@ -204,8 +204,9 @@ TEST_F(CheckpointPolicyTest, BadPolicyStringFailsOpenWithItsName) {
 }
 
 // Readers always active: each reader thread begins its next read transaction before it ends
-// the previous one and holds each for a while, so some snapshot is always older than the
-// newest commit. The writer commits continuously.
+// the previous one, and ends the previous one only once two more commits have landed (or 2 ms
+// passed, which lets readers move on while the policy blocks the writer). So right after any
+// commit some open snapshot is older than it, whatever the relative speed of the threads.
 struct Starvation {
   uint32_t largest_log = 0;
   uint64_t commits = 0;
@@ -215,16 +216,21 @@ struct Starvation {
 Starvation RunStarvation(Db& db, int commits) {
   std::atomic<bool> done{false};
   std::atomic<int> readers_started{0};
+  std::atomic<uint64_t> committed{0};
   std::vector<std::thread> readers;
   for (int t = 0; t < 2; ++t) {
-    readers.emplace_back([&db, &done, &readers_started] {
+    readers.emplace_back([&db, &done, &readers_started, &committed] {
       absl::StatusOr<std::unique_ptr<ReadTransaction>> held = db.BeginRead();
       ASSERT_THAT(held, IsOk());
       ++readers_started;
       while (!done.load()) {
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
         absl::StatusOr<std::unique_ptr<ReadTransaction>> next = db.BeginRead();
         ASSERT_THAT(next, IsOk());
+        const uint64_t began = committed.load();
+        const absl::Time until = absl::Now() + absl::Milliseconds(2);
+        while (committed.load() < began + 2 && absl::Now() < until && !done.load()) {
+          std::this_thread::yield();
+        }
         ASSERT_THAT((*next)->Get(Key(1)), IsOk());
         held = std::move(next);  // ends the previous one after the next one began
       }
@@ -234,9 +240,9 @@ Starvation RunStarvation(Db& db, int commits) {
   Starvation out;
   for (int i = 0; i < commits; ++i) {
     EXPECT_THAT(db.Put(Key(i % 500), std::string(40, 'a' + i % 26)), IsOk());
+    ++committed;
     out.largest_log = std::max(out.largest_log, db.Stats().log_frames);
     ++out.commits;
-    if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   done = true;
   for (std::thread& t : readers) t.join();
