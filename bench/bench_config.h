@@ -2,7 +2,7 @@
 // the --quick preset, the --help text and the expansion of the flags into cases.
 //
 //   absl::StatusOr<BenchConfig> config = ParseFlags(args);   // InvalidArgument: exit 2
-//   absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(*config);
+//   absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(*config, &skipped);
 //
 // Thread-safety: plain functions.
 #ifndef JOURNALKV_BENCH_BENCH_CONFIG_H_
@@ -35,10 +35,22 @@ struct BenchConfig {
 // the --quick preset's values.
 absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args);
 
+// The cases of one engine's WAL mode that a checkpoint policy drops: the engine does not
+// support the policy (SQLite has no async:N/B), for the reason `why`.
+struct SkippedCases {
+  std::string engine;
+  std::string mode;
+  std::string checkpoint;
+  std::string why;
+};
+
 // Every case the configuration asks for, workload by workload, each engine's modes in the
-// engine's order. InvalidArgument for a name no selected engine knows, or a checkpoint policy
-// an engine with a WAL mode does not support.
-absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& config);
+// engine's order, less the WAL cases of policies their engine does not support (listed in
+// *skipped when given: every workload and sync level of that engine, mode and policy).
+// InvalidArgument for a name no selected engine knows, a malformed policy, or a policy that no
+// selected WAL mode supports.
+absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& config,
+                                                  std::vector<SkippedCases>* skipped = nullptr);
 
 // The --help text.
 std::string HelpText();

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks a jkvbench --out directory: results.jsonl and results.csv parse, hold the same
 records with every documented field, and the numbers are sane.
-Usage: DIR [--plot] [--workloads=W1,W2,...] (the workloads that must all be present)"""
+Usage: DIR [--plot] [--workloads=W1,W2,...] [--engines=E1,E2,...] (the workloads and engines
+that must all be present; default the --quick workloads and all three engines)"""
 import csv
 import json
 import os
@@ -12,7 +13,20 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
           "seed", "threads", "workers", "repeats", "ops_per_sec_min", "ops_per_sec_max",
           "busy_errors", "commits", "writers", "writer_ops_per_sec", "writer_ops_each",
-          "writer_ops_min", "writer_ops_max", "writer_busy_errors"]
+          "writer_ops_min", "writer_ops_max", "writer_busy_errors", "checkpoints",
+          "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
+          "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
+          "write_work_ms"]
+# The engine's own counters (EngineAdapter::Counters): only journalkv reports them, and the
+# checkpoint ones only in WAL mode (so far it times write transactions in WAL mode only too).
+ENGINE_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "checkpoint_ms",
+                   "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
+                   "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
+                   "write_work_ms"]
+CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "checkpoint_ms",
+                       "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
+                       "max_log_frames"]
+WAL_MODES = {"wal", "wal2"}
 TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
@@ -20,6 +34,7 @@ LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined 
 def csv_list(cell):
     return [int(x) for x in cell.split(";")] if cell else []
 QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
+ALL_ENGINES = "journalkv,sqlite,lmdb"
 
 
 def fail(msg):
@@ -48,6 +63,40 @@ def check_writers(r, where):
         fail(f"{where}: contention needs writer iterations")
 
 
+def check_counters(r, where):
+    """The engine's own counters: journalkv's only, checkpoints only in WAL mode."""
+    for f in ENGINE_COUNTERS:
+        if r[f] < 0:
+            fail(f"{where}: {f} < 0")
+    if r["engine"] != "journalkv":
+        for f in ENGINE_COUNTERS:
+            if r[f] != 0:
+                fail(f"{where}: {r['engine']} reports {f}={r[f]} (only journalkv counts)")
+        return
+    if r["mode"] not in WAL_MODES:
+        for f in CHECKPOINT_COUNTERS:
+            if r[f] != 0:
+                fail(f"{where}: rollback mode {r['mode']} reports {f}={r[f]}")
+    elif r["commits"] > 0 and r["max_log_frames"] <= 0:
+        fail(f"{where}: WAL commits but max_log_frames is 0")
+    elif r["commits"] > 0 and not r["write_work_ms"] > 0:  # journalkv times WAL writers only
+        fail(f"{where}: WAL commits but no write_work_ms")
+    if r["frames_copied"] > 0 and r["checkpoints"] <= 0:
+        fail(f"{where}: frames copied without a checkpoint")
+    if r["blocked_timeouts"] > r["blocked_commits"]:
+        fail(f"{where}: more blocked_timeouts than blocked_commits")
+    if r["mode"] not in WAL_MODES and r["commits"] > 0 and not r["db_writes_per_commit"] > 0:
+        fail(f"{where}: rollback-mode commits wrote no database page")
+
+
+def series_file(r):
+    """report.cc's SeriesFileName: the policy is in the name unless it is the default."""
+    name = f"writelat_{r['engine']}_{r['mode']}_{r['sync']}"
+    if r["checkpoint"] not in ("none", "default"):
+        name += "_" + r["checkpoint"].replace(":", "-").replace("/", "-")
+    return name + ".csv"
+
+
 def check_record(r, where):
     for f in FIELDS:
         if f not in r:
@@ -58,6 +107,7 @@ def check_record(r, where):
         elif f not in TEXT and not isinstance(r[f], (int, float)):
             fail(f"{where}: field {f} is not a number: {r[f]!r}")
     check_writers(r, where)
+    check_counters(r, where)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
     if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:
@@ -80,9 +130,12 @@ def main():
     out = sys.argv[1]
     plot = "--plot" in sys.argv[2:]
     workloads = QUICK_WORKLOADS
+    want_engines = ALL_ENGINES
     for arg in sys.argv[2:]:
         if arg.startswith("--workloads="):
             workloads = arg.split("=", 1)[1]
+        if arg.startswith("--engines="):
+            want_engines = arg.split("=", 1)[1]
     with open(os.path.join(out, "results.jsonl")) as f:
         records = [json.loads(line) for line in f if line.strip()]
     with open(os.path.join(out, "results.csv"), newline="") as f:
@@ -107,8 +160,8 @@ def main():
             if not same:
                 fail(f"{where}: csv {f}={row[f]} but json {r[f]}")
     engines = {r["engine"] for r in records}
-    if engines != {"journalkv", "sqlite", "lmdb"}:
-        fail(f"engines {engines}")
+    if engines != set(want_engines.split(",")):
+        fail(f"engines {engines}, want {want_engines}")
     if {r["workload"] for r in records} != set(workloads.split(",")):
         fail(f"workloads {sorted({r['workload'] for r in records})}, want {workloads}")
     for r in records:
@@ -119,7 +172,7 @@ def main():
             fail(f"journalkv/{r['mode']}/full smalltxn did not sync")
     for r in records:
         if r["workload"] == "writelat":
-            name = f"writelat_{r['engine']}_{r['mode']}_{r['sync']}.csv"
+            name = series_file(r)
             with open(os.path.join(out, name), newline="") as f:
                 series = list(csv.DictReader(f))
             if len(series) != r["ops"] or list(series[0].keys()) != ["op", "latency_us",

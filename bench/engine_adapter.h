@@ -76,6 +76,31 @@ class Session {
                                         ScanVisitor visit) = 0;
 };
 
+// What an engine counts about itself, from when the database was opened: where its
+// checkpoints and writers spent their time, and how often commits wrote the database file.
+// Only journalkv reports these (Db::Stats); the other engines leave every counter 0. The
+// workloads take the difference over the measured phase (Since).
+struct EngineCounters {
+  uint64_t checkpoints = 0;    // checkpoints run (by a policy, the background thread or asked)
+  uint64_t frames_copied = 0;  // log frames they copied into the database file
+  double checkpoint_ms = 0;    // their time copying, syncing and restarting the log
+  double checkpoint_lock_wait_ms = 0;  // and waiting for the checkpoint lock and for readers
+  uint64_t blocked_commits = 0;        // commits the checkpoint policy held until the log shrank
+  uint64_t blocked_timeouts = 0;       // of those, released by the busy timeout instead
+  double blocked_writer_ms = 0;        // committing threads' time held so
+  uint32_t max_log_frames = 0;         // the largest log (frames) a commit left: a high-water mark
+  uint64_t db_writes = 0;              // write calls on the database file (not the log or journal)
+  // journalkv times its write transactions in WAL mode only.
+  double write_lock_wait_ms = 0;  // write transactions' time waiting for the write lock
+  double write_work_ms = 0;       // and working, up to the end of their commit or rollback
+
+  // The counts of `this` minus those of `before`; max_log_frames stays this one's (a mark is
+  // not a count).
+  EngineCounters Since(const EngineCounters& before) const;
+  // Adds another connection's counts (another process's); max_log_frames is the larger.
+  EngineCounters& operator+=(const EngineCounters& other);
+};
+
 class EngineAdapter {
  public:
   virtual ~EngineAdapter() = default;
@@ -86,6 +111,9 @@ class EngineAdapter {
   // The bytes the engine's log files hold on disk right now (rollback journal, or -wal and
   // -wal2); 0 for an engine without a log (LMDB) or a mode that keeps none on disk.
   virtual uint64_t LogBytes() = 0;
+  // The engine's own counters for this database handle (all of its Sessions) so far; all 0
+  // for an engine that counts nothing (SQLite, LMDB).
+  virtual EngineCounters Counters() { return {}; }
   // Releases the database. REQUIRES: every Session destroyed. Idempotent.
   virtual absl::Status Close() = 0;
 };

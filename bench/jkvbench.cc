@@ -151,10 +151,15 @@ absl::StatusOr<CaseResult> RunOne(const std::string& root, size_t index, const C
 
 // Checks what can be checked before anything runs; returns the cases, or prints why not.
 std::optional<std::vector<CaseSpec>> Prepare(const BenchConfig& config) {
-  absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(config);
+  std::vector<SkippedCases> skipped;
+  absl::StatusOr<std::vector<CaseSpec>> cases = ExpandCases(config, &skipped);
   if (!cases.ok()) {
     std::fprintf(stderr, "jkvbench: %s\n", std::string(cases.status().message()).c_str());
     return std::nullopt;
+  }
+  for (const SkippedCases& s : skipped) {
+    std::fprintf(stderr, "jkvbench: skipping %s/%s/*/%s (every workload and sync level): %s\n",
+                 s.engine.c_str(), s.mode.c_str(), s.checkpoint.c_str(), s.why.c_str());
   }
   if (config.plot && !GnuplotAvailable()) {
     std::fprintf(stderr, "jkvbench: --plot needs gnuplot (./bazelw installs gnuplot-nox)\n");

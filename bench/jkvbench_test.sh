@@ -3,7 +3,9 @@
 # output with check_jkvbench_results.py: results.jsonl and results.csv parse, every documented
 # field is present, the numbers are sane, and fsyncs per op are 0 for journalkv at sync off and
 # > 0 at sync full. Also checks usage errors exit 2, contention's --processes, --writers=2 and
-# --repeat, and, when gnuplot is installed, --plot.
+# --repeat, journalkv WAL's checkpoint policies (async:N/B, manual) and the engine counters they
+# move, that a policy SQLite lacks skips only SQLite's cases, and, when gnuplot is installed,
+# --plot.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -15,7 +17,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # Usage errors exit 2 with a message.
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
-           --checkpoint=async:5 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
+           --checkpoint=async:5 --checkpoint=async:5/5 --checkpoint=threshold:0 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
            --writers=x --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
@@ -108,6 +110,60 @@ for r in rows:
     assert r["repeats"] == 3, r
     assert r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"], r
 PY
+
+# journalkv WAL's checkpoint policies, each its own case: async:0/100 wakes the background
+# checkpointer after every commit and holds a commit that leaves 100 frames until the log is
+# copied, so its checkpoints write the database file and the log stays under ~100 frames;
+# manual never checkpoints, so the log holds every commit. The engine counters are the phase's own.
+"$bench" --modes=journalkv:wal --checkpoint=async:0/100,manual --workloads=writelat \
+  --sync=full --num=150 --out="$work/out8" >table8.txt 2>progress8.txt \
+  || { cat progress8.txt; fail "jkvbench --checkpoint=async:0/100,manual failed"; }
+cat table8.txt
+python3 "$checker" "$work/out8" --workloads=writelat --engines=journalkv
+header=$(head -1 "$work/out8/results.csv")
+for field in blocked_writer_ms checkpoints checkpoint_ms checkpoint_lock_wait_ms max_log_frames \
+             db_writes_per_commit write_lock_wait_ms write_work_ms; do
+  [[ ",$header," == *",$field,"* ]] || fail "results.csv has no column $field"
+done
+python3 - "$work/out8/results.jsonl" <<'PY' || fail "--checkpoint=async:0/100,manual results"
+import json, sys
+rows = {r["checkpoint"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert set(rows) == {"async:0/100", "manual"}, rows
+a, m = rows["async:0/100"], rows["manual"]
+for r in (a, m):
+    assert r["engine"] == "journalkv" and r["mode"] == "wal" and r["commits"] == 150, r
+    assert r["write_work_ms"] > 0 and r["write_lock_wait_ms"] >= 0, r
+assert a["checkpoints"] > 0 and a["frames_copied"] > 0 and a["checkpoint_ms"] > 0, a
+assert a["db_writes_per_commit"] > 0, a  # the checkpoints' copies
+# Whether a commit reaches 100 frames (and is held) depends on how the checkpointer keeps up
+# with the writer; no commit leaves many more, and none waits out the busy timeout (no reader
+# holds the checkpoint back).
+assert a["max_log_frames"] <= 108 and a["blocked_timeouts"] == 0, a
+assert (a["blocked_commits"] > 0) == (a["blocked_writer_ms"] > 0), a
+assert m["checkpoints"] == 0 and m["frames_copied"] == 0 and m["checkpoint_ms"] == 0, m
+assert m["db_writes_per_commit"] == 0 and m["blocked_commits"] == 0, m
+assert m["blocked_writer_ms"] == 0 and m["max_log_frames"] >= 150, m
+PY
+[[ -s "$work/out8/writelat_journalkv_wal_full_async-0-100.csv" ]] || fail "no async series file"
+
+# SQLite has no async policy: its WAL cases of one are skipped with a note, journalkv's run.
+# Only when no selected WAL mode supports a policy is it a usage error.
+"$bench" --engines=journalkv,sqlite --modes=wal --checkpoint=async:0/100 --workloads=smalltxn \
+  --sync=off --num=20 --out="$work/out9" >table9.txt 2>progress9.txt \
+  || { cat progress9.txt; fail "async:0/100 with sqlite selected failed instead of skipping"; }
+[[ $(grep -c 'skipping sqlite/wal/\*/async:0/100' progress9.txt) -eq 1 ]] \
+  || fail "no one-line note that sqlite's async cases are skipped: $(cat progress9.txt)"
+python3 "$checker" "$work/out9" --workloads=smalltxn --engines=journalkv
+python3 - "$work/out9/results.jsonl" <<'PY' || fail "async:0/100 with sqlite selected"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert [(r["engine"], r["mode"], r["checkpoint"]) for r in rows] == [
+    ("journalkv", "wal", "async:0/100")], rows
+PY
+set +e; "$bench" --engines=sqlite --modes=wal --checkpoint=async:0/100 --workloads=smalltxn \
+  >out.txt 2>err.txt; rc=$?; set -e
+[[ $rc -eq 2 ]] || fail "a policy no selected WAL mode supports exited $rc, want 2"
+grep -q 'no selected WAL mode supports it' err.txt || fail "unsupported policy: $(cat err.txt)"
 
 # The default temporary directory is removed at the end.
 "$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1

@@ -1,7 +1,7 @@
 // The journalkv adapter: one Db per case, shared by every Session (a Db is thread-safe, and
 // sharing one handle is how an application uses it); each Session holds its own transaction.
-// The log is `<db>-journal` in rollback modes (and `<db>-wal`, `<db>-wal2` once those modes
-// exist).
+// The log is `<db>-journal` in rollback modes, `<db>-wal` in WAL mode (and `<db>-wal2` once
+// that mode exists). Counters are the Db's own Stats: one handle, so all its Sessions.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -126,6 +126,23 @@ class JournalkvAdapter final : public EngineAdapter {
   uint64_t LogBytes() override {
     return FileSizeOrZero(path_ + "-journal") + FileSizeOrZero(path_ + "-wal") +
            FileSizeOrZero(path_ + "-wal2");
+  }
+  EngineCounters Counters() override {
+    if (db_ == nullptr) return {};
+    const DbStats s = db_->Stats();
+    EngineCounters c;
+    c.checkpoints = s.checkpoints;
+    c.frames_copied = s.frames_copied;
+    c.checkpoint_ms = s.checkpoint_ms;
+    c.checkpoint_lock_wait_ms = s.checkpoint_lock_wait_ms;
+    c.blocked_commits = s.blocked_commits;
+    c.blocked_timeouts = s.blocked_timeouts;
+    c.blocked_writer_ms = s.blocked_writer_ms;
+    c.max_log_frames = s.max_log_frames;
+    c.db_writes = s.database_io.writes;
+    c.write_lock_wait_ms = s.write_lock_wait_ms;
+    c.write_work_ms = s.write_work_ms;
+    return c;
   }
   absl::Status Close() override {
     if (db_ == nullptr) return absl::OkStatus();

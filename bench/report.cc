@@ -73,7 +73,7 @@ const std::vector<Field>& Fields() {
       {"reader_p99_us",
        [](const CaseResult& r) { return Num(r.reader_latency.Percentile(0.99) / 1e3); }},
       {"reader_max_us", [](const CaseResult& r) { return Num(r.reader_latency.max() / 1e3); }},
-      {"blocked_writer_ms", [](const CaseResult& r) { return Num(r.blocked_writer_ms); }},
+      {"blocked_writer_ms", [](const CaseResult& r) { return Num(r.counters.blocked_writer_ms); }},
       {"busy_errors", [](const CaseResult& r) { return Num(r.busy_errors); }},
       {"commits", [](const CaseResult& r) { return Num(r.commits); }},
       {"items", [](const CaseResult& r) { return Num(r.items); }},
@@ -96,6 +96,18 @@ const std::vector<Field>& Fields() {
       {"writer_ops_min", [](const CaseResult& r) { return Num(MinOf(r.writer_ops_each)); }},
       {"writer_ops_max", [](const CaseResult& r) { return Num(MaxOf(r.writer_ops_each)); }},
       {"writer_busy_errors", [](const CaseResult& r) { return Num(r.writer_busy_errors); }},
+      {"checkpoints", [](const CaseResult& r) { return Num(r.counters.checkpoints); }},
+      {"frames_copied", [](const CaseResult& r) { return Num(r.counters.frames_copied); }},
+      {"checkpoint_ms", [](const CaseResult& r) { return Num(r.counters.checkpoint_ms); }},
+      {"checkpoint_lock_wait_ms",
+       [](const CaseResult& r) { return Num(r.counters.checkpoint_lock_wait_ms); }},
+      {"blocked_commits", [](const CaseResult& r) { return Num(r.counters.blocked_commits); }},
+      {"blocked_timeouts", [](const CaseResult& r) { return Num(r.counters.blocked_timeouts); }},
+      {"max_log_frames", [](const CaseResult& r) { return Num(r.counters.max_log_frames); }},
+      {"db_writes_per_commit", [](const CaseResult& r) { return Num(r.DbWritesPerCommit()); }},
+      {"write_lock_wait_ms",
+       [](const CaseResult& r) { return Num(r.counters.write_lock_wait_ms); }},
+      {"write_work_ms", [](const CaseResult& r) { return Num(r.counters.write_work_ms); }},
   };
   return *fields;
 }

@@ -12,7 +12,8 @@
 //   reader_ops writer_ops                  contention's iterations, all readers, all writers
 //                                          (writer_ops = commits; 0 elsewhere)
 //   reader_p50_us reader_p99_us reader_max_us   contention's reader iterations
-//   blocked_writer_ms                      writer time blocked by a checkpoint policy (0 now)
+//   blocked_writer_ms                      committing threads' time held by the checkpoint
+//                                          policy until the log shrank (journalkv async:N/B)
 //   busy_errors commits items              busy timeouts retried, commits, pairs scanned
 //   fsync_calls fdatasync_calls msync_calls write_calls bytes_written   raw phase counts
 //   num value_size seed threads            the parameters
@@ -24,6 +25,25 @@
 //                                          [] outside contention)
 //   writer_ops_min writer_ops_max          the fewest and most commits of one writer
 //   writer_busy_errors                     the writers' share of busy_errors
+// The engine's own counters over the measured phase (EngineAdapter::Counters). Only journalkv
+// counts them (0 for SQLite and LMDB), and all but db_writes_per_commit only in WAL mode. With
+// contention --processes they add up every worker process's connection (and the idle parent's):
+//   checkpoints frames_copied              checkpoints run (by the policy on a committing
+//                                          thread, by the background checkpointer, or asked
+//                                          for) and the log frames they copied back
+//   checkpoint_ms checkpoint_lock_wait_ms  their time copying, syncing and restarting the log;
+//                                          their time waiting for the checkpoint lock and readers
+//   blocked_commits blocked_timeouts       commits the policy held (blocked_writer_ms above);
+//                                          of those, released by the busy timeout (10 s) with
+//                                          the log still too long
+//   max_log_frames                         the largest log, in frames, a commit left since the
+//                                          database was opened (the load phase included): a
+//                                          high-water mark, the value at the phase's end
+//   db_writes_per_commit                   write calls on the database file (not log or
+//                                          journal) / commits; checkpoints' writes count. WCDB
+//                                          found corruption rates rise with it
+//   write_lock_wait_ms write_work_ms       write transactions' time waiting for the write lock,
+//                                          and working to the end of commit or rollback
 //
 // Thread-safety: plain functions.
 #ifndef JOURNALKV_BENCH_REPORT_H_

@@ -119,12 +119,14 @@ struct Ctx {
   uint64_t total = 0;
   uint64_t done = 0;
   SyscallCounts io_start;
+  EngineCounters counters_start;
 };
 
 void StartPhase(Ctx& c, uint64_t total) {
   c.total = total;
   c.done = 0;
   c.excluded_ns = 0;
+  c.counters_start = c.engine.Counters();
   c.io_start = SyscallSnapshot();
   c.phase_start_ns = NowNs();
 }
@@ -138,6 +140,7 @@ void SampleLog(Ctx& c) {
 void EndPhase(Ctx& c) {
   const uint64_t end = NowNs();
   c.result.io = SyscallSnapshot() - c.io_start;
+  c.result.counters = c.engine.Counters().Since(c.counters_start);
   c.result.seconds = static_cast<double>(end - c.phase_start_ns - c.excluded_ns) / 1e9;
   SampleLog(c);
 }
@@ -553,6 +556,7 @@ struct ChildReport {
     uint64_t iterations = 0;
     uint64_t busy = 0;
     SyscallCounts io;
+    EngineCounters counters;  // of the worker's own connection
     int32_t code = 0;  // absl::StatusCode of the first error
     uint64_t message_size = 0;
   };
@@ -599,6 +603,7 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
   }
   WorkerStats w;
   ContentionShared sh{c};
+  const EngineCounters counters_start = (*adapter)->Counters();
   const SyscallCounts io_start = SyscallSnapshot();
   std::thread timer([&] {
     const uint64_t end = NowNs() + static_cast<uint64_t>(c.params.seconds * 1e9);
@@ -610,6 +615,7 @@ ChildReport RunChild(const Ctx& c, int index, int ready_fd, int go_fd) {
   WorkerLoop(sh, **session, index, w);
   timer.join();
   report.counts.io = SyscallSnapshot() - io_start;
+  report.counts.counters = (*adapter)->Counters().Since(counters_start);
   report.counts.iterations = w.iterations;
   report.counts.busy = w.busy;
   report.latency = std::move(w.latency);
@@ -700,6 +706,7 @@ absl::Status ContentionInProcesses(Ctx& c, int workers) {
     stats[i].iterations = r.counts.iterations;
     stats[i].busy = r.counts.busy;
     c.result.io += r.counts.io;  // the children's system calls, beside the parent's
+    c.result.counters += r.counts.counters;  // and their connections' counters
   }
   Collect(c, stats);
   return absl::OkStatus();

@@ -9,7 +9,9 @@
 //     a snapshot before and after the phase;
 //   - the size of the engine's log files on disk (EngineAdapter::LogBytes), sampled between
 //     transactions: after every commit in writelat, every 64 commits and at the end otherwise.
-//     The time sampling takes is excluded from the phase's seconds.
+//     The time sampling takes is excluded from the phase's seconds;
+//   - what the engine counts itself (EngineAdapter::Counters: checkpoints, time writers spent
+//     blocked or waiting, database-file writes), a snapshot before and after the phase.
 //
 // Keys, values and the random choices come from one PRNG seeded with --seed, rebuilt for each
 // case, so every engine sees the same sequence. Keys are 16 bytes (hex of a bijective mix of
@@ -74,8 +76,10 @@ struct CaseResult {
   std::vector<uint64_t> writer_ops_each;
   uint64_t busy_errors = 0;         // operations that hit the busy timeout and were retried
   uint64_t writer_busy_errors = 0;  // contention: the writers' share of busy_errors
-  double blocked_writer_ms = 0;  // reported by an engine's checkpoint policy; 0 until one does
   SyscallCounts io;              // during the measured phase
+  // The engine's own counters over the measured phase (EngineAdapter::Counters; all 0 but
+  // for journalkv). contention --processes adds up the worker processes' connections.
+  EngineCounters counters;
   uint64_t log_max_bytes = 0;
   std::vector<SeriesPoint> series;  // writelat only
   // With --repeat: how many rounds ran and their lowest and highest ops/s (this result is the
@@ -89,6 +93,9 @@ struct CaseResult {
   double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
   double FsyncsPerCommit() const { return commits > 0 ? double(io.flushes()) / commits : 0; }
   double BytesWrittenPerOp() const { return ops > 0 ? double(io.bytes_written) / ops : 0; }
+  double DbWritesPerCommit() const {
+    return commits > 0 ? double(counters.db_writes) / commits : 0;
+  }
 };
 
 // Told how far the measured phase has got (in operations, or in milliseconds for timed runs).

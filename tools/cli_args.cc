@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "tools/tokens.h"
 
@@ -20,7 +20,6 @@ constexpr uint64_t kMaxUint32 = std::numeric_limits<uint32_t>::max();
 // What the option loop has seen so far.
 struct OptionState {
   std::set<std::string> seen;
-  std::optional<std::string> checkpoint_policy;
 };
 
 absl::StatusOr<JournalMode> ParseJournalOption(absl::string_view value) {
@@ -46,30 +45,15 @@ absl::StatusOr<uint32_t> ParsePageSize(absl::string_view value) {
   return static_cast<uint32_t>(n);
 }
 
-// threshold:N | async:N/B | manual (DESIGN.md §4), with 1 <= N <= B.
+// threshold:N | async:N/B | manual (checkpoint/policy.h), checked by the engine's own parser
+// so that jkv accepts exactly what Db::Open does, and fails before opening anything.
 absl::Status CheckCheckpointPolicy(absl::string_view text) {
-  absl::string_view policy = text;
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--checkpoint: bad policy \"", OneLine(text),
-                     "\" (expected threshold:N, async:N/B with 1 <= N <= B, or manual)"));
-  };
-  if (policy == "manual") return absl::OkStatus();
-  if (absl::ConsumePrefix(&policy, "threshold:")) {
-    absl::StatusOr<uint64_t> n = ParseNumber("N", policy, kMaxUint32);
-    return n.ok() && *n >= 1 ? absl::OkStatus() : bad();
-  }
-  if (!absl::ConsumePrefix(&policy, "async:")) return bad();
-  const std::vector<absl::string_view> parts = absl::StrSplit(policy, '/');
-  if (parts.size() != 2) return bad();
-  absl::StatusOr<uint64_t> n = ParseNumber("N", parts[0], kMaxUint32);
-  absl::StatusOr<uint64_t> b = ParseNumber("B", parts[1], kMaxUint32);
-  if (!n.ok() || !b.ok() || *n < 1 || *n > *b) return bad();
-  return absl::OkStatus();
+  absl::Status s = ParseCheckpointPolicy(text).status();
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat("--checkpoint: ", OneLine(s.message())));
 }
 
-absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, OptionState& state,
-                              Options& options) {
+absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, Options& options) {
   if (name == "--journal") {
     JKV_ASSIGN_OR_RETURN(options.journal_mode, ParseJournalOption(value));
   } else if (name == "--sync") {
@@ -90,7 +74,7 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
     options.busy_timeout = absl::Milliseconds(ms);
   } else if (name == "--checkpoint") {
     JKV_RETURN_IF_ERROR(CheckCheckpointPolicy(value));
-    state.checkpoint_policy = std::string(value);
+    options.checkpoint_policy = std::string(value);
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown option ", OneLine(name), " (see jkv --help)"));
@@ -121,7 +105,7 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
     }
   }
   return ApplyValueOption(name, arg.substr(eq == absl::string_view::npos ? arg.size() : eq + 1),
-                          state, options);
+                          options);
 }
 
 bool IsHelp(absl::string_view arg) { return arg == "-h" || arg == "--help"; }
@@ -222,12 +206,6 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
       break;
     }
     JKV_RETURN_IF_ERROR(ApplyOption(args[i], state, cl.options));
-  }
-  if (state.checkpoint_policy.has_value()) {
-    return absl::UnimplementedError(
-        absl::StrCat("--checkpoint=", *state.checkpoint_policy,
-                     ": checkpoint policies are not implemented yet (wal mode checkpoints "
-                     "at 1000 frames, or when asked with the checkpoint command)"));
   }
   if (i >= args.size()) return absl::InvalidArgumentError("missing DBPATH and COMMAND");
   if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");

@@ -35,8 +35,8 @@ struct CommandLine {
 
 // `args` is argv without argv[0]. InvalidArgument for anything malformed: an unknown or
 // repeated option, a bad option value, a missing DBPATH or COMMAND, an unknown command, a
-// wrong number of arguments, a bad token. Unimplemented for a well-formed request of what
-// needs WAL, which does not exist yet: --journal=wal or wal2, --checkpoint=POLICY.
+// wrong number of arguments, a bad token, a --checkpoint policy the engine does not parse.
+// Unimplemented for --journal=wal2, which does not exist yet.
 absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 }  // namespace journalkv::tools

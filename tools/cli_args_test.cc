@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,24 +75,42 @@ TEST(ParseCommandLineTest, RejectsBadOptions) {
               StatusIs(kInvalid, "given twice"));
 }
 
-TEST(ParseCommandLineTest, Wal2AndCheckpointPoliciesAreNotImplementedYet) {
-  const auto kUnimplemented = absl::StatusCode::kUnimplemented;
+TEST(ParseCommandLineTest, Wal2IsNotImplementedYet) {
   absl::StatusOr<CommandLine> wal = Parse({"--journal=wal", "x.db", "count"});
   ASSERT_TRUE(wal.ok()) << wal.status();
   EXPECT_EQ(wal->options.journal_mode, JournalMode::kWal);
-  EXPECT_THAT(Parse({"--journal=wal2", "x.db", "count"}),
-              StatusIs(kUnimplemented, "journal mode wal2 is not implemented yet"));
-  for (const char* policy : {"manual", "threshold:1000", "async:100/300", "async:5/5"}) {
-    EXPECT_THAT(Parse({std::string("--checkpoint=") + policy, "x.db", "count"}),
-                StatusIs(kUnimplemented, "checkpoint policies are not implemented yet"))
-        << policy;
+  EXPECT_THAT(
+      Parse({"--journal=wal2", "x.db", "count"}),
+      StatusIs(absl::StatusCode::kUnimplemented, "journal mode wal2 is not implemented yet"));
+}
+
+TEST(ParseCommandLineTest, CheckpointPolicyGoesToTheOptions) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine plain, Parse({"x.db", "count"}));
+  EXPECT_EQ(plain.options.checkpoint_policy, "threshold:1000");  // the engine's default
+  for (const char* policy :
+       {"manual", "threshold:1000", "threshold:1", "async:100/300", "async:0/100", "async:5/6"}) {
+    JKV_ASSERT_OK_AND_ASSIGN(
+        CommandLine cl,
+        Parse({"--journal=wal", std::string("--checkpoint=") + policy, "x.db", "count"}));
+    EXPECT_EQ(cl.options.checkpoint_policy, policy);
+    EXPECT_EQ(cl.options.journal_mode, JournalMode::kWal);
   }
+}
+
+TEST(ParseCommandLineTest, RejectsBadCheckpointPoliciesNamingThem) {
   for (const char* policy : {"", "often", "threshold:", "threshold:0", "async:5", "async:5/3",
-                             "async:0/3", "async:1/2/3", "threshold:x"}) {
+                             "async:5/5", "async:1/2/3", "threshold:x", "threshold:-1"}) {
     EXPECT_THAT(Parse({std::string("--checkpoint=") + policy, "x.db", "count"}),
-                StatusIs(absl::StatusCode::kInvalidArgument, "bad policy"))
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("--checkpoint: checkpoint policy '", policy, "'")))
         << policy;
   }
+  EXPECT_THAT(Parse({"--checkpoint=async:5/3", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "N must be below B"));
+  EXPECT_THAT(Parse({"--checkpoint", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "needs a value"));
+  EXPECT_THAT(Parse({"--checkpoint=manual", "--checkpoint=manual", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "given twice"));
 }
 
 TEST(ParseCommandLineTest, RejectsMissingPathOrCommand) {

@@ -92,7 +92,14 @@ absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out)
         << "checkpoints " << stats.checkpoints << '\n'
         << "frames_copied " << stats.frames_copied << '\n'
         << "oldest_pinned_frame " << stats.oldest_pinned_frame << '\n'
-        << "pinned_connections " << stats.pinned_connections << '\n';
+        << "pinned_connections " << stats.pinned_connections << '\n'
+        << "checkpoint_policy " << stats.checkpoint_policy << '\n';
+    // The other policy counters describe this one short-lived handle (nothing ran yet); a
+    // background checkpoint that failed is worth saying, though no call reported it.
+    if (stats.background_errors > 0) {
+      out << "background_errors " << stats.background_errors << '\n'
+          << "background_last_error " << OneLine(stats.background_last_error) << '\n';
+    }
   }
   return ExitCode::kOk;
 }

@@ -22,9 +22,12 @@ Options (before DBPATH; "--" ends them):
   --cache-pages=N       pages kept in memory (default 2000)
   --busy-timeout-ms=N   how long to wait for a lock another process holds
                         (default 5000)
-  --checkpoint=POLICY   threshold:N, async:N/B or manual; checkpoint policies
-                        are not implemented yet, so any policy is an error (wal
-                        checkpoints at 1000 frames and when asked)
+  --checkpoint=POLICY   wal mode: when the log is copied back into the database
+                        file: threshold:N (on the committing thread once the
+                        log holds N frames; default threshold:1000), async:N/B
+                        with N < B (a background thread woken at N frames; a
+                        commit leaving B frames waits for it) or manual (only
+                        the checkpoint command)
   --read-only           open without write access; writes are errors
   -h, --help            print this help and exit
 
@@ -43,7 +46,10 @@ Commands:
                   and exit 2
   info            print "name value" lines: path, page_size, page_count,
                   free_pages, file_size, journal_mode, sync, read_only, keys
-                  (journal_mode and sync are this invocation's options)
+                  (journal_mode and sync are this invocation's options); in
+                  wal mode also the log's state and checkpoint_policy (this
+                  invocation's --checkpoint), and background_errors and
+                  background_last_error if a background checkpoint failed
   checkpoint [passive|full|restart|truncate]
                   wal mode: copy the log back (default passive); prints
                   "log_frames N copied N backfilled N blocked yes|no"; an error

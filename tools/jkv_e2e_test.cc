@@ -29,6 +29,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The binary, from the test's runfiles (bazel test runs in the runfiles root, journalkv/).
@@ -260,14 +261,15 @@ TEST_F(JkvTest, BadOptionValuesExitTwo) {
   ExpectError(Jkv({"--page-size=big", db_, "count"}), "--page-size");
   ExpectError(Jkv({"--cache-pages=0", db_, "count"}), "--cache-pages");
   ExpectError(Jkv({"--busy-timeout-ms=-1", db_, "count"}), "--busy-timeout-ms");
-  ExpectError(Jkv({"--checkpoint=sometimes", db_, "count"}), "--checkpoint: bad policy");
+  ExpectError(Jkv({"--checkpoint=sometimes", db_, "count"}),
+              "--checkpoint: checkpoint policy 'sometimes': unknown policy (expected threshold:N");
+  ExpectError(Jkv({"--journal=wal", "--checkpoint=async:100/100", db_, "count"}),
+              "--checkpoint: checkpoint policy 'async:100/100': N must be below B");
   EXPECT_FALSE(Exists(db_));
 }
 
-TEST_F(JkvTest, Wal2PoliciesAndRollbackCheckpointsAreClearErrors) {
+TEST_F(JkvTest, Wal2AndRollbackCheckpointsAreClearErrors) {
   ExpectError(Jkv({"--journal=wal2", db_, "count"}), "journal mode wal2 is not implemented yet");
-  ExpectError(Jkv({"--checkpoint=threshold:1000", db_, "count"}),
-              "checkpoint policies are not implemented yet");
   ExpectError(Jkv({db_, "checkpoint"}), "checkpoint needs journal mode wal");
   ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal");
   ExpectError(Jkv({db_, "checkpoint", "sideways"}), "unknown checkpoint mode \"sideways\"");
@@ -288,6 +290,32 @@ TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
   // Opening it in a rollback mode switches it back; the data stays.
   r = Jkv({"--journal=delete", db_, "get", "k"});
   EXPECT_EQ(r.out, "v\n") << r;
+}
+
+// --checkpoint reaches the engine: info names this invocation's policy (the policy is not
+// stored in the database: each invocation runs under its own). What manual leaves in the log is
+// not visible here, since closing the last connection copies the log back.
+TEST_F(JkvTest, CheckpointPolicyShowsInInfo) {
+  Result r = Jkv({"--journal=wal", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("checkpoint_policy threshold:1000\n"));  // the default
+  EXPECT_THAT(r.out, Not(HasSubstr("background_errors")));
+  r = Jkv({"--journal=wal", "--checkpoint=manual", db_, "load"}, "a 1\nb 2\n");
+  EXPECT_EQ(r.out, "loaded 2\n") << r;
+  r = Jkv({"--journal=wal", "--checkpoint=manual", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("checkpoint_policy manual\n"));
+  EXPECT_THAT(r.out, HasSubstr("keys 2\n"));
+  r = Jkv({"--journal=wal", "--checkpoint=async:0/100", db_, "put", "c", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  r = Jkv({"--journal=wal", "--checkpoint=async:0/100", db_, "info"});
+  EXPECT_THAT(r.out, HasSubstr("checkpoint_policy async:0/100\n")) << r;
+  EXPECT_THAT(r.out, HasSubstr("keys 3\n"));
+  // A rollback mode has no log, so no policy to show.
+  r = Jkv({"--journal=delete", "--checkpoint=manual", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, Not(HasSubstr("checkpoint_policy")));
+  EXPECT_THAT(r.out, HasSubstr("keys 3\n"));
 }
 
 TEST_F(JkvTest, DirectoryOrForeignFileAsDbPathExitsTwo) {
