@@ -2,7 +2,8 @@
 // (wal/wal_log.h), the frame checksum alone (wal/wal_format.h), the wal-index operations that
 // every page read (Lookup), every appended frame (Append) and every read transaction
 // (ReadHeader) make (shm/wal_index.h), and through the public API (engine/db.h) the cost of a
-// read transaction and of a cached Get in WAL mode next to the rollback journal (DELETE).
+// read transaction and of a cached Get in WAL mode next to the rollback journal (DELETE), and
+// of a commit under each kind of checkpoint policy.
 //
 // The log and wal-index benchmarks run on a MemFileSystem and a heap index, so they measure
 // the CPU cost of the code (framing, checksums, hashing, the copy into the file), not a disk.
@@ -276,7 +277,8 @@ std::string Key(uint64_t i) {
 // directory, removed with it; sync OFF, the default 2000-page cache (holds all of it).
 class TempDb {
  public:
-  static absl::StatusOr<std::unique_ptr<TempDb>> Open(JournalMode mode) {
+  static absl::StatusOr<std::unique_ptr<TempDb>> Open(
+      JournalMode mode, const std::string& policy = "threshold:1000") {
     auto bench = std::unique_ptr<TempDb>(new TempDb());
     const char* base = std::getenv("TEST_TMPDIR");
     if (base == nullptr) base = std::getenv("TMPDIR");
@@ -288,6 +290,7 @@ class TempDb {
     Options options;
     options.journal_mode = mode;
     options.sync = SyncLevel::kOff;
+    options.checkpoint_policy = policy;
     JKV_ASSIGN_OR_RETURN(bench->db_, Db::Open((bench->dir_ / "bench.db").string(), options));
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, bench->db_->BeginWrite());
     const std::string value(kValueSize, 'v');
@@ -448,6 +451,29 @@ void BM_WalGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode:
 void BM_DeleteGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode::kDelete); }
 BENCHMARK(BM_WalGetCached);
 BENCHMARK(BM_DeleteGetCached);
+
+// One autocommit overwrite of a cached key per iteration in WAL mode under a checkpoint
+// policy: the commit path with the policy's question after it (the log's state: the index
+// header and a scan of the reader slots) and what the answer costs on the committing thread.
+// manual never checkpoints, so the log grows for the whole run; threshold:1000 copies it every
+// ~1000 commits on this thread; async:0/100 wakes the background checkpointer after every
+// commit and blocks at 100 frames (with 2 cores, the checkpointer competes for CPU).
+void BM_WalCommitPolicy(benchmark::State& state, const char* policy) {
+  absl::StatusOr<std::unique_ptr<TempDb>> bench = TempDb::Open(JournalMode::kWal, policy);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  const std::string value(kValueSize, 'w');
+  size_t i = 0;
+  for (auto _ : state) {
+    if (Failed(state, db.Put(Key(i++ % kFewKeys), value))) break;
+  }
+  const DbStats stats = db.Stats();
+  state.counters["checkpoints"] = static_cast<double>(stats.checkpoints);
+  state.counters["blocked_ms"] = stats.blocked_writer_ms;
+}
+BENCHMARK_CAPTURE(BM_WalCommitPolicy, manual, "manual");
+BENCHMARK_CAPTURE(BM_WalCommitPolicy, threshold_1000, "threshold:1000");
+BENCHMARK_CAPTURE(BM_WalCommitPolicy, async_0_100, "async:0/100")->UseRealTime();
 
 }  // namespace
 }  // namespace journalkv

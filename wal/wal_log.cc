@@ -204,9 +204,11 @@ absl::Status WalLog::EnsureSize(uint64_t end) {
   JKV_ASSIGN_OR_RETURN(const uint64_t size, file_->Size());
   known_size_ = size;
   if (end <= size) return absl::OkStatus();
-  // Grow in big, at least doubling steps, so that a log in steady state is never extended and
-  // a data-only sync is enough to make an append durable.
-  const uint64_t new_size = RoundUp(std::max({end, size * 2, size + kGrowBytes}), kGrowBytes);
+  // Grow in big steps (doubling, up to kMaxGrowBytes), so that a log in steady state is never
+  // extended and a data-only sync is enough to make an append durable, while no one commit
+  // writes more than a few MiB of zeros.
+  const uint64_t step = std::clamp(size, kGrowBytes, kMaxGrowBytes);
+  const uint64_t new_size = RoundUp(std::max(end, size + step), kGrowBytes);
   const std::vector<uint8_t> zeros(std::min(kZeroChunkBytes, new_size - size), 0);
   for (uint64_t at = size; at < new_size;) {
     const uint64_t n = std::min<uint64_t>(zeros.size(), new_size - at);

@@ -2,7 +2,9 @@
 // new header, and the recovery scan that finds the valid prefix (wal_format.h).
 //
 // The file is preallocated: whenever an append would pass its end, it is extended with zeros in
-// steps of at least kGrowBytes (and at least doubling), so that once the log has reached its
+// steps of at least kGrowBytes, doubling the file up to steps of kMaxGrowBytes (a bigger step
+// would be one commit writing that many zeros: 64 MiB cost a 177 ms commit), so that once the
+// log has reached its
 // steady-state size an append overwrites bytes that already exist and a data-only flush
 // (fdatasync) makes it durable without touching the file's size or extents. A restart writes
 // the new header over the old one and reuses the file from frame 1; old frames stay in the file
@@ -33,6 +35,7 @@ namespace journalkv::wal {
 
 // The smallest step by which the file grows (zero-filled).
 inline constexpr uint64_t kGrowBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxGrowBytes = uint64_t{8} << 20;
 
 // What the recovery scan found.
 struct ScanResult {

@@ -386,7 +386,7 @@ TEST_F(WalLogTest, RestartReusesTheFileWithoutGrowing) {
   EXPECT_EQ(ScanOk().mx_frame, 3u);
 }
 
-TEST_F(WalLogTest, GrowthAtLeastDoubles) {
+TEST_F(WalLogTest, GrowthDoublesAtFirst) {
   // No header yet, so the file starts empty and the first step is exactly kGrowBytes.
   WalHeader header{kPageSize, 1, 5, 6};
   std::vector<uint8_t> raw(kWalHeaderSize);
@@ -406,6 +406,25 @@ TEST_F(WalLogTest, GrowthAtLeastDoubles) {
   const ScanResult scan = ScanOk();
   EXPECT_EQ(scan.mx_frame, 2 * per_mib);
   EXPECT_EQ(scan.last_checksum, chain);
+}
+
+TEST_F(WalLogTest, GrowthDoublesUpToTheMaxStep) {
+  // Steps double the file up to kMaxGrowBytes, then stay there: no commit zero-fills more.
+  WalHeader header{kPageSize, 1, 5, 6};
+  std::vector<uint8_t> raw(kWalHeaderSize);
+  header.checksum = EncodeWalHeader(header, absl::MakeSpan(raw));
+  uint64_t chain = header.checksum;
+  std::vector<uint64_t> sizes;
+  uint32_t frame = 1;
+  while (sizes.empty() || sizes.back() <= 3 * kMaxGrowBytes) {
+    chain = AppendTxn(header, frame, chain, std::vector<uint32_t>(250, 4), 4);
+    frame += 250;
+    if (sizes.empty() || WalSize() != sizes.back()) sizes.push_back(WalSize());
+  }
+  const uint64_t mib = uint64_t{1} << 20;
+  EXPECT_THAT(sizes, ::testing::ElementsAre(1 * mib, 2 * mib, 4 * mib, 8 * mib, 16 * mib,
+                                            24 * mib, 32 * mib));
+  static_assert(kMaxGrowBytes == 8 * (uint64_t{1} << 20));
 }
 
 TEST_F(WalLogTest, TruncatedLogGrowsAgain) {
