@@ -93,6 +93,19 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, uint32_t backfill,
   return true;
 }
 
+// Whether no read-only connection with a private index is open (CheckpointFiles::
+// private_reader_lock), waiting for them up to `deadline` when `wait`.
+absl::StatusOr<bool> NoPrivateReaders(const CheckpointFiles& files, absl::Time deadline,
+                                      bool wait) {
+  if (files.private_reader_lock == 0) return true;
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(bool free, files.db->CanLock(files.private_reader_lock, 1,
+                                                      vfs::LockMode::kExclusive));
+    if (free || !wait || absl::Now() >= deadline) return free;
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+  }
+}
+
 }  // namespace
 
 absl::string_view CheckpointModeName(CheckpointMode mode) {
@@ -172,6 +185,14 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   const uint32_t mx = header.logs[0].mx_frame;
   const uint32_t seq = header.logs[0].ckpt_seq;
   const uint32_t backfill = std::min(files.index->backfill(0), mx);
+  JKV_ASSIGN_OR_RETURN(bool no_private_readers, NoPrivateReaders(files, deadline, wait));
+  if (!no_private_readers) {
+    result.blocked = backfill < mx || mode == CheckpointMode::kRestart ||
+                     mode == CheckpointMode::kTruncate;
+    result.backfilled = backfill;
+    result.lock_wait = absl::Now() - start;
+    return result;
+  }
   uint32_t safe = backfill;
   while (true) {
     files.index->set_ckpt_target(0, EncodeTarget(seq, mx));  // announce, then scan the pins

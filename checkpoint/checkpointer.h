@@ -75,6 +75,11 @@ struct CheckpointFiles {
   // written stay (they are the newest versions every snapshot allows, so no reader notices),
   // the backfill stays where it was, and a later checkpoint copies them again. Not owned.
   const std::atomic<bool>* stop = nullptr;
+  // The byte of the database file that read-only connections with a private index (they may
+  // not write -shm, so they cannot pin a snapshot there) hold shared for their life; 0: none.
+  // While any holds it nothing is copied (PASSIVE: blocked at once; the other modes wait up to
+  // the busy timeout) and the log is not restarted, so their snapshots stay whole.
+  uint64_t private_reader_lock = 0;
 };
 
 // Snapshot pins in the reader slots: the generation (ckpt_seq, 31 bits) and the frame a

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "pager/db_lock.h"
 #include "vfs/sync.h"
 
 namespace journalkv::pager {
@@ -55,6 +58,7 @@ WalStrategy::WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db
       options_(options) {}
 
 WalStrategy::~WalStrategy() {
+  if (private_) db_file_->Unlock(kPrivateReaderByte, 1).IgnoreError();  // closing drops it too
   if (index_ != nullptr && slot_ >= 0) {
     index_->set_pin(slot_, 0, 0);
     index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
@@ -68,7 +72,7 @@ absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(vfs::FileSystem* 
                                                                const PagerOptions& options) {
   std::unique_ptr<WalStrategy> wal(new WalStrategy(fs, db_path, db_file, page_size, options));
   JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
-  JKV_RETURN_IF_ERROR(wal->ClaimSlot());
+  if (!wal->private_) JKV_RETURN_IF_ERROR(wal->ClaimSlot());
   return wal;
 }
 
@@ -78,6 +82,7 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   if (options_.exclusive_locking) return JoinExclusive();
   absl::StatusOr<std::unique_ptr<vfs::File>> shm =
       fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm});
+  if (!shm.ok() && read_only) return JoinPrivate(shm.status());
   if (!shm.ok()) {
     return absl::Status(shm.status().code(),
                         absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
@@ -151,6 +156,156 @@ absl::Status WalStrategy::JoinExclusive() {
   }
   index_ = shm::WalIndex::OpenHeap();
   return RecoverIndex();
+}
+
+absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
+  // First the lock, then wait out a checkpoint or restart that began before it (they run under
+  // CKPT, which a read-only descriptor can still lock shared): every later one sees the lock.
+  JKV_ASSIGN_OR_RETURN(bool locked, db_file_->TryLock(kPrivateReaderByte, 1,
+                                                       vfs::LockMode::kShared));
+  if (!locked) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "busy: ", db_path_, ": a checkpoint is deciding whether read-only readers are open"));
+  }
+  private_ = true;
+  absl::StatusOr<std::unique_ptr<vfs::File>> shm =
+      fs_->Open(shm_path_, {vfs::OpenMode::kReadOnly, vfs::FileKind::kShm});
+  if (shm.ok()) {
+    private_shm_ = std::move(*shm);
+    constexpr uint64_t kCkpt = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kCkpt);
+    const absl::Time deadline = absl::Now() + options_.busy_timeout;
+    absl::Duration sleep = absl::Microseconds(20);
+    while (true) {
+      JKV_ASSIGN_OR_RETURN(bool ckpt_free,
+                           private_shm_->TryLock(kCkpt, 1, vfs::LockMode::kShared));
+      if (ckpt_free) {
+        JKV_RETURN_IF_ERROR(private_shm_->Unlock(kCkpt, 1));
+        break;
+      }
+      if (absl::Now() >= deadline) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("busy: a checkpoint of ", db_path_, " is running"));
+      }
+      Sleep(sleep);
+    }
+  } else if (!absl::IsNotFound(shm.status())) {
+    return absl::Status(shm.status().code(),
+                        absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
+                                     why.message(), ") nor for reading (",
+                                     shm.status().message(), ")"));
+  }
+  absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
+      wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
+  if (log.ok()) {
+    log_ = std::move(*log);
+  } else if (!absl::IsNotFound(log.status())) {
+    return log.status();
+  }
+  index_ = shm::WalIndex::OpenHeap();
+  return RefreshPrivate();
+}
+
+// The frames a read-only private connection may index: those the -shm publishes (frames past
+// it may belong to a commit that failed and are about to be overwritten), or with no -shm (no
+// other connection is open) the log's valid prefix.
+absl::Status WalStrategy::RefreshPrivate() {
+  shm::IndexHeader mine;
+  const bool indexed = index_->ReadHeader(&mine);
+  if (private_shm_ == nullptr && indexed) {
+    // Without a -shm no other connection is open, so the log cannot have changed; one that
+    // opens creates the -shm and publishes what it finds (and then writes after it).
+    JKV_ASSIGN_OR_RETURN(bool appeared, fs_->Exists(shm_path_));
+    if (!appeared) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<vfs::File>> shm =
+        fs_->Open(shm_path_, {vfs::OpenMode::kReadOnly, vfs::FileKind::kShm});
+    if (!shm.ok()) return absl::IsNotFound(shm.status()) ? absl::OkStatus() : shm.status();
+    private_shm_ = std::move(*shm);
+  }
+  std::optional<shm::IndexHeader> published;
+  if (private_shm_ != nullptr) {
+    std::vector<uint8_t> prefix(shm::kCkptInfoOffset);
+    const absl::Time deadline = absl::Now() + options_.busy_timeout;
+    shm::IndexHeader h;
+    while (true) {
+      absl::Status s = private_shm_->Read(0, absl::MakeSpan(prefix));
+      if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+      if (s.ok() && shm::WalIndex::ParseHeader(prefix, &h)) break;
+      if (absl::Now() >= deadline) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "busy: the wal-index header of ", shm_path_, " is being rewritten or is damaged"));
+      }
+      std::this_thread::yield();
+    }
+    if (h.change == private_change_ && index_->ReadHeader(&h)) return absl::OkStatus();
+    published = h;
+  }
+  if (log_ == nullptr && published && published->logs[0].mx_frame > 0) {
+    // A connection that opened since created the log.
+    absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
+        wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
+    if (log.ok()) log_ = std::move(*log);
+  }
+  if (log_ == nullptr) {
+    if (published && published->logs[0].mx_frame > 0) {
+      return absl::DataLossError(absl::StrCat(wal_path_, " is missing but ", shm_path_,
+                                              " says it holds commits"));
+    }
+    if (!indexed) {
+      shm::IndexHeader h;
+      h.change = 1;
+      h.page_size = page_size_;
+      JKV_ASSIGN_OR_RETURN(uint64_t bytes, db_file_->Size());
+      h.page_count = static_cast<uint32_t>(bytes / page_size_);
+      index_->WriteHeader(h);
+    }
+    return absl::OkStatus();
+  }
+  JKV_ASSIGN_OR_RETURN(wal::ScanResult scan, log_->Scan(page_size_));
+  shm::IndexHeader h;
+  if (published) {
+    h = *published;
+    const shm::LogState& p = h.logs[0];
+    const bool same_log = p.mx_frame == 0 || (scan.header_valid &&
+                                              scan.header.ckpt_seq == p.ckpt_seq &&
+                                              scan.header.salt1 == p.salt1 &&
+                                              scan.header.salt2 == p.salt2);
+    if (!same_log || scan.mx_frame < p.mx_frame) {
+      return absl::DataLossError(absl::StrCat(wal_path_, " does not hold the ", p.mx_frame,
+                                              " frames ", shm_path_, " publishes"));
+    }
+    if (indexed && mine.logs[0].mx_frame > 0 && mine.logs[0].ckpt_seq != p.ckpt_seq) {
+      // Restarts wait for this connection (kPrivateReaderByte): this is not one of ours.
+      return absl::DataLossError(absl::StrCat(wal_path_, " restarted under a read-only reader"));
+    }
+  } else {
+    h.change = indexed ? mine.change + 1 : 1;
+    h.page_size = page_size_;
+    h.page_count = scan.db_size;
+    if (scan.mx_frame == 0) {
+      JKV_ASSIGN_OR_RETURN(uint64_t bytes, db_file_->Size());
+      h.page_count = static_cast<uint32_t>(bytes / page_size_);
+    }
+    if (scan.header_valid) {
+      h.logs[0] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
+                   scan.last_checksum};
+    }
+  }
+  // Append only the new frames: this connection's open snapshots keep reading the old ones.
+  const uint32_t from = indexed ? mine.logs[0].mx_frame : 0;
+  for (uint32_t f = from + 1; f <= h.logs[0].mx_frame; ++f) {
+    JKV_RETURN_IF_ERROR(index_->Append(0, f, scan.pages[f - 1]));
+  }
+  if (indexed && h.logs[0].mx_frame < from) {
+    return absl::DataLossError(absl::StrCat(wal_path_, " lost frames under a read-only reader"));
+  }
+  index_->WriteHeader(h);
+  private_change_ = h.change;
+  return absl::OkStatus();
+}
+
+bool WalStrategy::RestartAllowed() {
+  absl::StatusOr<bool> free = db_file_->CanLock(kPrivateReaderByte, 1, vfs::LockMode::kExclusive);
+  return free.ok() && *free;
 }
 
 absl::Status WalStrategy::ClaimSlot() {
@@ -265,6 +420,13 @@ void WalStrategy::SetPin(uint64_t pin) { index_->set_pin(slot_, 0, pin); }
 // read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader sees
 // the checkpoint's target.
 absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool writer_active) {
+  if (private_) {
+    // No pin: kPrivateReaderByte keeps every checkpoint and restart out.
+    JKV_RETURN_IF_ERROR(RefreshPrivate());
+    shm::IndexHeader h;
+    if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
+    return WalSnapshot{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
+  }
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
     WalSnapshot snap{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
@@ -296,6 +458,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
 }
 
 void WalStrategy::EndRead(const WalSnapshot& snapshot) {
+  if (private_) return;
   auto it = open_pins_.find(snapshot.pin());
   JKV_DCHECK(it != open_pins_.end());
   if (it == open_pins_.end()) return;
@@ -372,7 +535,8 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
   absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
   if (!locked.ok()) s = locked.status();
   if (locked.ok() && *locked) {
-    if (index_->backfill(0) == header.logs[0].mx_frame) {
+    // A read-only private reader's frames must stay where they are.
+    if (index_->backfill(0) == header.logs[0].mx_frame && RestartAllowed()) {
       s = checkpoint::RestartLog(*index_, header);
       if (s.ok()) {
         base::MutexLock lock(&stats_mu_);
@@ -461,11 +625,17 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
   f.sync_db = options_.sync != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
   f.own_slot = slot_;
+  f.private_reader_lock = kPrivateReaderByte;
   return f;
 }
 
 absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
                                                          const std::atomic<bool>* stop) {
+  if (private_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db_path_, ": a read-only connection without write access to ", shm_path_,
+        " cannot checkpoint"));
+  }
   JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_);
   base::MutexLock lock(&ckpt_mu_);
   checkpoint::CheckpointFiles files = Files();
@@ -553,8 +723,10 @@ WalStats WalStrategy::Stats() {
     if (oldest == 0 || pin < oldest) oldest = pin;
   }
   s.oldest_pin_frame = oldest == 0 ? 0 : checkpoint::PinFrame(oldest);
-  absl::StatusOr<uint64_t> size = log_->Size();
-  if (size.ok()) s.log_bytes = *size;
+  if (log_ != nullptr) {
+    absl::StatusOr<uint64_t> size = log_->Size();
+    if (size.ok()) s.log_bytes = *size;
+  }
   return s;
 }
 

@@ -192,6 +192,13 @@ class WalStrategy {
               const PagerOptions& options);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
+  // A read-only connection that may not write -shm: a private index on the heap, rebuilt from
+  // the log up to the published header (read with pread), and kPrivateReaderByte held so that
+  // no checkpoint or restart changes the database file or the log under it.
+  absl::Status JoinPrivate(const absl::Status& why);
+  // Private mode: indexes the frames published since the last look. REQUIRES: the pager's mutex.
+  absl::Status RefreshPrivate();
+  bool RestartAllowed();
   absl::Status ClaimSlot();
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
@@ -211,6 +218,9 @@ class WalStrategy {
   const uint32_t page_size_;
   const PagerOptions options_;
   std::unique_ptr<vfs::File> shm_file_;
+  bool private_ = false;                         // see JoinPrivate
+  std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
+  uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   std::unique_ptr<wal::WalLog> log_;
   int slot_ = -1;

@@ -1,6 +1,7 @@
 #include "shm/wal_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -310,6 +311,23 @@ bool WalIndex::ReadHeader(IndexHeader* out) const {
   IndexHeader header = DecodeHeader(a);
   // Every published header has a page size; zeros are a header nobody wrote since the -shm
   // was initialised, whatever the checksum of zero words is.
+  if (header.page_size == 0) return false;
+  *out = header;
+  return true;
+}
+
+bool WalIndex::ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out) {
+  if (prefix.size() < kCkptInfoOffset) return false;
+  // A private, aligned copy: the accessors load through std::atomic_ref.
+  alignas(8) uint8_t copy[kCkptInfoOffset];
+  std::memcpy(copy, prefix.data(), kCkptInfoOffset);
+  if (LayoutVersion(copy).load(std::memory_order_relaxed) != kShmLayoutVersion) return false;
+  const HeaderWords a = LoadCopy(copy, kHeaderAOffset);
+  const HeaderWords b = LoadCopy(copy, kHeaderBOffset);
+  if (a != b) return false;
+  const uint64_t checksum = uint64_t{a[kHeaderWords + 1]} << 32 | a[kHeaderWords];
+  if (checksum != HeaderChecksum(a)) return false;
+  IndexHeader header = DecodeHeader(a);
   if (header.page_size == 0) return false;
   *out = header;
   return true;

@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
 #include "vfs/vfs.h"
@@ -149,6 +150,10 @@ class WalIndex {
   // One copy (0: A, 1: B) on its own, when its checksum matches: after a writer died between
   // the copies, B (written first) holds the newest header and A the one before.
   bool ReadHeaderCopy(int copy, IndexHeader* out) const;
+  // The published header of a -shm read with pread rather than mapped (a connection that may
+  // not map it): `prefix` holds the file's first kCkptInfoOffset bytes (or fewer: false). True
+  // and *out when the layout version is this one's and both copies agree and check out.
+  static bool ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out);
   // Publishes `header`: copy B, then copy A (release stores), each with its checksum.
   // REQUIRES: WRITE (or RECOVER) held.
   void WriteHeader(const IndexHeader& header);

@@ -8,7 +8,9 @@
 #include "vfs/mem_fs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -105,6 +107,26 @@ absl::Status MemFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
     const uint64_t available = offset < size ? size - offset : 0;
     if (available < out.size()) return ShortReadError(path_, offset, out.size(), available);
     std::copy_n(node_->data.begin() + offset, out.size(), out.begin());
+    // As a read() of a file that is mmapped shared: mapped bytes read as the mapping has them.
+    // Word by word with atomic loads where aligned, since mappers store to it atomically.
+    for (const auto& [region, r] : node_->regions) {
+      const uint64_t start = uint64_t{region} * r.size;
+      const uint64_t from = std::max(start, offset);
+      const uint64_t to = std::min(start + r.size, offset + out.size());
+      for (uint64_t at = from; at < to;) {
+        uint8_t* src = r.memory.get() + (at - start);
+        if ((reinterpret_cast<uintptr_t>(src) % 4) == 0 && at + 4 <= to) {
+          const uint32_t w = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(src))
+                                 .load(std::memory_order_acquire);
+          std::memcpy(out.data() + (at - offset), &w, 4);
+          at += 4;
+        } else {
+          out[at - offset] =
+              std::atomic_ref<uint8_t>(*src).load(std::memory_order_acquire);
+          ++at;
+        }
+      }
+    }
   }
   stats_->AddRead(kind_, out.size());
   return absl::OkStatus();

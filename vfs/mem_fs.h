@@ -15,8 +15,8 @@
 //  - MapSharedRegion: zero-filled heap memory per (file, region), shared by every File of the
 //    file and stable until the file is deleted and its last File destroyed. A mapping starts with
 //    the file's bytes at that place, and the file is grown to cover the region as on POSIX; after
-//    that the mapping and the file content are independent (writes to one are not mirrored into
-//    the other). No page-alignment requirement.
+//    that Read sees the mapping (as read() sees a shared mmap), but Write does not reach it nor
+//    a mapping a later Write (no caller writes a file it maps). No page-alignment requirement.
 //  - Sync does nothing but count: everything is as durable as memory is. Use
 //    FaultInjectingFileSystem to model power loss.
 //  - Directories: every path lives in an implicit directory. IsDirectory is true only for paths

@@ -1,0 +1,190 @@
+// WAL readers that may not write the wal-index: a read-only connection whose `-shm` cannot be
+// opened for writing (no write permission on it or on the directory) keeps a private index on
+// the heap (pager/wal_strategy.h, JoinPrivate). It reads whole snapshots next to a live writer,
+// sees that writer's later commits in its later read transactions, holds checkpoints and log
+// restarts back while it is open (they would change the database file or the log under it),
+// and works on a database whose -shm is gone (no other connection open).
+//
+// The denial is simulated by a file system wrapper (tests run as root, which ignores file
+// permissions): it refuses to open any -shm for writing.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_matchers.h"
+#include "engine/db.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/fault_injecting_fs.h"
+#include "vfs/mem_fs.h"
+
+namespace journalkv {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::testing::HasSubstr;
+
+// Forwards to a base file system, but a -shm may only be opened read-only.
+class NoShmWriteFileSystem final : public vfs::FileSystem {
+ public:
+  explicit NoShmWriteFileSystem(vfs::FileSystem* base) : base_(base) {}
+  absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& path,
+                                                  const vfs::OpenOptions& options) override {
+    if (absl::EndsWith(path, "-shm") && options.mode != vfs::OpenMode::kReadOnly) {
+      return absl::PermissionDeniedError(absl::StrCat(path, ": open: Permission denied"));
+    }
+    return base_->Open(path, options);
+  }
+  absl::Status Delete(const std::string& path) override { return base_->Delete(path); }
+  absl::StatusOr<bool> Exists(const std::string& path) override { return base_->Exists(path); }
+  absl::StatusOr<bool> IsDirectory(const std::string& path) override {
+    return base_->IsDirectory(path);
+  }
+  absl::Status SyncDirectory(const std::string& dir) override {
+    return base_->SyncDirectory(dir);
+  }
+
+ private:
+  vfs::FileSystem* const base_;
+};
+
+std::string Key(int i) { return absl::StrCat("k", 10000 + i); }
+
+class WalReadOnlyTest : public ::testing::Test {
+ protected:
+  Options WriterOptions() {
+    Options o;
+    o.journal_mode = JournalMode::kWal;
+    o.file_system = &mem_;
+    o.checkpoint_policy = "manual";
+    o.busy_timeout = absl::Milliseconds(300);  // FULL and RESTART wait this long for readers
+    return o;
+  }
+  Options ReaderOptions() {
+    Options o;
+    o.journal_mode = JournalMode::kWal;
+    o.file_system = &denied_;
+    o.read_only = true;
+    o.busy_timeout = absl::Milliseconds(200);
+    return o;
+  }
+  std::optional<std::string> Get(Db& db, int i) {
+    absl::StatusOr<std::optional<std::string>> v = db.Get(Key(i));
+    EXPECT_THAT(v, IsOk());
+    return v.ok() ? *v : std::nullopt;
+  }
+
+  vfs::MemFileSystem mem_;
+  NoShmWriteFileSystem denied_{&mem_};
+  const std::string path_ = "/x.db";
+};
+
+TEST_F(WalReadOnlyTest, AReaderThatMayNotWriteTheShmReadsNextToALiveWriter) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+  for (int i = 0; i < 50; ++i) ASSERT_THAT(writer->Put(Key(i), "one"), IsOk());
+
+  // Without the private index this open fails: the -shm cannot be opened for writing.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
+  EXPECT_EQ(Get(*reader, 7), "one");
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> snapshot, reader->BeginRead());
+
+  // The writer goes on; checkpoints are held back while the private reader is open.
+  for (int i = 0; i < 50; ++i) ASSERT_THAT(writer->Put(Key(i), "two"), IsOk());
+  ASSERT_THAT(writer->Put(Key(99), "new"), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult passive, writer->Checkpoint(CheckpointMode::kPassive));
+  EXPECT_TRUE(passive.blocked);
+  EXPECT_EQ(passive.copied, 0u);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult restart, writer->Checkpoint(CheckpointMode::kRestart));
+  EXPECT_TRUE(restart.blocked);  // waited the busy timeout for the reader, then gave up
+  EXPECT_FALSE(restart.restarted);
+
+  // The open snapshot still sees the first state; a new read transaction sees the newest.
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> old, snapshot->Get(Key(7)));
+  EXPECT_EQ(old, "one");
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> none, snapshot->Get(Key(99)));
+  EXPECT_EQ(none, std::nullopt);
+  EXPECT_EQ(Get(*reader, 7), "two");
+  EXPECT_EQ(Get(*reader, 99), "new");
+  JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, reader->Check());
+  EXPECT_TRUE(check.ok());
+  EXPECT_EQ(check.keys, 51u);
+
+  // It may not write, nor checkpoint.
+  absl::Status put = reader->Put(Key(1), "x");
+  EXPECT_EQ(put.code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<CheckpointResult> ckpt = reader->Checkpoint(CheckpointMode::kPassive);
+  ASSERT_FALSE(ckpt.ok());
+  EXPECT_THAT(ckpt.status().message(), HasSubstr("cannot checkpoint"));
+
+  // Once it is closed, checkpoints copy everything and the log restarts.
+  snapshot.reset();
+  ASSERT_THAT(reader->Close(), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult after, writer->Checkpoint(CheckpointMode::kRestart));
+  EXPECT_FALSE(after.blocked);
+  EXPECT_TRUE(after.restarted);
+  EXPECT_EQ(Get(*writer, 99), "new");
+}
+
+TEST_F(WalReadOnlyTest, AReaderWorksWithoutAnyShm) {
+  // A writer killed with its log in place: its -shm gone too (another machine, a cleanup).
+  vfs::FaultInjectingFileSystem fault(&mem_);
+  {
+    Options o = WriterOptions();
+    o.file_system = &fault;
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, o));
+    for (int i = 0; i < 30; ++i) ASSERT_THAT(writer->Put(Key(i), "logged"), IsOk());
+    fault.SimulateProcessCrash();  // its close below checkpoints nothing
+  }
+  ASSERT_THAT(mem_.Delete(path_ + "-shm"), IsOk());
+  ASSERT_TRUE(*mem_.Exists(path_ + "-wal"));
+
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
+  EXPECT_EQ(Get(*reader, 0), "logged");
+  EXPECT_EQ(Get(*reader, 29), "logged");
+  EXPECT_FALSE(*mem_.Exists(path_ + "-shm"));  // it created nothing
+
+  // A writer arrives (it recovers the index from the log), commits; the reader sees it, and
+  // the writer's checkpoints wait for the reader.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+  ASSERT_THAT(writer->Put(Key(100), "later"), IsOk());
+  EXPECT_EQ(Get(*reader, 100), "later");
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult passive, writer->Checkpoint(CheckpointMode::kPassive));
+  EXPECT_TRUE(passive.blocked);
+  EXPECT_EQ(passive.copied, 0u);
+  ASSERT_THAT(reader->Close(), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(passive, writer->Checkpoint(CheckpointMode::kPassive));
+  EXPECT_FALSE(passive.blocked);
+  EXPECT_GT(passive.copied, 0u);
+}
+
+TEST_F(WalReadOnlyTest, AReaderOfADatabaseWithNoLogReadsTheFile) {
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+    ASSERT_THAT(writer->Put(Key(1), "in the file"), IsOk());
+  }  // the last close copies the log back and removes -wal and -shm
+  ASSERT_FALSE(*mem_.Exists(path_ + "-wal"));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
+  EXPECT_EQ(Get(*reader, 1), "in the file");
+  EXPECT_FALSE(*mem_.Exists(path_ + "-wal"));
+
+  // A writer that opens later creates the log; the reader follows it there.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+  ASSERT_THAT(writer->Put(Key(2), "in the log"), IsOk());
+  EXPECT_EQ(Get(*reader, 2), "in the log");
+  EXPECT_EQ(Get(*reader, 1), "in the file");
+}
+
+TEST_F(WalReadOnlyTest, AReadWriteOpenerStillNeedsTheShm) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+  Options o = ReaderOptions();
+  o.read_only = false;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path_, o);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(db.status().message(), HasSubstr("cannot open the wal-index for writing"));
+}
+
+}  // namespace
+}  // namespace journalkv
