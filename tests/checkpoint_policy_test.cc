@@ -359,30 +359,39 @@ TEST_F(CheckpointPolicyTest, CloseWhileTheBackgroundCheckpointerIsMidCopy) {
 
 class BackgroundErrorTest : public ::testing::Test {
  protected:
+  // Opens a WAL database, commits 20 keys, then one more whose policy wakes the background
+  // checkpointer right after the commit's own writes, when the next `op` anywhere (the
+  // checkpoint's) is made to fail; returns once the checkpointer has failed.
+  std::unique_ptr<Db> OpenAndFailTheBackground(vfs::FaultOp op) {
+    options_.journal_mode = JournalMode::kWal;
+    options_.file_system = &fault_;
+    options_.custom_checkpoint_policy = policy_;
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/x.db", options_);
+    EXPECT_THAT(db, IsOk());
+    if (!db.ok()) return nullptr;
+    for (int i = 0; i < 20; ++i) EXPECT_THAT((*db)->Put(Key(i), "v"), IsOk());
+    policy_->Answer(PolicyDecision::WakeBackground(),
+                    [this, op] { fault_.FailNth(op, 1, EIO); });
+    EXPECT_THAT((*db)->Put(Key(20), "v"), IsOk());  // the commit itself stands
+    policy_->Answer(PolicyDecision::None());
+    for (int i = 0; i < 5000 && (*db)->Stats().background_errors == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ((*db)->Stats().background_errors, 1u);
+    return std::move(*db);
+  }
+
   vfs::MemFileSystem mem_;
   vfs::FaultInjectingFileSystem fault_{&mem_};
+  std::shared_ptr<ScriptedPolicy> policy_ = std::make_shared<ScriptedPolicy>();
+  Options options_;
 };
 
 TEST_F(BackgroundErrorTest, AFailedWriteIsReportedByTheNextCallOnce) {
-  auto policy = std::make_shared<ScriptedPolicy>();
-  Options o;
-  o.journal_mode = JournalMode::kWal;
-  o.file_system = &fault_;
-  o.custom_checkpoint_policy = policy;
-  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/x.db", o));
-  for (int i = 0; i < 20; ++i) ASSERT_THAT(db->Put(Key(i), "v"), IsOk());
-  // After the next commit's own writes, the next write anywhere (the checkpoint's first
-  // database page) fails.
-  policy->Answer(PolicyDecision::WakeBackground(),
-                 [this] { fault_.FailNth(vfs::FaultOp::kWrite, 1, EIO); });
-  ASSERT_THAT(db->Put(Key(20), "v"), IsOk());  // the commit itself stands
-  policy->Answer(PolicyDecision::None());
-  for (int i = 0; i < 5000 && db->Stats().background_errors == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  const DbStats s = db->Stats();
-  ASSERT_EQ(s.background_errors, 1u);
-  EXPECT_THAT(s.background_last_error, HasSubstr("/x.db"));
+  // The checkpoint's first database page write fails.
+  std::unique_ptr<Db> db = OpenAndFailTheBackground(vfs::FaultOp::kWrite);
+  ASSERT_NE(db, nullptr);
+  EXPECT_THAT(db->Stats().background_last_error, HasSubstr("/x.db"));
 
   absl::StatusOr<std::optional<std::string>> got = db->Get(Key(20));
   ASSERT_FALSE(got.ok());
@@ -397,29 +406,17 @@ TEST_F(BackgroundErrorTest, AFailedWriteIsReportedByTheNextCallOnce) {
 }
 
 TEST_F(BackgroundErrorTest, AFailedSyncPutsTheHandleInItsErrorState) {
-  auto policy = std::make_shared<ScriptedPolicy>();
-  Options o;
-  o.journal_mode = JournalMode::kWal;
-  o.file_system = &fault_;
-  o.custom_checkpoint_policy = policy;
-  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/x.db", o));
-  for (int i = 0; i < 20; ++i) ASSERT_THAT(db->Put(Key(i), "v"), IsOk());
-  policy->Answer(PolicyDecision::WakeBackground(),
-                 [this] { fault_.FailNth(vfs::FaultOp::kSync, 1, EIO); });
-  ASSERT_THAT(db->Put(Key(20), "v"), IsOk());
-  policy->Answer(PolicyDecision::None());
-  for (int i = 0; i < 5000 && db->Stats().background_errors == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_EQ(db->Stats().background_errors, 1u);
+  // The checkpoint's database sync (C2) fails.
+  std::unique_ptr<Db> db = OpenAndFailTheBackground(vfs::FaultOp::kSync);
+  ASSERT_NE(db, nullptr);
   absl::Status first = db->Put(Key(21), "v");
   EXPECT_THAT(first.message(), HasSubstr("background checkpoint"));
   absl::Status second = db->Put(Key(21), "v");
   EXPECT_THAT(second.message(), HasSubstr("error state"));
   db.reset();
   // Reopening recovers: every acknowledged commit is there (sync FULL).
-  o.custom_checkpoint_policy = nullptr;
-  JKV_ASSERT_OK_AND_ASSIGN(db, Db::Open("/x.db", o));
+  options_.custom_checkpoint_policy = nullptr;
+  JKV_ASSERT_OK_AND_ASSIGN(db, Db::Open("/x.db", options_));
   for (int i = 0; i <= 20; ++i) {
     JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(i)));
     EXPECT_EQ(v, "v") << i;
