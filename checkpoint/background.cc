@@ -28,6 +28,7 @@ void BackgroundCheckpointer::RequestStepLocked() {
 
 bool BackgroundCheckpointer::WaitUntil(const std::function<bool()>& done, absl::Time deadline) {
   base::MutexLock lock(&mu_);
+  waiting_.fetch_add(1, std::memory_order_acq_rel);
   bool ok = done();
   while (!ok && !stopping_ && absl::Now() < deadline) {
     // Every look that finds the goal unmet asks for one more step, in the same critical
@@ -38,6 +39,7 @@ bool BackgroundCheckpointer::WaitUntil(const std::function<bool()>& done, absl::
     cv_.WaitUntil(&mu_, std::min(deadline, absl::Now() + poll_));
     ok = done();
   }
+  waiting_.fetch_sub(1, std::memory_order_acq_rel);
   return ok;
 }
 

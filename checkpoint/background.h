@@ -64,6 +64,8 @@ class BackgroundCheckpointer {
   absl::Status TakeError() ABSL_LOCKS_EXCLUDED(mu_);
   // Whether TakeError would return an error (a cheap check for every API call).
   bool has_error() const { return has_error_.load(std::memory_order_acquire); }
+  // Whether a writer is waiting in WaitUntil (a step may then want to finish its work now).
+  bool writers_waiting() const { return waiting_.load(std::memory_order_acquire) > 0; }
   Stats GetStats() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -75,6 +77,7 @@ class BackgroundCheckpointer {
   const absl::Duration poll_;
   std::atomic<bool> stop_flag_{false};
   std::atomic<bool> has_error_{false};
+  std::atomic<int> waiting_{0};
 
   base::Mutex mu_;
   base::CondVar cv_;  // pending_, stopping_, a step's end

@@ -205,14 +205,27 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   }
   const absl::Time work_start = absl::Now();
   result.lock_wait = work_start - start;
-  if (safe > backfill) {
+  // Frames up to `from` are in the database file already: the backfill, or further when an
+  // earlier deferred copy of this generation went past it (CheckpointFiles::deferred).
+  uint32_t from = backfill;
+  if (files.deferred != nullptr) {
+    const DeferredCopy& d = *files.deferred;
+    if (d.seq == seq && d.through > backfill && d.through <= mx) from = d.through;
+    *files.deferred = {seq, from};
+  }
+  // No snapshot pinned now is older than one that let those frames be copied (pins only move
+  // forward), so `safe` is never below `from`.
+  JKV_DCHECK(safe >= from);
+  safe = std::max(safe, from);
+  const bool defer = files.deferred != nullptr && !files.publish && safe > from;
+  if (safe > from) {
     if (files.sync_log_before_copy) {
       // C1: the frames about to be copied survive a power loss before the database changes.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(files.log->file(), vfs::SyncKind::kData, "C1 log"));
       ++result.syncs;
     }
     Hook("copy");
-    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, backfill, safe));
+    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, from, safe));
     if (!copied_all) {
       result.stopped = true;
       result.blocked = true;
@@ -220,6 +233,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       result.work = absl::Now() - work_start;
       return result;
     }
+    if (files.deferred != nullptr) files.deferred->through = safe;
+  }
+  if (!defer && safe > backfill) {
     if (files.sync_db) {
       // C2: the copied pages are durable before backfill says so; the log may restart (and
       // overwrite those frames) as soon as it does.
@@ -229,9 +245,10 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     Hook("synced");
     files.index->set_backfill(0, safe);
   }
-  result.copied = safe - backfill;
-  result.backfilled = safe;
-  result.blocked = safe < mx;
+  const uint32_t published = defer ? backfill : safe;
+  result.copied = safe - from;
+  result.backfilled = published;
+  result.blocked = published < mx;
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked) {
     Hook("restart");

@@ -60,6 +60,13 @@ struct CheckpointResult {
   absl::Duration work;       // the rest: copying, syncing, restarting
 };
 
+// Frames of generation `seq` up to `through` that a deferred checkpoint copied into the
+// database file without syncing it or publishing the backfill (CheckpointFiles::deferred).
+struct DeferredCopy {
+  uint32_t seq = 0;
+  uint32_t through = 0;
+};
+
 // How the checkpointer reaches the files. Not owned.
 struct CheckpointFiles {
   shm::WalIndex* index = nullptr;
@@ -80,6 +87,19 @@ struct CheckpointFiles {
   // While any holds it nothing is copied (PASSIVE: blocked at once; the other modes wait up to
   // the busy timeout) and the log is not restarted, so their snapshots stay whole.
   uint64_t private_reader_lock = 0;
+  // A PASSIVE checkpoint that may leave its copy unpublished (a background checkpointer at
+  // FULL or EXTRA, where every published frame is already durable, W1): with `deferred` set
+  // it copies only frames past what an earlier deferred copy of the same generation reached,
+  // and with `publish` false, when it copied something, it returns without C2 and without
+  // publishing the backfill. So a checkpointer that runs after every commit flushes the
+  // database once per batch, not once per commit. The unpublished pages are the newest
+  // versions every pinned snapshot allows (as any copied page); a crash before the publish
+  // leaves the backfill where it was and recovery copies them again from the log. A call
+  // with `publish` true (or one that finds nothing new to copy) syncs and publishes it all.
+  // REQUIRES: not at sync NORMAL or OFF (C1 would be needed for each copy, and OFF's log
+  // is not durable).
+  DeferredCopy* deferred = nullptr;
+  bool publish = true;
 };
 
 // Snapshot pins in the reader slots: the generation (ckpt_seq, 31 bits) and the frame a

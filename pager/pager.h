@@ -305,7 +305,8 @@ class Pager {
   // Runs a checkpoint of `mode` (FULL, RESTART, TRUNCATE: as the writer); a failed sync puts
   // the handle in its error state (I7).
   absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
-                                                             const std::atomic<bool>* stop)
+                                                             const std::atomic<bool>* stop,
+                                                             bool defer = false)
       ABSL_LOCKS_EXCLUDED(mu_);
   // One step of the background checkpointer (checkpoint/background.h).
   absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop) ABSL_LOCKS_EXCLUDED(mu_);

@@ -61,11 +61,11 @@ absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
 }
 
 absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
-                                                      const std::atomic<bool>* stop) {
+                                                      const std::atomic<bool>* stop, bool defer) {
   absl::StatusOr<CheckpointResult> r;
   JKV_RETURN_IF_ERROR(sticky_error());
   if (mode == CheckpointMode::kPassive) {
-    r = wal_->Checkpoint(mode, stop);
+    r = wal_->Checkpoint(mode, stop, defer);
   } else {
     // FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer role
     // and the WRITE lock.
@@ -90,11 +90,16 @@ absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
 absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
   // A handle in its error state touches no file until it is reopened (I7).
   if (!sticky_error().ok()) return false;
-  JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop));
-  (void)r;
+  // At FULL and EXTRA a step that copies something leaves it unsynced and unpublished (the
+  // frames are durable already, W1), so a checkpointer woken after every commit flushes the
+  // database once per batch: the step that finds nothing new, or the one a blocked writer
+  // asks for, syncs and publishes it all (CheckpointFiles::deferred).
+  const bool defer = !background_->writers_waiting();
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop, defer));
   // Commits that arrive meanwhile wake the checkpointer again; a writer blocked by the policy
-  // makes it poll. Nothing more to do now.
-  return false;
+  // makes it poll. An unpublished copy asks for one more step, which publishes it when nothing
+  // new has come.
+  return r.copied > 0 && r.backfilled < r.log_frames && !r.stopped && defer;
 }
 
 void Pager::AfterWalCommit(uint32_t commit_frames) {

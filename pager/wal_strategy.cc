@@ -630,7 +630,8 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
 }
 
 absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
-                                                         const std::atomic<bool>* stop) {
+                                                         const std::atomic<bool>* stop,
+                                                         bool defer) {
   if (private_) {
     return absl::FailedPreconditionError(absl::StrCat(
         db_path_, ": a read-only connection without write access to ", shm_path_,
@@ -640,6 +641,10 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
   base::MutexLock lock(&ckpt_mu_);
   checkpoint::CheckpointFiles files = Files();
   files.stop = stop;
+  // Every checkpoint of this connection starts past its own unpublished copy; only a deferred
+  // one may leave its copy unpublished, and only where published frames are durable (W1).
+  files.deferred = &deferred_;
+  files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, checkpoint::Checkpoint(files, mode));
   base::MutexLock stats(&stats_mu_);
   ++stats_.checkpoints;

@@ -173,9 +173,12 @@ class WalStrategy {
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call).
-  // `stop` (may be null): see checkpoint::CheckpointFiles::stop.
+  // `stop` (may be null): see checkpoint::CheckpointFiles::stop. `defer` (PASSIVE at FULL or
+  // EXTRA only; ignored otherwise): leave the copy unsynced and unpublished when it copied
+  // something (CheckpointFiles::deferred); a later checkpoint of this connection publishes it.
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode,
-                                                          const std::atomic<bool>* stop = nullptr);
+                                                          const std::atomic<bool>* stop = nullptr,
+                                                          bool defer = false);
 
   // The log's state for the checkpoint policy (scans the reader slots), any thread.
   checkpoint::LogSnapshot PolicyView();
@@ -236,6 +239,7 @@ class WalStrategy {
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
+  checkpoint::DeferredCopy deferred_ ABSL_GUARDED_BY(ckpt_mu_);
   base::Mutex stats_mu_;
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

@@ -357,6 +357,56 @@ TEST_F(CheckpointPolicyTest, CloseWhileTheBackgroundCheckpointerIsMidCopy) {
   EXPECT_EQ(check.keys, 2001u);
 }
 
+// The checkpoint hook: the first background copy waits at "copy" until released; every
+// "synced" (a C2 flush followed by a publish) is counted.
+std::atomic<bool> g_hold_first_copy{false};
+std::atomic<bool> g_held{false};
+std::atomic<bool> g_release{false};
+std::atomic<int> g_publishes{0};
+void HoldFirstCopyCountPublishes(const char* point) {
+  const std::string p = point;
+  if (p == "synced") ++g_publishes;
+  if (p == "copy" && g_hold_first_copy.exchange(false)) {
+    g_held = true;
+    while (!g_release.load()) std::this_thread::yield();
+  }
+}
+
+TEST_F(CheckpointPolicyTest, AtFullTheBackgroundCheckpointerFlushesOncePerBatch) {
+  auto policy = std::make_shared<ScriptedPolicy>();
+  Options o = WalOptions();  // sync FULL: every published frame is durable already
+  o.custom_checkpoint_policy = policy;
+  std::unique_ptr<Db> db = Open(o);
+  for (int i = 0; i < 10; ++i) ASSERT_THAT(db->Put(Key(i), "v"), IsOk());
+  g_hold_first_copy = true;
+  g_held = false;
+  g_release = false;
+  g_publishes = 0;
+  checkpoint::SetCheckpointHookForTesting(HoldFirstCopyCountPublishes);
+  policy->Answer(PolicyDecision::WakeBackground());
+  ASSERT_THAT(db->Put(Key(10), "v"), IsOk());
+  while (!g_held.load()) std::this_thread::yield();
+  // While the first step copies, more commits arrive, and wake the checkpointer once more.
+  policy->Answer(PolicyDecision::None());
+  for (int i = 11; i < 20; ++i) ASSERT_THAT(db->Put(Key(i), "v"), IsOk());
+  policy->Answer(PolicyDecision::WakeBackground());
+  ASSERT_THAT(db->Put(Key(20), "v"), IsOk());
+  policy->Answer(PolicyDecision::None());
+  g_release = true;
+  for (int i = 0; i < 5000 && db->Stats().log_unbackfilled != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  checkpoint::SetCheckpointHookForTesting(nullptr);
+  const DbStats s = db->Stats();
+  EXPECT_EQ(s.log_unbackfilled, 0u);
+  // Two batches of copying (before and after the second wake), one flush and publish: the
+  // step that found nothing new published both.
+  EXPECT_GE(s.background_checkpoints, 3u);
+  EXPECT_EQ(g_publishes.load(), 1);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+  EXPECT_TRUE(check.ok());
+}
+
 class BackgroundErrorTest : public ::testing::Test {
  protected:
   // Opens a WAL database, commits 20 keys, then one more whose policy wakes the background
