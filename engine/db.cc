@@ -37,8 +37,12 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
     owned = std::make_unique<vfs::PosixFileSystem>();
     fs = owned.get();
   }
+  Options resolved = options;
+  if (!resolved.journal_mode.has_value()) {
+    JKV_ASSIGN_OR_RETURN(resolved.journal_mode, pager::Pager::DefaultJournalMode(fs, path));
+  }
   pager::PagerOptions po;
-  po.journal_mode = options.journal_mode;
+  po.journal_mode = *resolved.journal_mode;
   po.sync = options.sync;
   po.page_size = options.page_size;
   po.cache_pages = options.cache_pages;
@@ -51,7 +55,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   }
   po.exclusive_locking = options.exclusive_locking;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
-  return std::unique_ptr<Db>(new Db(path, options, std::move(owned), std::move(pager)));
+  return std::unique_ptr<Db>(new Db(path, resolved, std::move(owned), std::move(pager)));
 }
 
 absl::Status Db::Close() {
@@ -143,7 +147,7 @@ absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
   if (!pager_->wal_mode()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint needs journal mode wal; this database is in ",
-        JournalModeName(options_.journal_mode),
+        JournalModeName(*options_.journal_mode),
         " mode, which writes straight to the database file (nothing to checkpoint)"));
   }
   return pager_->Checkpoint(mode);

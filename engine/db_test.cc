@@ -108,6 +108,7 @@ TEST(DbTest, OversizedKeyIsRefusedNamingTheLimitAndWritesNothing) {
 TEST(DbTest, ReadTransactionKeepsItsSnapshotAgainstOtherThreadsUntilItEnds) {
   vfs::MemFileSystem fs;
   Options o = MemOptions(&fs);
+  o.journal_mode = JournalMode::kDelete;
   o.busy_timeout = absl::Milliseconds(100);
   auto db = MustOpen("/x.db", o);
   ASSERT_THAT(db->Put("k", "old"), IsOk());
@@ -125,6 +126,61 @@ TEST(DbTest, ReadTransactionKeepsItsSnapshotAgainstOtherThreadsUntilItEnds) {
   ASSERT_THAT(db->Put("k", "new"), IsOk());
 }
 
+TEST(DbTest, InWalModeAReadTransactionKeepsItsSnapshotWhileOthersCommit) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  o.journal_mode = JournalMode::kWal;
+  auto db = MustOpen("/x.db", o);
+  ASSERT_THAT(db->Put("k", "old"), IsOk());
+  auto reader = db->BeginRead();
+  ASSERT_THAT(reader, IsOk());
+  std::thread writer([&] { EXPECT_THAT(db->Put("k", "new"), IsOk()); });  // never waits
+  writer.join();
+  auto v = (*reader)->Get("k");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(**v, "old");
+  reader->reset();
+  auto now = db->Get("k");
+  ASSERT_THAT(now, IsOk());
+  EXPECT_EQ(**now, "new");
+}
+
+// Without Options::journal_mode: a new database is created in wal, an existing one opens in
+// its own family, and Db::options() tells which; naming a mode still switches.
+TEST(DbTest, TheDefaultJournalModeIsWalForNewDatabasesAndTheDatabasesOwnOtherwise) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  {
+    auto db = MustOpen("/new.db", o);
+    EXPECT_EQ(db->options().journal_mode, JournalMode::kWal);
+    EXPECT_TRUE(db->Stats().wal_mode);
+    ASSERT_THAT(db->Put("k", "v"), IsOk());
+    EXPECT_TRUE(*fs.Exists("/new.db-wal"));
+  }
+  EXPECT_EQ(MustOpen("/new.db", o)->options().journal_mode, JournalMode::kWal);
+  Options rollback = o;
+  rollback.journal_mode = JournalMode::kPersist;
+  ASSERT_THAT(MustOpen("/old.db", rollback)->Put("k", "v"), IsOk());
+  {
+    auto db = MustOpen("/old.db", o);  // a rollback database stays one
+    EXPECT_EQ(db->options().journal_mode, JournalMode::kDelete);
+    EXPECT_FALSE(db->Stats().wal_mode);
+    ASSERT_THAT(db->Put("k", "w"), IsOk());
+    EXPECT_FALSE(*fs.Exists("/old.db-wal"));
+  }
+  Options wal = o;
+  wal.journal_mode = JournalMode::kWal;
+  EXPECT_TRUE(MustOpen("/old.db", wal)->Stats().wal_mode);  // named: switched
+  EXPECT_EQ(MustOpen("/old.db", o)->options().journal_mode, JournalMode::kWal);
+  // Not a journalkv database: the default opener reports what Open always reports.
+  ASSERT_THAT(fs.Open("/junk.db", {vfs::OpenMode::kCreate, vfs::FileKind::kDatabase})
+                  .value()
+                  ->Write(0, std::vector<uint8_t>(8192, 'x')),
+              IsOk());
+  EXPECT_THAT(Db::Open("/junk.db", o),
+              StatusIs(absl::StatusCode::kInvalidArgument, "not a journalkv database"));
+}
+
 TEST(DbTest, CloseRefusesWhileTransactionsAreOpen) {
   vfs::MemFileSystem fs;
   auto db = MustOpen("/x.db", MemOptions(&fs));
@@ -138,7 +194,9 @@ TEST(DbTest, CloseRefusesWhileTransactionsAreOpen) {
 
 TEST(DbTest, StatsCountCommitsAndIo) {
   vfs::MemFileSystem fs;
-  auto db = MustOpen("/x.db", MemOptions(&fs));
+  Options o = MemOptions(&fs);
+  o.journal_mode = JournalMode::kDelete;  // the rollback journal's flushes
+  auto db = MustOpen("/x.db", o);
   for (int i = 0; i < 10; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "v"), IsOk());
   DbStats s = db->Stats();
   EXPECT_EQ(s.commits, 10u);

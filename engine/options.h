@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -36,7 +37,12 @@ using checkpoint::PolicyDecision;
 using checkpoint::ParseCheckpointPolicy;
 
 struct Options {
-  JournalMode journal_mode = JournalMode::kDelete;
+  // Unset (the default): a new database is created in wal mode, and an existing one opens in
+  // the family it was last used in (wal, or delete for a rollback-family database), so an
+  // opener that names no mode never switches a database. Set: that mode, switching the
+  // database's family when it differs (refused while other connections have it open).
+  // Db::options() reports the mode in use.
+  std::optional<JournalMode> journal_mode;
   SyncLevel sync = SyncLevel::kFull;
   // Used when the database is created; an existing database keeps its own page size.
   uint32_t page_size = 4096;

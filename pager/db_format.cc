@@ -42,7 +42,7 @@ void EncodeDbHeader(const DbHeader& h, absl::Span<uint8_t> page) {
   EncodeFixed32(p + 32, h.page_count);
   EncodeFixed32(p + 36, h.freelist_head.value());
   EncodeFixed32(p + 40, h.freelist_count);
-  p[44] = static_cast<uint8_t>(h.journal_family);
+  p[kJournalFamilyOffset] = static_cast<uint8_t>(h.journal_family);
   for (int i = 0; i < kNumMetaSlots; ++i) EncodeFixed32(p + 48 + 4 * i, h.meta[i]);
 }
 

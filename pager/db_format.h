@@ -65,6 +65,8 @@ inline constexpr uint32_t kChangeCounterOffset = 24;
 
 // On disk: never renumber.
 enum class JournalFamily : uint8_t { kRollback = 0, kWal = 1, kWal2 = 2 };
+// Where page 1 records the family (the table above).
+inline constexpr uint32_t kJournalFamilyOffset = 44;
 
 inline constexpr uint32_t UsableSize(uint32_t page_size) {
   return page_size - kPageTrailerSize;

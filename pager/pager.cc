@@ -1,6 +1,7 @@
 #include "pager/pager.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -52,6 +53,26 @@ Pager::~Pager() {
     wal_.reset();
   }
   lock_.Release().IgnoreError();  // closing the file drops every lock anyway
+}
+
+absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
+                                                     const std::string& path) {
+  JKV_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
+  if (!exists) return JournalMode::kWal;
+  JKV_ASSIGN_OR_RETURN(bool has_log, fs->Exists(path + "-wal"));
+  if (has_log) return JournalMode::kWal;
+  JKV_ASSIGN_OR_RETURN(bool is_dir, fs->IsDirectory(path));
+  if (is_dir) return JournalMode::kWal;  // Open names the problem
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
+                       fs->Open(path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kDatabase}));
+  JKV_ASSIGN_OR_RETURN(uint64_t size, file->Size());
+  std::array<uint8_t, kJournalFamilyOffset + 1> prefix{};
+  if (size < prefix.size()) return JournalMode::kWal;
+  JKV_RETURN_IF_ERROR(file->Read(0, absl::MakeSpan(prefix)));
+  if (std::memcmp(prefix.data(), kMagic, sizeof(kMagic)) != 0) return JournalMode::kWal;
+  return static_cast<JournalFamily>(prefix[kJournalFamilyOffset]) == JournalFamily::kRollback
+             ? JournalMode::kDelete
+             : JournalMode::kWal;
 }
 
 absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const std::string& path,

@@ -243,6 +243,13 @@ class Pager {
   // journal. InvalidArgument for a directory or a file that is not a journalkv database,
   // FailedPrecondition for a newer format, DataLoss for a truncated or damaged header. A file
   // that is refused is left untouched.
+  // The journal mode of an opener that names none: wal for a database that does not exist yet
+  // (or is empty), and for one whose header or log says it was last used in a WAL mode;
+  // delete for one of the rollback family. A file that is not a journalkv database gets wal,
+  // and Open then says what is wrong with it. Reads the header without locks: a family switch
+  // racing it only means the opener switches the family back, under the usual locks.
+  static absl::StatusOr<JournalMode> DefaultJournalMode(vfs::FileSystem* fs,
+                                                        const std::string& path);
   static absl::StatusOr<std::unique_ptr<Pager>> Open(vfs::FileSystem* fs, const std::string& path,
                                                      const PagerOptions& options);
   ~Pager();

@@ -93,12 +93,14 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(wal_path_));
   absl::StatusOr<std::unique_ptr<wal::WalLog>> log = wal::WalLog::Open(fs_, wal_path_, read_only);
   if (read_only && absl::IsNotFound(log.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(wal_path_, ": missing, and a read-only connection cannot create it"));
+    // No log (the last connection removed it): the database file holds every commit. A
+    // read-only connection cannot create the log; it opens it at the first snapshot that has
+    // frames, which a writer that created it has published (OpenLogForReading).
+  } else {
+    JKV_RETURN_IF_ERROR(log.status());
+    log_ = std::move(*log);
   }
-  JKV_RETURN_IF_ERROR(log.status());
-  log_ = std::move(*log);
-  if (!log_existed && options_.sync != SyncLevel::kOff) {
+  if (!log_existed && !read_only && options_.sync != SyncLevel::kOff) {
     // W5: the new log's directory entry is durable before any frame in it is relied on.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
   }
@@ -324,7 +326,10 @@ absl::Status WalStrategy::ClaimSlot() {
 
 // W6. Rebuilds the index from the log: the valid prefix of the log is the truth.
 absl::Status WalStrategy::RecoverIndex() {
-  JKV_ASSIGN_OR_RETURN(wal::ScanResult scan, log_->Scan(page_size_));
+  wal::ScanResult scan;  // no log file (a read-only connection found none): an empty log
+  if (log_ != nullptr) {
+    JKV_ASSIGN_OR_RETURN(scan, log_->Scan(page_size_));
+  }
   if (scan.mx_frame > 0 && options_.sync >= SyncLevel::kFull) {
     // W6: frames a crashed writer wrote but never synced are about to be published: make them
     // durable first, so that what readers see from now on survives a power loss (and a FULL
@@ -430,6 +435,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
     WalSnapshot snap{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
+    if (log_ == nullptr && snap.mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading());
     const uint64_t pin = snap.pin();
     const uint64_t held = open_pins_.empty() ? 0 : open_pins_.begin()->first;
     if (held != 0 && held <= pin) {
@@ -455,6 +461,20 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
       return absl::ResourceExhaustedError("busy: could not pin a snapshot of the log");
     }
   }
+}
+
+// A read-only connection that joined with no log: a writer has since created it and published
+// frames in it, so it exists (only the last connection removes it, and this one is open).
+absl::Status WalStrategy::OpenLogForReading() {
+  absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
+      wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
+  if (!log.ok()) {
+    return absl::Status(log.status().code(),
+                        absl::StrCat("the wal-index publishes frames, but ", wal_path_,
+                                     " cannot be opened: ", log.status().message()));
+  }
+  log_ = std::move(*log);
+  return absl::OkStatus();
 }
 
 void WalStrategy::EndRead(const WalSnapshot& snapshot) {

@@ -203,6 +203,8 @@ class WalStrategy {
   absl::Status RefreshPrivate();
   bool RestartAllowed();
   absl::Status ClaimSlot();
+  // A read-only connection that joined with no log opens it. REQUIRES: the pager's mutex.
+  absl::Status OpenLogForReading();
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
   absl::Status RepairHeader();
@@ -225,6 +227,8 @@ class WalStrategy {
   std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
+  // Null only in a read-only connection until a snapshot has frames (set once, under the
+  // pager's mutex, before any read of a frame).
   std::unique_ptr<wal::WalLog> log_;
   int slot_ = -1;
 

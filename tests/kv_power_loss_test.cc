@@ -154,7 +154,7 @@ TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
     }
   }
   std::printf("kv %s/%s: %zu crash points (%zu after syncs), %d crash runs, %d rollbacks\n",
-              std::string(JournalModeName(options.journal_mode)).c_str(),
+              std::string(JournalModeName(*options.journal_mode)).c_str(),
               std::string(SyncLevelName(options.sync)).c_str(), points.size(),
               sync_points.size(), tried, rollbacks);
   EXPECT_GT(rollbacks, 0);

@@ -103,6 +103,32 @@ TEST_P(WalTest, ACommitCostsOneDataOnlyFlushOfTheLog) {
   EXPECT_EQ(after.log_bytes, before.log_bytes);
 }
 
+// The last close removes -wal and -shm; a read-only connection opens the database anyway (it
+// may not create the log), and opens the log once a writer has created it and committed.
+TEST_P(WalTest, ReadOnlyConnectionOpensAClosedWalDatabaseAndSeesLaterCommits) {
+  ASSERT_THAT(Open(WalOptions())->Put("a", "1"), IsOk());
+  ASSERT_FALSE(Exists(path_ + "-wal"));
+  Options ro = WalOptions();
+  ro.read_only = true;
+  std::unique_ptr<Db> reader = Open(ro);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(**reader->Get("a"), "1");
+  EXPECT_FALSE(Exists(path_ + "-wal"));
+  EXPECT_THAT(reader->Put("b", "2"), StatusIs(absl::StatusCode::kFailedPrecondition, "read-only"));
+  {
+    std::unique_ptr<Db> writer = Open(WalOptions());
+    ASSERT_THAT(writer->Put("b", "2"), IsOk());
+    EXPECT_EQ(**reader->Get("b"), "2");
+    ASSERT_THAT(writer->Put("a", "3"), IsOk());
+  }  // not the last connection: the log stays, and the reader keeps reading it
+  EXPECT_TRUE(Exists(path_ + "-wal"));
+  EXPECT_EQ(**reader->Get("a"), "3");
+  EXPECT_EQ(**reader->Get("b"), "2");
+  reader.reset();
+  std::unique_ptr<Db> after = Open(WalOptions());
+  EXPECT_EQ(**after->Get("a"), "3");
+}
+
 // WAL readers find commits through the index, so a commit logs page 1 only when the header
 // changed: overwriting a value in place is one frame.
 TEST_P(WalTest, AnOverwriteInPlaceIsOneFrame) {
@@ -241,6 +267,7 @@ TEST_P(WalTest, LargeTransactionSpillsFramesAndRollbackHidesThem) {
 TEST_P(WalTest, SwitchingBetweenRollbackAndWal) {
   Options rollback;
   rollback.file_system = fs_;
+  rollback.journal_mode = JournalMode::kDelete;
   {
     std::unique_ptr<Db> db = Open(rollback);
     ASSERT_THAT(db->Put("from", "delete"), IsOk());

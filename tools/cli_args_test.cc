@@ -16,12 +16,14 @@ using ::testing::ElementsAre;
 
 absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) { return ParseCommandLine(args); }
 
-TEST(ParseCommandLineTest, DefaultsAreDeleteAndFull) {
+// No --journal: the mode is left to Db::Open (wal for a new database, the database's own
+// family otherwise).
+TEST(ParseCommandLineTest, DefaultsAreTheDatabasesOwnModeAndFull) {
   JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "count"}));
   EXPECT_FALSE(cl.help);
   EXPECT_EQ(cl.db_path, "x.db");
   EXPECT_EQ(cl.command.name, "count");
-  EXPECT_EQ(cl.options.journal_mode, JournalMode::kDelete);
+  EXPECT_EQ(cl.options.journal_mode, std::nullopt);
   EXPECT_EQ(cl.options.sync, SyncLevel::kFull);
   EXPECT_FALSE(cl.options.read_only);
 }

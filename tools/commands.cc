@@ -80,7 +80,7 @@ absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out)
       << "free_pages " << stats.freelist_pages << '\n'
       << "file_size " << file_size << '\n'
       << "keys " << keys << '\n'
-      << "journal_mode " << JournalModeName(o.journal_mode) << '\n'
+      << "journal_mode " << JournalModeName(*o.journal_mode) << '\n'
       << "sync " << SyncLevelName(o.sync) << '\n'
       << "read_only " << (o.read_only ? "yes" : "no") << '\n'
       << "cache_pages " << o.cache_pages << '\n'

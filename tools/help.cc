@@ -14,7 +14,9 @@ jkv reads and writes the journalkv database DBPATH, creating it when it does not
 exist (unless --read-only).
 
 Options (before DBPATH; "--" ends them):
-  --journal=MODE        delete (default), truncate, persist, memory, off or wal
+  --journal=MODE        wal, delete, truncate, persist, memory or off; without it
+                        a new database is created in wal and an existing one keeps
+                        its family (wal, or delete for a rollback journal)
                         (wal2 is not implemented yet: an error)
   --sync=LEVEL          off, normal, full (default) or extra
   --page-size=N         page size of a new database: a power of two from 512 to
@@ -46,7 +48,7 @@ Commands:
                   and exit 2
   info            print "name value" lines: path, page_size, page_count,
                   free_pages, file_size, journal_mode, sync, read_only, keys
-                  (journal_mode and sync are this invocation's options); in
+                  (journal_mode is the mode in use, sync this invocation's); in
                   wal mode also the log's state and checkpoint_policy (this
                   invocation's --checkpoint), and background_errors and
                   background_last_error if a background checkpoint failed

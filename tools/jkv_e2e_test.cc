@@ -270,9 +270,24 @@ TEST_F(JkvTest, BadOptionValuesExitTwo) {
 
 TEST_F(JkvTest, Wal2AndRollbackCheckpointsAreClearErrors) {
   ExpectError(Jkv({"--journal=wal2", db_, "count"}), "journal mode wal2 is not implemented yet");
-  ExpectError(Jkv({db_, "checkpoint"}), "checkpoint needs journal mode wal");
+  ExpectError(Jkv({"--journal=delete", db_, "checkpoint"}), "checkpoint needs journal mode wal");
+  // A rollback database stays one without --journal, so checkpoints stay refused.
   ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal");
   ExpectError(Jkv({db_, "checkpoint", "sideways"}), "unknown checkpoint mode \"sideways\"");
+}
+
+// Without --journal a new database is created in wal, and each later invocation keeps the
+// database's own family.
+TEST_F(JkvTest, WalIsTheDefaultForNewDatabasesAndOthersKeepTheirFamily) {
+  ExpectOk({"put", "k", "v"}, "");
+  Result r = Jkv({db_, "info"});
+  EXPECT_THAT(r.out, ::testing::HasSubstr("journal_mode wal\n")) << r;
+  r = Jkv({db_, "checkpoint"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  ASSERT_EQ(Jkv({"--journal=persist", db_, "put", "k", "w"}).exit_code, 0);
+  r = Jkv({db_, "info"});
+  EXPECT_THAT(r.out, ::testing::HasSubstr("journal_mode delete\n")) << r;
+  ExpectOk({"get", "k"}, "w\n");
 }
 
 TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
@@ -416,7 +431,7 @@ TEST_F(JkvTest, CheckAndInfo) {
   EXPECT_EQ(fields["path"], db_);
   EXPECT_EQ(fields["page_size"], "4096");
   EXPECT_EQ(fields["keys"], "500");
-  EXPECT_EQ(fields["journal_mode"], "delete");
+  EXPECT_EQ(fields["journal_mode"], "wal");  // the default for a new database
   EXPECT_EQ(fields["sync"], "full");
   EXPECT_EQ(fields["read_only"], "no");
   EXPECT_EQ(fields["free_pages"], "0");
@@ -480,8 +495,7 @@ TEST_F(JkvTest, ShellAnswersEveryLineAndExitsZero) {
       "write a backslash as \\x5c)",
       "error: unknown command \"frobnicate\" (try help)",
       "ok",  // del of a missing key
-      "error: checkpoint needs journal mode wal; this database is in delete mode, which writes "
-      "straight to the database file (nothing to checkpoint)",
+      "ok",  // checkpoint: in wal, the default
       ""};
   EXPECT_EQ(lines, expected);
 }

@@ -164,8 +164,7 @@ TEST_F(ShellTest, ErrorsAnswerOneLineAndTheShellGoesOn) {
             "error: value: bad escape at offset 0: token ends with '\\' (write \\x5c)\n"
             "error: value: bad escape at offset 1: \\x must be followed by two hex digits\n"
             "error: key: byte 0x09 at offset 1 must be escaped as \\x09\n"
-            "error: checkpoint needs journal mode wal; this database is in delete mode, which "
-            "writes straight to the database file (nothing to checkpoint)\n"
+            "ok\n"  // checkpoint: the database is in wal, the default
             "error: unknown checkpoint mode \"sideways\" (expected passive, full, restart or "
             "truncate)\n"
             "error: quit takes no arguments\n"
