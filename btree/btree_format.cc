@@ -58,31 +58,23 @@ std::string MakeInteriorCell(absl::string_view key, PageNo child) {
 
 absl::StatusOr<LeafCell> DecodeLeafCell(PageNo page_no, absl::Span<const uint8_t> page,
                                         uint32_t offset) {
-  const uint32_t usable = static_cast<uint32_t>(page.size());
-  if (offset < kPageHeaderSize || uint64_t{offset} + kCellHeaderSize > usable) {
-    return CellError(page_no, offset, "cell header out of bounds");
-  }
-  const uint8_t* p = page.data() + offset;
-  const uint32_t key_size = DecodeFixed16(p);
-  const uint32_t value_size = DecodeFixed32(p + 2);
-  if (key_size > MaxKeySize(usable) || value_size > kMaxValueSize) {
-    return CellError(page_no, offset,
-                     absl::StrCat("impossible sizes (key ", key_size, ", value ", value_size, ")"));
-  }
-  const uint32_t size = LeafCellSize(usable, key_size, value_size);
-  if (uint64_t{offset} + size > usable) {
-    return CellError(page_no, offset, absl::StrCat("cell of ", size, " bytes runs past the page"));
-  }
   LeafCell cell;
-  cell.size = size;
-  cell.value_size = value_size;
-  cell.key = absl::string_view(reinterpret_cast<const char*>(p) + kCellHeaderSize, key_size);
-  const uint32_t local = LocalValueSize(usable, key_size, value_size);
-  cell.local_value = absl::string_view(cell.key.data() + key_size, local);
-  if (local < value_size) {
-    cell.overflow_page = PageNo(DecodeFixed32(p + kCellHeaderSize + key_size + local));
+  switch (DecodeLeafCellInto(page, offset, &cell)) {
+    case LeafCellProblem::kNone:
+      return cell;
+    case LeafCellProblem::kHeaderOutOfBounds:
+      return CellError(page_no, offset, "cell header out of bounds");
+    case LeafCellProblem::kImpossibleSizes:
+      return CellError(page_no, offset,
+                       absl::StrCat("impossible sizes (key ", DecodeFixed16(page.data() + offset),
+                                    ", value ", DecodeFixed32(page.data() + offset + 2), ")"));
+    case LeafCellProblem::kPastThePage:
+      break;
   }
-  return cell;
+  const uint32_t usable = static_cast<uint32_t>(page.size());
+  const uint32_t size = LeafCellSize(usable, DecodeFixed16(page.data() + offset),
+                                     DecodeFixed32(page.data() + offset + 2));
+  return CellError(page_no, offset, absl::StrCat("cell of ", size, " bytes runs past the page"));
 }
 
 absl::StatusOr<InteriorCell> DecodeInteriorCell(PageNo page_no, absl::Span<const uint8_t> page,

@@ -93,6 +93,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/endian.h"
 #include "base/types.h"
 
 namespace journalkv::btree {
@@ -209,6 +210,37 @@ std::string MakeLeafCell(uint32_t usable_size, absl::string_view key, uint32_t v
 
 void EncodeInteriorCell(absl::string_view key, PageNo child, uint8_t* dst);
 std::string MakeInteriorCell(absl::string_view key, PageNo child);
+
+// What is wrong with a leaf cell, if anything (DecodeLeafCell words it).
+enum class LeafCellProblem { kNone, kHeaderOutOfBounds, kImpossibleSizes, kPastThePage };
+
+// The decoding itself, inline for scans: fills *cell unless a problem is returned.
+inline LeafCellProblem DecodeLeafCellInto(absl::Span<const uint8_t> page, uint32_t offset,
+                                          LeafCell* cell) {
+  const uint32_t usable = static_cast<uint32_t>(page.size());
+  if (offset < kPageHeaderSize || uint64_t{offset} + kCellHeaderSize > usable) {
+    return LeafCellProblem::kHeaderOutOfBounds;
+  }
+  const uint8_t* p = page.data() + offset;
+  const uint32_t key_size = base::DecodeFixed16(p);
+  const uint32_t value_size = base::DecodeFixed32(p + 2);
+  if (key_size > MaxKeySize(usable) || value_size > kMaxValueSize) {
+    return LeafCellProblem::kImpossibleSizes;
+  }
+  const uint32_t local = LocalValueSize(usable, key_size, value_size);
+  const bool overflows = local < value_size;
+  const uint32_t size =
+      kCellHeaderSize + key_size + local + (overflows ? kOverflowPointerSize : 0);
+  if (uint64_t{offset} + size > usable) return LeafCellProblem::kPastThePage;
+  const char* key = reinterpret_cast<const char*>(p) + kCellHeaderSize;
+  cell->size = size;
+  cell->value_size = value_size;
+  cell->key = absl::string_view(key, key_size);
+  cell->local_value = absl::string_view(key + key_size, local);
+  cell->overflow_page =
+      overflows ? PageNo(base::DecodeFixed32(p + kCellHeaderSize + key_size + local)) : PageNo(0);
+  return LeafCellProblem::kNone;
+}
 
 // Decodes the leaf cell at `offset` of a page of `page.size()` (= U) bytes. DataLoss naming
 // `page_no` and the offset when the cell does not lie within the page or is impossible.

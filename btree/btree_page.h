@@ -80,6 +80,11 @@ class PageView {
   absl::StatusOr<LeafCell> leaf_cell(int i) const {
     return DecodeLeafCell(page_no_, data(), cell_offset(i));
   }
+  // As leaf_cell(i), inline and without a Status on success (scans); false for a damaged
+  // cell, which leaf_cell(i) then describes.
+  bool leaf_cell_into(int i, LeafCell* cell) const {
+    return DecodeLeafCellInto(data(), cell_offset(i), cell) == LeafCellProblem::kNone;
+  }
   absl::StatusOr<InteriorCell> interior_cell(int i) const {
     return DecodeInteriorCell(page_no_, data(), cell_offset(i));
   }

@@ -37,15 +37,17 @@ void Cursor::Reset() {
   status_ = absl::OkStatus();
 }
 
+// Decodes the whole cell once: a scan then reads the value without decoding it again.
 absl::Status Cursor::LoadKey() {
   const Frame& leaf = frames_.back();
-  const absl::string_view key = leaf.view.key(leaf.index);
-  if (leaf.view.damaged()) return leaf.view.DamageError();
+  if (!leaf.view.leaf_cell_into(leaf.index, &cell_)) {
+    return leaf.view.leaf_cell(leaf.index).status();  // DataLoss saying what is wrong
+  }
   if (writable_) {
-    key_copy_.assign(key.data(), key.size());
+    key_copy_.assign(cell_.key.data(), cell_.key.size());
     key_ = key_copy_;
   } else {
-    key_ = key;  // the leaf stays pinned in frames_ while the cursor is on it
+    key_ = cell_.key;  // the leaf stays pinned in frames_ while the cursor is on it
   }
   valid_ = true;
   return absl::OkStatus();
@@ -206,11 +208,9 @@ bool Cursor::Valid() {
 // The current value: a view into the leaf when it is stored there, else assembled from its
 // overflow chain into *assembled.
 absl::StatusOr<absl::string_view> Cursor::CurrentValue(std::string* assembled) {
-  if (!Valid()) return status_.ok() ? NotOnKey() : status_;
-  const Frame& leaf = frames_.back();
-  JKV_ASSIGN_OR_RETURN(LeafCell cell, leaf.view.leaf_cell(leaf.index));
-  if (cell.local_value.size() == cell.value_size) return cell.local_value;
-  JKV_RETURN_IF_ERROR(btree::ReadValue(pages_, leaf.view.page_no(), cell, assembled));
+  if (!Valid()) return status_.ok() ? NotOnKey() : status_;  // re-seeks (and reloads cell_)
+  if (cell_.local_value.size() == cell_.value_size) return cell_.local_value;
+  JKV_RETURN_IF_ERROR(btree::ReadValue(pages_, frames_.back().view.page_no(), cell_, assembled));
   return absl::string_view(*assembled);
 }
 

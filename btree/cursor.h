@@ -114,6 +114,9 @@ class Cursor {
   // The current key: in the leaf page when !writable_, else in key_copy_.
   absl::string_view key_;
   std::string key_copy_;
+  // The current cell, decoded by LoadKey; its views point into the pinned leaf, which does
+  // not change while the tree does not (Valid() re-seeks, and so reloads it, when it has).
+  LeafCell cell_;
   std::string value_buffer_;  // ValueView()'s value when it lives in overflow pages
   bool valid_ = false;
   uint64_t seen_writes_ = 0;  // write_count() when the cursor last moved (writable_ only)

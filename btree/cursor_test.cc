@@ -305,5 +305,24 @@ TEST_F(CursorTest, DamagedPageIsDataLossAndLeavesTheCursorInvalid) {
   EXPECT_FALSE(c.Valid());
 }
 
+// The cursor decodes each cell whole when it lands on it (the value is then read without a
+// second decode): a cell with an impossible value size is DataLoss naming the page at once.
+TEST_F(CursorTest, ACellWithAnImpossibleValueSizeIsDataLossWhereTheCursorLands) {
+  Fill(3);  // one leaf: the root
+  const PageNo leaf(pages_.meta(kRootMetaSlot));
+  absl::Span<uint8_t> page = pages_.RawPageForTesting(leaf);
+  const uint32_t cell = base::DecodeFixed16(page.data() + kPageHeaderSize + kCellPointerSize);
+  base::EncodeFixed32(page.data() + cell + 2, kMaxValueSize + 1);  // cell 1's value_size
+  Cursor c(pages_);
+  JKV_ASSERT_OK(c.SeekToFirst());
+  JKV_ASSERT_OK_AND_ASSIGN(absl::string_view v, c.ValueView());
+  EXPECT_EQ(v, "v0");
+  EXPECT_THAT(c.Next(), StatusIs(absl::StatusCode::kDataLoss,
+                                 absl::StrCat("page ", leaf.value(), ": cell at offset ", cell,
+                                              ": impossible sizes")));
+  EXPECT_FALSE(c.Valid());
+  EXPECT_THAT(c.Seek(NumKey(2)), StatusIs(absl::StatusCode::kDataLoss, "impossible sizes"));
+}
+
 }  // namespace
 }  // namespace journalkv::btree
