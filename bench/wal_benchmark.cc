@@ -278,7 +278,7 @@ std::string Key(uint64_t i) {
 class TempDb {
  public:
   static absl::StatusOr<std::unique_ptr<TempDb>> Open(
-      JournalMode mode, const std::string& policy = "threshold:1000") {
+      JournalMode mode, const std::string& policy = "threshold:1000", uint64_t keys = kFewKeys) {
     auto bench = std::unique_ptr<TempDb>(new TempDb());
     const char* base = std::getenv("TEST_TMPDIR");
     if (base == nullptr) base = std::getenv("TMPDIR");
@@ -294,7 +294,7 @@ class TempDb {
     JKV_ASSIGN_OR_RETURN(bench->db_, Db::Open((bench->dir_ / "bench.db").string(), options));
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, bench->db_->BeginWrite());
     const std::string value(kValueSize, 'v');
-    for (uint64_t i = 0; i < kFewKeys; ++i) JKV_RETURN_IF_ERROR(txn->Put(Key(i), value));
+    for (uint64_t i = 0; i < keys; ++i) JKV_RETURN_IF_ERROR(txn->Put(Key(i), value));
     JKV_RETURN_IF_ERROR(txn->Commit());
     return bench;
   }
@@ -451,6 +451,41 @@ void BM_WalGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode:
 void BM_DeleteGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode::kDelete); }
 BENCHMARK(BM_WalGetCached);
 BENCHMARK(BM_DeleteGetCached);
+
+// jkvbench's scan as one iteration: a read transaction, an iterator, a Seek to a random
+// loaded key and 100 pairs read with value_view, every page cached. What a scan costs beside
+// the pairs it reads (the transaction, the iterator, the descent) is the difference from 100
+// times BM_CursorNextReadValue (bench/tree_benchmark.cc).
+void BM_Scan100Cached(benchmark::State& state, JournalMode mode) {
+  constexpr uint64_t kKeys = 5000;  // as jkvbench's default scan: 130 leaves, all cached
+  absl::StatusOr<std::unique_ptr<TempDb>> bench = TempDb::Open(mode, "threshold:1000", kKeys);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  std::mt19937_64 rng(1);
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db.BeginRead();
+    if (Failed(state, txn.status())) break;
+    std::unique_ptr<Iterator> it = (*txn)->NewIterator();
+    int n = 0;
+    for (it->Seek(Key(rng() % (kKeys - 100))); n < 100 && it->Valid(); it->Next(), ++n) {
+      absl::StatusOr<absl::string_view> value = it->value_view();
+      if (!value.ok()) break;
+      bytes += it->key().size() + value->size();
+    }
+    if (Failed(state, it->status())) break;
+  }
+  benchmark::DoNotOptimize(bytes);
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_WalScan100Cached(benchmark::State& state) {
+  BM_Scan100Cached(state, JournalMode::kWal);
+}
+void BM_DeleteScan100Cached(benchmark::State& state) {
+  BM_Scan100Cached(state, JournalMode::kDelete);
+}
+BENCHMARK(BM_WalScan100Cached);
+BENCHMARK(BM_DeleteScan100Cached);
 
 // One autocommit overwrite of a cached key per iteration in WAL mode under a checkpoint
 // policy: the commit path with the policy's question after it (the log's state: the index

@@ -196,8 +196,8 @@ absl::Status Cursor::Prev() {
   return status;
 }
 
-bool Cursor::Valid() {
-  if (valid_ && TreeChanged()) {
+bool Cursor::Reposition() {
+  if (TreeChanged()) {
     const std::string current(key_);
     absl::Status status = Seek(current);
     if (!status.ok()) status_ = std::move(status);

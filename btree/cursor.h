@@ -69,7 +69,7 @@ class Cursor {
 
   // Whether the cursor is on a key. Repositions it first when the tree has been written since
   // the cursor last moved (see the header comment); an error doing so is kept in status().
-  bool Valid();
+  bool Valid() { return writable_ && valid_ ? Reposition() : valid_; }
 
   // The current key. REQUIRES: Valid(). The view is valid until the cursor next moves.
   absl::string_view key() const { return key_; }
@@ -97,6 +97,8 @@ class Cursor {
   enum class Edge { kFirst, kLast };
 
   bool TreeChanged() const;
+  // Valid() of a cursor over a PageWriter: re-seeks first when the tree has changed.
+  bool Reposition();
   absl::StatusOr<absl::string_view> CurrentValue(std::string* assembled);
   void Reset();
   absl::Status LoadKey();

@@ -8,8 +8,8 @@ Iterator::Iterator(pager::PageReader& pages) : cursor_(std::make_unique<btree::C
 
 Iterator::~Iterator() = default;
 
-void Iterator::Keep(absl::Status s) {
-  if (!s.ok() && status_.ok()) status_ = std::move(s);
+void Iterator::Keep(const absl::Status& s) {
+  if (!s.ok() && status_.ok()) status_ = s;
 }
 
 void Iterator::Seek(absl::string_view key) { Keep(cursor_->Seek(key)); }

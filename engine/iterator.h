@@ -57,7 +57,7 @@ class Iterator {
   friend class ReadTransaction;
   friend class WriteTransaction;
   explicit Iterator(pager::PageReader& pages);
-  void Keep(absl::Status s);
+  void Keep(const absl::Status& s);
 
   std::unique_ptr<btree::Cursor> cursor_;
   absl::Status status_;
