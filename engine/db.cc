@@ -54,8 +54,17 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
     JKV_ASSIGN_OR_RETURN(po.checkpoint_policy, ParseCheckpointPolicy(options.checkpoint_policy));
   }
   po.exclusive_locking = options.exclusive_locking;
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::Pager> pager, pager::Pager::Open(fs, path, po));
-  return std::unique_ptr<Db>(new Db(path, resolved, std::move(owned), std::move(pager)));
+  absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);
+  if (!pager.ok() && !options.journal_mode.has_value() && po.journal_mode == JournalMode::kWal &&
+      absl::IsUnimplemented(pager.status())) {
+    // The caller did not ask for wal: say what to ask for where wal cannot work.
+    return absl::UnimplementedError(absl::StrCat(
+        pager.status().message(),
+        "; wal is the default journal mode: name a rollback journal mode (journal_mode delete, "
+        "jkv --journal=delete) or use exclusive_locking"));
+  }
+  if (!pager.ok()) return pager.status();
+  return std::unique_ptr<Db>(new Db(path, resolved, std::move(owned), std::move(*pager)));
 }
 
 absl::Status Db::Close() {

@@ -201,8 +201,6 @@ absl::Status Pager::LeaveWalLocked() {
     return absl::FailedPreconditionError(absl::StrCat(
         path_, ": the database is in wal mode; open it in wal mode to read it read-only"));
   }
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WalStrategy> wal,
-                       WalStrategy::Open(fs_, path_, db_file_.get(), page_size_, options_));
   JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
   bool exclusive = false;
   if (reserved) {
@@ -215,9 +213,25 @@ absl::Status Pager::LeaveWalLocked() {
                "switch to ", JournalModeName(options_.journal_mode),
         " mode only when no other connection is open"));
   }
-  absl::Status s = wal->CloseLast();
-  wal.reset();
-  JKV_RETURN_IF_ERROR(s);
+  // Alone: every WAL connection holds SHARED for its whole life, so no process has the -shm
+  // mapped. The log is copied back through a heap index (as with exclusive locking), which
+  // also works where the file system has no shared memory (a database a WAL opener created
+  // there before it failed is not stuck), and the -shm, if any, is removed after it.
+  PagerOptions alone = options_;
+  alone.exclusive_locking = true;
+  absl::StatusOr<std::unique_ptr<WalStrategy>> wal =
+      WalStrategy::Open(fs_, path_, db_file_.get(), page_size_, alone);
+  absl::Status s = wal.ok() ? (*wal)->CloseLast() : wal.status();
+  if (wal.ok()) wal->reset();
+  if (s.ok()) {
+    absl::StatusOr<bool> shm_left = fs_->Exists(path_ + "-shm");
+    s = shm_left.ok() ? (*shm_left ? fs_->Delete(path_ + "-shm") : absl::OkStatus())
+                      : shm_left.status();
+  }
+  if (!s.ok()) {
+    lock_.DowngradeToShared().IgnoreError();
+    return s;
+  }
   JKV_ASSIGN_OR_RETURN(bool wal_left, fs_->Exists(path_ + "-wal"));
   if (wal_left) {
     lock_.DowngradeToShared().IgnoreError();

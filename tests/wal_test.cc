@@ -452,6 +452,27 @@ TEST(WalNoSharedMemoryTest, OpeningSaysSoAndExclusiveLockingWorks) {
   EXPECT_EQ(**(*db)->Get("k"), "v");
 }
 
+// An opener that named no mode gets wal for a new database; where that cannot work, the error
+// says how to open it instead, and nothing it left behind stops a rollback-mode opener.
+TEST(WalNoSharedMemoryTest, TheDefaultModeSaysWhichModeToNameInstead) {
+  NoSharedMemoryFs fs;
+  Options o;
+  o.file_system = &fs;
+  EXPECT_THAT(Db::Open("/y.db", o),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "name a rollback journal mode (journal_mode delete, jkv --journal=delete)"));
+  o.journal_mode = JournalMode::kDelete;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/y.db", o);
+  ASSERT_THAT(db, IsOk());
+  ASSERT_THAT((*db)->Put("k", "v"), IsOk());
+  db->reset();
+  o.journal_mode.reset();  // a rollback database now: the default keeps it
+  db = Db::Open("/y.db", o);
+  ASSERT_THAT(db, IsOk());
+  EXPECT_EQ((*db)->options().journal_mode, JournalMode::kDelete);
+  EXPECT_EQ(**(*db)->Get("k"), "v");
+}
+
 INSTANTIATE_TEST_SUITE_P(Fs, WalTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "posix" : "mem";
