@@ -118,12 +118,14 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
     JKV_RETURN_IF_ERROR(pager->SetFamily(JournalFamily::kRollback));
   }
   if (wal) {
-    if (family != JournalFamily::kWal) {
+    const absl::Time switch_deadline = pager->Deadline();
+    while (family != JournalFamily::kWal) {
       absl::Status s = pager->SetFamily(JournalFamily::kWal);
       if (!s.ok()) {
         return absl::Status(s.code(), absl::StrCat(path, ": cannot switch to wal mode: ",
                                                     s.message()));
       }
+      CallWalHook("open:family_switched");
       base::MutexLock lock(&pager->mu_);
       JKV_RETURN_IF_ERROR(pager->Retry(pager->Deadline(), false,
                                        "another connection is writing the database",
@@ -132,6 +134,17 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       absl::Status recovered = pager->RecoverLocked(pager->Deadline());
       pager->opening_ = false;
       JKV_RETURN_IF_ERROR(recovered);
+      // The switch commits without SHARED held after it: a rollback-mode opener that came in
+      // between may have switched the family back. Only under SHARED does it stay put.
+      family = pager->header_.journal_family;
+      if (family != JournalFamily::kWal) {
+        JKV_RETURN_IF_ERROR(pager->lock_.Release());
+        if (absl::Now() >= switch_deadline) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "busy: ", path, ": another connection keeps switching it to a rollback journal "
+              "mode"));
+        }
+      }
     }
     if (options.exclusive_locking) {
       base::MutexLock lock(&pager->mu_);

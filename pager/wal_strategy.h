@@ -129,7 +129,9 @@ struct WalProgress {
 // frames are written and before they are synced and published); nullptr: none. Set it while
 // no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
-// to be copied and "policy:released" when it stops (pager_policy.cc).
+// to be copied and "policy:released" when it stops (pager_policy.cc), and a WAL opener of a
+// rollback database "open:family_switched" after it committed the switch, before it takes
+// SHARED again (pager.cc).
 using WalHook = void (*)(const char* point);
 void SetWalHookForTesting(WalHook hook);
 void CallWalHook(const char* point);

@@ -21,6 +21,7 @@ namespace journalkv {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
 
 // Pauses the first thread that reaches the armed point, until released. Armed by the test's
 // main thread before it starts the thread to pause.
@@ -212,6 +213,42 @@ TEST_F(WalInterleavingTest, UnpublishedFramesAreInvisible) {
   Gate::Get().Release();
   writer.join();
   ExpectAll(**b->BeginRead(), "v2");
+}
+
+// A WAL opener of a rollback database commits the family switch and only then takes SHARED
+// for its life. A rollback-mode opener that comes in between switches the family straight
+// back: the WAL opener must notice and switch again, or it would run in wal mode on a database
+// that rollback openers then read directly, missing its commits.
+vfs::FileSystem* switch_back_fs = nullptr;
+int switch_backs = 0;
+void SwitchBackOnce(const char* point) {
+  if (absl::string_view(point) != "open:family_switched" || switch_backs++ > 0) return;
+  Options o;
+  o.journal_mode = JournalMode::kDelete;
+  o.file_system = switch_back_fs;
+  EXPECT_THAT(Db::Open("/x.db", o), IsOk());  // alone: it copies the empty log back
+}
+
+TEST_F(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone) {
+  Options rollback;
+  rollback.journal_mode = JournalMode::kDelete;
+  rollback.file_system = &fs_;
+  ASSERT_THAT((*Db::Open("/x.db", rollback))->Put("a", "1"), IsOk());
+  switch_back_fs = &fs_;
+  switch_backs = 0;
+  pager::SetWalHookForTesting(&SwitchBackOnce);
+  std::unique_ptr<Db> wal = Open();
+  pager::SetWalHookForTesting(&GateHook);
+  ASSERT_NE(wal, nullptr);
+  EXPECT_EQ(switch_backs, 2) << "the opener switched once more after the switch back";
+  ASSERT_THAT(wal->Put("b", "2"), IsOk());
+  EXPECT_THAT(Db::Open("/x.db", rollback), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                                    "other connections have it open"));
+  wal.reset();  // the last close copies the log back
+  absl::StatusOr<std::unique_ptr<Db>> after = Db::Open("/x.db", rollback);
+  ASSERT_THAT(after, IsOk());
+  EXPECT_EQ(**(*after)->Get("a"), "1");
+  EXPECT_EQ(**(*after)->Get("b"), "2");
 }
 
 }  // namespace
