@@ -22,6 +22,23 @@ uint64_t HeaderKey(const WalSnapshot& s) {
   return (uint64_t{s.change} << 32) ^ (uint64_t{s.seq} << 20) ^ s.mx;
 }
 
+// A write transaction's dirty pages as frames to append, sealed and in page order (the last
+// becomes a commit's commit frame); *order gets their page numbers.
+template <typename DirtyMap>
+std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>* order) {
+  order->clear();
+  for (const auto& [n, page] : dirty) order->push_back(n);
+  std::sort(order->begin(), order->end());
+  std::vector<wal::FramePage> pages;
+  pages.reserve(order->size());
+  for (uint32_t n : *order) {
+    PageBuffer& buffer = *dirty.at(n).buffer;
+    SealPage(PageNo(n), Whole(buffer));
+    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
+  }
+  return pages;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadWalPage(const WalSnapshot& snapshot,
@@ -115,14 +132,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWalWrite() {
 
 absl::Status WriteTxn::SpillToLog() {
   std::vector<uint32_t> order;
-  for (const auto& [n, dirty] : dirty_) order.push_back(n);
-  std::sort(order.begin(), order.end());
-  std::vector<wal::FramePage> pages;
-  for (uint32_t n : order) {
-    PageBuffer& buffer = *dirty_[n].buffer;
-    SealPage(PageNo(n), Whole(buffer));
-    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
-  }
+  const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
   // Frames past the published mx_frame: no other connection looks at them, and a rollback or
   // a crash leaves them to be overwritten (W2).
   JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames, pager_->wal_->Spill(pages));
@@ -147,16 +157,8 @@ absl::Status WriteTxn::CommitToLog() {
     page1.original = nullptr;
     EncodeDbHeader(new_header, Whole(*page1.buffer));
   }
-  // Page order; the last frame is the commit frame.
   std::vector<uint32_t> order;
-  for (const auto& [n, dirty] : dirty_) order.push_back(n);
-  std::sort(order.begin(), order.end());
-  std::vector<wal::FramePage> pages;
-  for (uint32_t n : order) {
-    PageBuffer& buffer = *dirty_[n].buffer;
-    SealPage(PageNo(n), Whole(buffer));
-    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
-  }
+  const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
   JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames,
                        pager_->wal_->Commit(pages, new_header.page_count));
   WalSnapshot published;
