@@ -50,12 +50,12 @@ class CkptLock {
 // an older generation, whose reader reads the database file, allows nothing past `backfill`).
 // Pins of dead connections are skipped; a reader that pins after this scan checks the
 // announced target itself. `own_limits` tells whether the caller's own slot is the limit.
-absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, uint32_t seq, uint32_t mx,
+absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, uint32_t mx,
                                    uint32_t backfill, int own_slot, bool* own_limits) {
   uint32_t safe = mx;
   *own_limits = false;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index.pin(slot, 0);
+    const uint64_t pin = index.pin(slot, log);
     if (pin == 0) continue;
     const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;
     if (limit >= safe) continue;
@@ -71,12 +71,15 @@ absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, uint32_t seq, uint32_t 
 
 // Copies the newest version <= safe of every page written in frames (backfill, safe]. Returns
 // false when files.stop ended it early.
-absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, uint32_t backfill, uint32_t safe) {
+absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no, uint32_t backfill,
+                                uint32_t safe) {
+  wal::WalLog* log = files.logs[log_no];
+  if (log == nullptr) return absl::InternalError("checkpoint of a log that is not open");
   absl::flat_hash_map<uint32_t, uint32_t> newest;  // page -> frame
   for (uint32_t f = backfill + 1; f <= safe; ++f) {
-    JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(0, f));
+    JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(log_no, f));
     if (page == 0) {
-      return absl::DataLossError(absl::StrCat(files.log->path(), ": frame ", f,
+      return absl::DataLossError(absl::StrCat(log->path(), ": frame ", f,
                                               " is missing from the wal-index"));
     }
     newest[page] = f;
@@ -86,7 +89,7 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, uint32_t backfill,
   std::vector<uint8_t> image(files.page_size);
   for (const auto& [page, frame] : order) {
     if (files.stop != nullptr && files.stop->load(std::memory_order_acquire)) return false;
-    JKV_RETURN_IF_ERROR(files.log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
+    JKV_RETURN_IF_ERROR(log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
     JKV_RETURN_IF_ERROR(
         files.db->Write(uint64_t{page - 1} * files.page_size, absl::MakeConstSpan(image)));
   }
@@ -136,26 +139,31 @@ wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log) {
   return h;
 }
 
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header) {
-  JKV_DCHECK(index.backfill(0) == header.logs[0].mx_frame);  // every frame copied (C2)
+absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
+                        bool make_current) {
+  JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);  // every frame copied (C2)
   static std::atomic<uint64_t> counter{0};
   std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
                      counter.fetch_add(1), uint64_t{std::random_device()()}};
   std::mt19937 rng(seed);
-  shm::LogState& state = header.logs[0];
-  state.ckpt_seq = (state.ckpt_seq + 1) & 0x7fffffffu;
+  const uint32_t newest = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
+                             ? header.logs[1].ckpt_seq
+                             : header.logs[0].ckpt_seq;
+  shm::LogState& state = header.logs[log];
+  state.ckpt_seq = (newest + 1) & 0x7fffffffu;
   state.salt1 = static_cast<uint32_t>(rng());
   state.salt2 = static_cast<uint32_t>(rng());
   state.mx_frame = 0;
   uint8_t bytes[wal::kWalHeaderSize];
-  state.last_checksum = wal::EncodeWalHeader(LogHeaderFor(header, 0), absl::MakeSpan(bytes));
+  state.last_checksum = wal::EncodeWalHeader(LogHeaderFor(header, log), absl::MakeSpan(bytes));
+  if (make_current) header.current_log = static_cast<uint32_t>(log);
   ++header.change;
   // Readers must see the new generation before any hash entry or frame of the old one goes:
   // they check the generation after every lookup and frame read (W7).
-  index.set_backfill(0, 0);
-  index.set_ckpt_target(0, EncodeTarget(state.ckpt_seq, 0));
+  index.set_backfill(log, 0);
+  index.set_ckpt_target(log, EncodeTarget(state.ckpt_seq, 0));
   index.WriteHeader(header);
-  return index.Truncate(0, 0);
+  return index.Truncate(log, 0);
 }
 
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
@@ -175,16 +183,19 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     }
     std::this_thread::yield();
   }
-  result.log_frames = header.logs[0].mx_frame;
+  // Under CKPT no switch happens (it needs CKPT), so the non-current log stays so.
+  const int L = files.log_no == kNonCurrentLog ? 1 - static_cast<int>(header.current_log & 1)
+                                               : files.log_no;
+  result.log_frames = header.logs[L].mx_frame;
   if (!locked) {
     result.blocked = true;
-    result.backfilled = files.index->backfill(0);
+    result.backfilled = files.index->backfill(L);
     result.lock_wait = absl::Now() - start;
     return result;
   }
-  const uint32_t mx = header.logs[0].mx_frame;
-  const uint32_t seq = header.logs[0].ckpt_seq;
-  const uint32_t backfill = std::min(files.index->backfill(0), mx);
+  const uint32_t mx = header.logs[L].mx_frame;
+  const uint32_t seq = header.logs[L].ckpt_seq;
+  const uint32_t backfill = std::min(files.index->backfill(L), mx);
   JKV_ASSIGN_OR_RETURN(bool no_private_readers, NoPrivateReaders(files, deadline, wait));
   if (!no_private_readers) {
     result.blocked = backfill < mx || mode == CheckpointMode::kRestart ||
@@ -195,11 +206,11 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   }
   uint32_t safe = backfill;
   while (true) {
-    files.index->set_ckpt_target(0, EncodeTarget(seq, mx));  // announce, then scan the pins
+    files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
     bool own_limits = false;
-    JKV_ASSIGN_OR_RETURN(safe,
-                         SafeFrame(*files.index, seq, mx, backfill, files.own_slot, &own_limits));
-    files.index->set_ckpt_target(0, EncodeTarget(seq, safe));
+    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(*files.index, L, seq, mx, backfill, files.own_slot,
+                                         &own_limits));
+    files.index->set_ckpt_target(L, EncodeTarget(seq, safe));
     if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
   }
@@ -218,14 +229,17 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   JKV_DCHECK(safe >= from);
   safe = std::max(safe, from);
   const bool defer = files.deferred != nullptr && !files.publish && safe > from;
+  if (safe > from && files.logs[L] == nullptr) {
+    return absl::InternalError(absl::StrCat("checkpoint of log ", L, ", which is not open"));
+  }
   if (safe > from) {
     if (files.sync_log_before_copy) {
       // C1: the frames about to be copied survive a power loss before the database changes.
-      JKV_RETURN_IF_ERROR(vfs::SyncFile(files.log->file(), vfs::SyncKind::kData, "C1 log"));
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(files.logs[L]->file(), vfs::SyncKind::kData, "C1 log"));
       ++result.syncs;
     }
     Hook("copy");
-    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, from, safe));
+    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, L, from, safe));
     if (!copied_all) {
       result.stopped = true;
       result.blocked = true;
@@ -243,20 +257,37 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       ++result.syncs;
     }
     Hook("synced");
-    files.index->set_backfill(0, safe);
+    files.index->set_backfill(L, safe);
   }
   const uint32_t published = defer ? backfill : safe;
   result.copied = safe - from;
   result.backfilled = published;
   result.blocked = published < mx;
+  const int other = 1 - L;
+  if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
+      !result.blocked && files.two_logs &&
+      files.index->backfill(other) < header.logs[other].mx_frame) {
+    result.blocked = true;  // WAL2: the other log must be copied first (it is older)
+  }
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked) {
     Hook("restart");
-    if (mx > 0) {
-      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header));
+    if (files.two_logs) {
+      // Both logs are in the database file: this one restarts (empty, so harmless as the
+      // current log for a moment), then the other one as the newer, current log. Readers of
+      // either old generation read the database file (W7).
+      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L, /*make_current=*/true));
+      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, other, /*make_current=*/true));
+      result.restarted = true;
+    } else if (mx > 0) {
+      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L));
       result.restarted = true;
     }
-    if (mode == CheckpointMode::kTruncate) JKV_RETURN_IF_ERROR(files.log->Truncate(0));
+    if (mode == CheckpointMode::kTruncate) {
+      for (wal::WalLog* log : files.logs) {
+        if (log != nullptr) JKV_RETURN_IF_ERROR(log->Truncate(0));
+      }
+    }
   }
   result.work = absl::Now() - work_start;
   return result;

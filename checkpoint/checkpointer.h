@@ -1,7 +1,8 @@
 // Checkpoints: copying committed frames of the write-ahead log back into the database file,
 // and restarting the log once every frame is copied.
 //
-// A checkpoint of log L (WAL mode: L = 0):
+// A checkpoint of log L (WAL mode: L = 0; WAL2: CheckpointFiles::log_no, usually the
+// non-current log, which no writer appends to):
 //   1. takes the CKPT lock (PASSIVE gives up at once when another checkpointer holds it; the
 //      other modes wait up to the busy timeout). For FULL, RESTART and TRUNCATE the caller
 //      holds the WRITE lock, so no new commit starts while it runs (locks are owned per -shm
@@ -22,7 +23,8 @@
 //   6. RESTART and TRUNCATE then restart the log (RestartLog) while still holding WRITE;
 //      TRUNCATE also cuts the file to 0 bytes (unsynced: should a power loss undo the cut, the
 //      old log comes back whole, and replaying all of it onto a database that already holds
-//      all of it changes nothing).
+//      all of it changes nothing). In WAL2 (run on the current log, after the other one was
+//      copied completely) they restart both logs and cut both files.
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //
@@ -68,9 +70,17 @@ struct DeferredCopy {
 };
 
 // How the checkpointer reaches the files. Not owned.
+// CheckpointFiles::log_no for "the log that is not current when the CKPT lock is held" (WAL2:
+// a switch needs CKPT, so it cannot change under the checkpoint).
+inline constexpr int kNonCurrentLog = -1;
+
 struct CheckpointFiles {
   shm::WalIndex* index = nullptr;
-  wal::WalLog* log = nullptr;
+  // The log to copy: 0 or 1, or kNonCurrentLog (WAL2). `logs[l]` may be null for a log this
+  // connection has not opened (it then has no frames to copy).
+  int log_no = 0;
+  bool two_logs = false;  // WAL2: RESTART and TRUNCATE restart (and cut) both logs
+  wal::WalLog* logs[2] = {nullptr, nullptr};
   vfs::File* db = nullptr;
   uint32_t page_size = 0;
   bool sync_log_before_copy = false;  // C1: sync NORMAL
@@ -113,17 +123,26 @@ inline uint64_t EncodeTarget(uint32_t ckpt_seq, uint32_t frame) {
   return (uint64_t{ckpt_seq} << 32) | frame;
 }
 
-// Runs one checkpoint of log 0 (see above).
+// Runs one checkpoint of log files.log_no (see above).
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode);
 
-// Starts a new generation of log 0 in the index: publishes a header with ckpt_seq + 1, new
-// salts and no frames (readers of the old generation notice and read the database file
+// Starts a new generation of log `log` in the index: publishes a header whose generation for it
+// is one past the newest of both logs (so in WAL2 the newer log always has the higher ckpt_seq,
+// which recovery orders them by), new salts and no frames, and makes it the current log when
+// `make_current` (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
 // and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE and CKPT held, and
 // backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header);
+absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log = 0,
+                        bool make_current = false);
+
+// Log generations are 31-bit serial numbers: true when `a` is a later generation than `b`.
+inline bool SeqAfter(uint32_t a, uint32_t b) {
+  const uint32_t d = (a - b) & 0x7fffffffu;
+  return d != 0 && d < 0x40000000u;
+}
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum
 // once the generation has no frames).

@@ -54,6 +54,10 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
     JKV_ASSIGN_OR_RETURN(po.checkpoint_policy, ParseCheckpointPolicy(options.checkpoint_policy));
   }
   po.exclusive_locking = options.exclusive_locking;
+  if (options.wal2_switch_pages == 0) {
+    return absl::InvalidArgumentError("wal2_switch_pages must be > 0");
+  }
+  po.wal2_switch_pages = options.wal2_switch_pages;
   absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);
   if (!pager.ok() && !options.journal_mode.has_value() && po.journal_mode == JournalMode::kWal &&
       absl::IsUnimplemented(pager.status())) {
@@ -155,7 +159,7 @@ absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
   if (pager_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, ": closed"));
   if (!pager_->wal_mode()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint needs journal mode wal; this database is in ",
+        "checkpoint needs journal mode wal or wal2; this database is in ",
         JournalModeName(*options_.journal_mode),
         " mode, which writes straight to the database file (nothing to checkpoint)"));
   }
@@ -177,14 +181,22 @@ DbStats Db::Stats() {
     s.spills = p.spills;
     s.recoveries = p.recoveries;
     s.wal_mode = p.wal_mode;
-    s.log_frames = p.wal.log_frames;
+    s.wal2 = p.wal.wal2;
+    s.log_frames = p.wal.log_frames + p.wal.wal2_log_frames;
     s.log_unbackfilled = p.wal.log_frames - std::min(p.wal.backfilled, p.wal.log_frames);
+    s.wal2_log_frames = p.wal.wal2_log_frames;
+    s.wal2_log_unbackfilled =
+        p.wal.wal2_log_frames - std::min(p.wal.wal2_backfilled, p.wal.wal2_log_frames);
+    s.log_unbackfilled += s.wal2_log_unbackfilled;
+    s.current_log = p.wal.current_log;
+    s.wal2_log_bytes = p.wal.wal2_log_bytes;
+    s.log_switches = p.wal.log_switches;
     s.checkpoints = p.wal.checkpoints;
     s.frames_copied = p.wal.frames_copied;
     s.log_restarts = p.wal.log_restarts;
     s.oldest_pinned_frame = p.wal.oldest_pin_frame;
     s.pinned_connections = p.wal.pinned_slots;
-    s.log_bytes = p.wal.log_bytes;
+    s.log_bytes = p.wal.log_bytes + p.wal.wal2_log_bytes;
     s.checkpoint_policy = p.policy.name;
     s.checkpoint_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_work);
     s.checkpoint_lock_wait_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_lock_wait);

@@ -60,16 +60,23 @@ struct DbStats {
   vfs::IoCounts wal_io;
   vfs::IoCounts shm_io;
   uint64_t dir_syncs = 0;
-  // WAL mode (zero otherwise).
+  // WAL and WAL2 modes (zero otherwise). In WAL2 the log counts are of both logs together, and
+  // the wal2_ fields give x.db-wal2's share.
   bool wal_mode = false;
-  uint32_t log_frames = 0;          // committed frames in the log
+  bool wal2 = false;
+  uint32_t log_frames = 0;          // committed frames in the log(s)
   uint32_t log_unbackfilled = 0;    // of those, not yet copied into the database file
   uint64_t checkpoints = 0;         // run by this handle
   uint64_t frames_copied = 0;       // by this handle's checkpoints
   uint64_t log_restarts = 0;        // by this handle
   uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
   int pinned_connections = 0;       // connections (all processes) with a reader pinned
-  uint64_t log_bytes = 0;           // size of the log file
+  uint64_t log_bytes = 0;           // size of the log file(s)
+  int current_log = 0;              // WAL2: the log the writer appends to (0: -wal, 1: -wal2)
+  uint32_t wal2_log_frames = 0;     // WAL2: x.db-wal2's committed frames
+  uint32_t wal2_log_unbackfilled = 0;
+  uint64_t wal2_log_bytes = 0;
+  uint64_t log_switches = 0;        // WAL2: switches from one log to the other by this handle
   // WAL: the checkpoint policy and what it did (README, "Choosing a checkpoint policy"), and
   // where this handle's checkpoints and writers spent their time: waiting for locks, or working.
   std::string checkpoint_policy;     // its name ("threshold:1000", "async:0/100", ...)

@@ -65,6 +65,9 @@ struct Options {
   // WAL: keep the database to this one handle for its whole life: its wal-index lives on the
   // heap (no -shm file, no shared memory needed) and other openers fail with busy errors.
   bool exclusive_locking = false;
+  // WAL2: the writer moves to the other log once the current one holds this many frames and
+  // the other one has been copied into the database file completely (README, "WAL2").
+  uint32_t wal2_switch_pages = 1000;
   // Open without write access; write transactions fail with FailedPrecondition.
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.

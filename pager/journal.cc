@@ -299,6 +299,7 @@ absl::Status Journal::Finish(Outcome committed) {
     case JournalMode::kMemory:
     case JournalMode::kOff:
     case JournalMode::kWal:  // never: WAL-mode connections journal only a family switch
+    case JournalMode::kWal2:
       break;
   }
   return absl::OkStatus();

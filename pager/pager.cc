@@ -59,8 +59,9 @@ absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
                                                      const std::string& path) {
   JKV_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
   if (!exists) return JournalMode::kWal;
+  JKV_ASSIGN_OR_RETURN(bool has_log2, fs->Exists(path + "-wal2"));
+  if (has_log2) return JournalMode::kWal2;
   JKV_ASSIGN_OR_RETURN(bool has_log, fs->Exists(path + "-wal"));
-  if (has_log) return JournalMode::kWal;
   JKV_ASSIGN_OR_RETURN(bool is_dir, fs->IsDirectory(path));
   if (is_dir) return JournalMode::kWal;  // Open names the problem
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
@@ -70,9 +71,14 @@ absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
   if (size < prefix.size()) return JournalMode::kWal;
   JKV_RETURN_IF_ERROR(file->Read(0, absl::MakeSpan(prefix)));
   if (std::memcmp(prefix.data(), kMagic, sizeof(kMagic)) != 0) return JournalMode::kWal;
-  return static_cast<JournalFamily>(prefix[kJournalFamilyOffset]) == JournalFamily::kRollback
-             ? JournalMode::kDelete
-             : JournalMode::kWal;
+  switch (static_cast<JournalFamily>(prefix[kJournalFamilyOffset])) {
+    case JournalFamily::kRollback:
+      return has_log ? JournalMode::kWal : JournalMode::kDelete;
+    case JournalFamily::kWal2:
+      return JournalMode::kWal2;
+    default:
+      return JournalMode::kWal;
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const std::string& path,
@@ -89,7 +95,8 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       fs->Open(path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate,
                       vfs::FileKind::kDatabase}));
   std::unique_ptr<Pager> pager(new Pager(fs, path, options, std::move(file)));
-  const bool wal = options.journal_mode == JournalMode::kWal;
+  const bool wal = IsWalMode(options.journal_mode);
+  const JournalFamily target = FamilyOf(options.journal_mode);
   JournalFamily family;
   {
     base::MutexLock lock(&pager->mu_);
@@ -99,14 +106,15 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       s = pager->AdoptLogPageSizeLocked(s);
     }
     if (s.ok()) s = pager->EndForeignJournalDurably();
-    if (s.ok() && !wal && pager->header_.journal_family == JournalFamily::kWal) {
-      s = pager->LeaveWalLocked();
+    if (s.ok() && pager->header_.journal_family != JournalFamily::kRollback &&
+        pager->header_.journal_family != target) {
+      s = pager->LeaveWalLocked();  // to a rollback mode, or between wal and wal2
     }
     pager->opening_ = false;
     family = pager->header_.journal_family;
     // A WAL-mode connection keeps SHARED for its whole life (wal_strategy.h).
     absl::Status released =
-        wal && family == JournalFamily::kWal ? absl::OkStatus() : pager->lock_.Release();
+        wal && family == target ? absl::OkStatus() : pager->lock_.Release();
     JKV_RETURN_IF_ERROR(s);
     JKV_RETURN_IF_ERROR(released);
     // WAL-mode connections journal only the switch of the family byte, in DELETE mode.
@@ -119,11 +127,12 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
   }
   if (wal) {
     const absl::Time switch_deadline = pager->Deadline();
-    while (family != JournalFamily::kWal) {
-      absl::Status s = pager->SetFamily(JournalFamily::kWal);
+    while (family != target) {
+      absl::Status s = pager->SetFamily(target);
       if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(path, ": cannot switch to wal mode: ",
-                                                    s.message()));
+        return absl::Status(s.code(), absl::StrCat(path, ": cannot switch to ",
+                                                    JournalModeName(options.journal_mode),
+                                                    " mode: ", s.message()));
       }
       CallWalHook("open:family_switched");
       base::MutexLock lock(&pager->mu_);
@@ -137,11 +146,11 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       // The switch commits without SHARED held after it: a rollback-mode opener that came in
       // between may have switched the family back. Only under SHARED does it stay put.
       family = pager->header_.journal_family;
-      if (family != JournalFamily::kWal) {
+      if (family != target) {
         JKV_RETURN_IF_ERROR(pager->lock_.Release());
         if (absl::Now() >= switch_deadline) {
           return absl::ResourceExhaustedError(absl::StrCat(
-              "busy: ", path, ": another connection keeps switching it to a rollback journal "
+              "busy: ", path, ": another connection keeps switching it to another journal "
               "mode"));
         }
       }
@@ -167,7 +176,7 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
 absl::Status Pager::EndForeignJournalDurably() {
   if (options_.sync == SyncLevel::kOff || options_.access == AccessMode::kReadOnly ||
       (options_.journal_mode != JournalMode::kMemory &&
-       options_.journal_mode != JournalMode::kOff && options_.journal_mode != JournalMode::kWal)) {
+       options_.journal_mode != JournalMode::kOff && !IsWalMode(options_.journal_mode))) {
     return absl::OkStatus();
   }
   JKV_RETURN_IF_ERROR(SyncDir(*fs_, journal_path_, "I10 journal directory"));  // an unlink
@@ -202,8 +211,7 @@ absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
   if (size != 0) return RecoverLocked(deadline);  // another connection created it first
   DbHeader header;
   header.page_size = options_.page_size;
-  header.journal_family = options_.journal_mode == JournalMode::kWal ? JournalFamily::kWal
-                                                                     : JournalFamily::kRollback;
+  header.journal_family = FamilyOf(options_.journal_mode);
   PageBuffer page(header.page_size);
   EncodeDbHeader(header, Whole(page));
   SealPage(PageNo(1), Whole(page));
@@ -257,16 +265,13 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
   if (header.page_size != page_size) {
     return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
   }
-  if (header.journal_family == JournalFamily::kWal2 ||
-      (header.journal_family != JournalFamily::kRollback && !opening_)) {
+  if (header.journal_family != JournalFamily::kRollback && !opening_) {
     // A database last used in a WAL mode may have committed transactions in its log that a
     // rollback-mode connection cannot see; reading or writing it here would lose them.
     return absl::FailedPreconditionError(absl::StrCat(
         path_, ": the database was last used in ",
         header.journal_family == JournalFamily::kWal ? "wal" : "wal2",
-        header.journal_family == JournalFamily::kWal2
-            ? " mode, which this version does not have"
-            : " mode; reopen it to switch it back to a rollback journal mode"));
+        " mode; reopen it to switch it back to a rollback journal mode"));
   }
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
   // In WAL mode the log may hold pages past the end of the file (and page 1 is copied first).
@@ -561,7 +566,7 @@ WriteTxn::WriteTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snap
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> WriteTxn::CleanPage(PageNo page_no) {
   if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
-    PageVersion version{it->second, 0, false};  // unpublished: never cached
+    PageVersion version{snapshot_.current, it->second, 0, false};  // unpublished: never cached
     return pager_->LoadWalPage(snapshot_, page_no, &version);
   }
   return pager_->CleanPage(snapshot_, page_no);

@@ -20,6 +20,8 @@ absl::string_view JournalModeName(JournalMode mode) {
       return "off";
     case JournalMode::kWal:
       return "wal";
+    case JournalMode::kWal2:
+      return "wal2";
   }
   return "?";
 }
@@ -41,11 +43,12 @@ absl::string_view SyncLevelName(SyncLevel level) {
 absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text) {
   const std::string lower = absl::AsciiStrToLower(text);
   for (JournalMode m : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist,
-                        JournalMode::kMemory, JournalMode::kOff, JournalMode::kWal}) {
+                        JournalMode::kMemory, JournalMode::kOff, JournalMode::kWal,
+                        JournalMode::kWal2}) {
     if (lower == JournalModeName(m)) return m;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory, off or wal)"));
+      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory, off, wal or wal2)"));
 }
 
 absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text) {

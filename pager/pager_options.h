@@ -24,8 +24,18 @@ enum class JournalMode {
   kMemory,    // original pages kept in memory only: not crash-atomic
   kOff,       // no journal file: not crash-atomic (in-process rollback still works)
   kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal_strategy.h)
+  kWal2,      // two alternating logs x.db-wal and x.db-wal2, the same wal-index (wal_strategy.h)
 };
-inline bool IsRollbackMode(JournalMode mode) { return mode != JournalMode::kWal; }
+inline bool IsWalMode(JournalMode mode) {
+  return mode == JournalMode::kWal || mode == JournalMode::kWal2;
+}
+inline bool IsRollbackMode(JournalMode mode) { return !IsWalMode(mode); }
+// The journal family page 1 records for a mode.
+inline JournalFamily FamilyOf(JournalMode mode) {
+  return mode == JournalMode::kWal    ? JournalFamily::kWal
+         : mode == JournalMode::kWal2 ? JournalFamily::kWal2
+                                      : JournalFamily::kRollback;
+}
 
 // How hard commits push data to stable storage.
 enum class SyncLevel {
@@ -56,6 +66,9 @@ struct PagerOptions {
   // locked exclusively (other openers get busy errors) and the wal-index lives on the heap, so
   // no -shm file is made and no shared memory is needed.
   bool exclusive_locking = false;
+  // WAL2: the writer switches to the other log once the current one holds this many frames
+  // (and the other one is copied completely).
+  uint32_t wal2_switch_pages = 1000;
 };
 
 }  // namespace journalkv::pager

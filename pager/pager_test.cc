@@ -291,6 +291,7 @@ TEST_P(PagerTest, JournalIsEndedAsTheModeSays) {
       break;
     }
     case JournalMode::kWal:
+    case JournalMode::kWal2:
       FAIL() << "not a rollback mode";
   }
 }
@@ -336,11 +337,11 @@ TEST(PagerOpenTest, NewerFormatVersionIsRefused) {
   EXPECT_EQ(ReadFile(fs, kPath), bytes);
 }
 
-// journal_family records the mode family last used. A rollback-mode opener must not read or
-// write a database last used in WAL2 mode (its logs may hold commits it cannot see); one last
-// used in WAL mode it switches back when no other connection has it open (tests/wal_test.cc).
-TEST(PagerOpenTest, DatabaseLastUsedInWal2ModeIsRefusedAndLeftUntouched) {
-  for (JournalFamily family : {JournalFamily::kWal2}) {
+// journal_family records the mode family last used. A rollback-mode opener of a database last
+// used in WAL or WAL2 mode copies its log(s) back and records the rollback family, when no
+// other connection has it open (tests/wal_test.cc covers the logs and the refusals).
+TEST(PagerOpenTest, DatabaseLastUsedInAWalModeIsSwitchedBackToRollback) {
+  for (JournalFamily family : {JournalFamily::kWal, JournalFamily::kWal2}) {
     vfs::MemFileSystem fs;
     { ASSERT_THAT(Pager::Open(&fs, kPath, {}), IsOk()); }
     std::string bytes = ReadFile(fs, kPath);
@@ -350,10 +351,9 @@ TEST(PagerOpenTest, DatabaseLastUsedInWal2ModeIsRefusedAndLeftUntouched) {
     EncodeDbHeader(header, page);
     SealPage(PageNo(1), page);
     WriteFile(fs, kPath, bytes);
-    EXPECT_THAT(Pager::Open(&fs, kPath, {}),
-                StatusIs(absl::StatusCode::kFailedPrecondition,
-                         "last used in wal2 mode"));
-    EXPECT_EQ(ReadFile(fs, kPath), bytes);
+    { ASSERT_THAT(Pager::Open(&fs, kPath, {}), IsOk()); }
+    EXPECT_EQ(ReadFile(fs, kPath)[kJournalFamilyOffset],
+              static_cast<char>(JournalFamily::kRollback));
   }
 }
 

@@ -19,7 +19,7 @@ using checkpoint::CheckpointMode;
 using checkpoint::CheckpointResult;
 
 uint64_t HeaderKey(const WalSnapshot& s) {
-  return (uint64_t{s.change} << 32) ^ (uint64_t{s.seq} << 20) ^ s.mx;
+  return (uint64_t{s.change} << 32) ^ (uint64_t{s.cur().seq} << 20) ^ s.cur().mx;
 }
 
 // A write transaction's dirty pages as frames to append, sealed and in page order (the last
@@ -145,7 +145,7 @@ absl::Status WriteTxn::SpillToLog() {
 
 absl::Status WriteTxn::CommitToLog() {
   DbHeader new_header = header_;
-  new_header.journal_family = JournalFamily::kWal;
+  new_header.journal_family = FamilyOf(pager_->options_.journal_mode);
   // Page 1 is logged only when the header changed (or no other page carries the commit
   // frame): WAL readers find commits through the index, not through a change counter, so a
   // one-page update costs one frame.
@@ -165,7 +165,7 @@ absl::Status WriteTxn::CommitToLog() {
   {
     base::MutexLock lock(&pager_->mu_);
     published = pager_->wal_->Publish();
-    const uint64_t generation = uint64_t{published.seq} << 32;
+    const uint64_t generation = uint64_t{published.cur().seq} << 32;
     for (size_t i = 0; i < order.size(); ++i) {
       pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer, generation | frames[i]);
     }
@@ -181,6 +181,9 @@ absl::Status WriteTxn::CommitToLog() {
 absl::Status Pager::AdoptLogPageSizeLocked(const absl::Status& failure) {
   absl::StatusOr<std::unique_ptr<vfs::File>> log =
       fs_->Open(path_ + "-wal", {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+  if (!log.ok() && options_.journal_mode == JournalMode::kWal2) {
+    log = fs_->Open(path_ + "-wal2", {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+  }
   if (!log.ok()) return failure;
   uint8_t bytes[wal::kWalHeaderSize];
   if (!(*log)->Read(0, absl::MakeSpan(bytes)).ok()) return failure;
@@ -188,20 +191,24 @@ absl::Status Pager::AdoptLogPageSizeLocked(const absl::Status& failure) {
   if (!header.ok()) return failure;
   DbHeader placeholder;  // replaced by page 1 as the log has it at the first snapshot
   placeholder.page_size = header->page_size;
-  placeholder.journal_family = JournalFamily::kWal;
+  placeholder.journal_family = FamilyOf(options_.journal_mode);
   header_ = placeholder;
   page_size_ = header->page_size;
   cache_.Clear();
   return absl::OkStatus();
 }
 
-// A rollback-mode opener of a WAL database: when no other connection has it open, copy the
-// whole log into the database file and remove -wal and -shm; the caller then records the
-// rollback family in page 1. REQUIRES: SHARED held.
+// An opener in another mode of a database of a WAL family (wal or wal2, `header_`'s): when no
+// other connection has it open, copy the whole log(s) into the database file and remove them
+// and -shm; the caller then records its own family in page 1. REQUIRES: SHARED held.
 absl::Status Pager::LeaveWalLocked() {
+  const JournalMode from =
+      header_.journal_family == JournalFamily::kWal2 ? JournalMode::kWal2 : JournalMode::kWal;
+  const absl::string_view from_name = JournalModeName(from);
   if (options_.access == AccessMode::kReadOnly) {
     return absl::FailedPreconditionError(absl::StrCat(
-        path_, ": the database is in wal mode; open it in wal mode to read it read-only"));
+        path_, ": the database is in ", from_name, " mode; open it in ", from_name,
+        " mode to read it read-only"));
   }
   JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
   bool exclusive = false;
@@ -211,8 +218,8 @@ absl::Status Pager::LeaveWalLocked() {
   if (!exclusive) {
     lock_.DowngradeToShared().IgnoreError();  // the error below is the one to report
     return absl::FailedPreconditionError(absl::StrCat(
-        path_, ": the database is in wal mode and other connections have it open; it can "
-               "switch to ", JournalModeName(options_.journal_mode),
+        path_, ": the database is in ", from_name, " mode and other connections have it open; "
+        "it can switch to ", JournalModeName(options_.journal_mode),
         " mode only when no other connection is open"));
   }
   // Alone: every WAL connection holds SHARED for its whole life, so no process has the -shm
@@ -221,6 +228,7 @@ absl::Status Pager::LeaveWalLocked() {
   // there before it failed is not stuck), and the -shm, if any, is removed after it.
   PagerOptions alone = options_;
   alone.exclusive_locking = true;
+  alone.journal_mode = from;
   absl::StatusOr<std::unique_ptr<WalStrategy>> wal =
       WalStrategy::Open(fs_, path_, db_file_.get(), page_size_, alone);
   absl::Status s = wal.ok() ? (*wal)->CloseLast() : wal.status();
@@ -235,10 +243,14 @@ absl::Status Pager::LeaveWalLocked() {
     return s;
   }
   JKV_ASSIGN_OR_RETURN(bool wal_left, fs_->Exists(path_ + "-wal"));
+  if (!wal_left && from == JournalMode::kWal2) {
+    JKV_ASSIGN_OR_RETURN(wal_left, fs_->Exists(path_ + "-wal2"));
+  }
   if (wal_left) {
     lock_.DowngradeToShared().IgnoreError();
-    return absl::FailedPreconditionError(
-        absl::StrCat(path_, ": could not copy the whole log back; the database stays in wal mode"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, ": could not copy the whole log back; the database stays in ", from_name,
+        " mode"));
   }
   JKV_RETURN_IF_ERROR(lock_.DowngradeToShared());
   cache_.Clear();

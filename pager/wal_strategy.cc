@@ -51,7 +51,10 @@ WalStrategy::WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db
                          uint32_t page_size, const PagerOptions& options)
     : fs_(fs),
       db_path_(std::move(db_path)),
-      wal_path_(db_path_ + "-wal"),
+      wal2_(options.journal_mode == JournalMode::kWal2),
+      nlogs_(wal2_ ? 2 : 1),
+      log_paths_{db_path_ + "-wal", db_path_ + "-wal2"},
+      wal_path_(log_paths_[0]),
       shm_path_(db_path_ + "-shm"),
       db_file_(db_file),
       page_size_(page_size),
@@ -61,6 +64,7 @@ WalStrategy::~WalStrategy() {
   if (private_) db_file_->Unlock(kPrivateReaderByte, 1).IgnoreError();  // closing drops it too
   if (index_ != nullptr && slot_ >= 0) {
     index_->set_pin(slot_, 0, 0);
+    index_->set_pin(slot_, 1, 0);
     index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
   }
 }
@@ -90,17 +94,22 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
                                      "); every connection to a WAL database needs it"));
   }
   shm_file_ = std::move(*shm);
-  JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(wal_path_));
-  absl::StatusOr<std::unique_ptr<wal::WalLog>> log = wal::WalLog::Open(fs_, wal_path_, read_only);
-  if (read_only && absl::IsNotFound(log.status())) {
-    // No log (the last connection removed it): the database file holds every commit. A
-    // read-only connection cannot create the log; it opens it at the first snapshot that has
-    // frames, which a writer that created it has published (OpenLogForReading).
-  } else {
-    JKV_RETURN_IF_ERROR(log.status());
-    log_ = std::move(*log);
+  bool created = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
+    created |= !log_existed;
+    absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
+        wal::WalLog::Open(fs_, log_paths_[l], read_only);
+    if (read_only && absl::IsNotFound(log.status())) {
+      // No log (the last connection removed it): the database file holds every commit. A
+      // read-only connection cannot create the log; it opens it at the first snapshot that
+      // has frames in it, which a writer that created it has published (OpenLogForReading).
+    } else {
+      JKV_RETURN_IF_ERROR(log.status());
+      logs_[l] = std::move(*log);
+    }
   }
-  if (!log_existed && !read_only && options_.sync != SyncLevel::kOff) {
+  if (created && !read_only && options_.sync != SyncLevel::kOff) {
     // W5: the new log's directory entry is durable before any frame in it is relied on.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
   }
@@ -151,158 +160,17 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
 // Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,
 // so the index can live on the heap and be rebuilt from the log here (W6).
 absl::Status WalStrategy::JoinExclusive() {
-  JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(wal_path_));
-  JKV_ASSIGN_OR_RETURN(log_, wal::WalLog::Open(fs_, wal_path_, /*read_only=*/false));
-  if (!log_existed && options_.sync != SyncLevel::kOff) {
+  bool created = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
+    created |= !log_existed;
+    JKV_ASSIGN_OR_RETURN(logs_[l], wal::WalLog::Open(fs_, log_paths_[l], /*read_only=*/false));
+  }
+  if (created && options_.sync != SyncLevel::kOff) {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
   }
   index_ = shm::WalIndex::OpenHeap();
   return RecoverIndex();
-}
-
-absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
-  // First the lock, then wait out a checkpoint or restart that began before it (they run under
-  // CKPT, which a read-only descriptor can still lock shared): every later one sees the lock.
-  JKV_ASSIGN_OR_RETURN(bool locked, db_file_->TryLock(kPrivateReaderByte, 1,
-                                                       vfs::LockMode::kShared));
-  if (!locked) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "busy: ", db_path_, ": a checkpoint is deciding whether read-only readers are open"));
-  }
-  private_ = true;
-  absl::StatusOr<std::unique_ptr<vfs::File>> shm =
-      fs_->Open(shm_path_, {vfs::OpenMode::kReadOnly, vfs::FileKind::kShm});
-  if (shm.ok()) {
-    private_shm_ = std::move(*shm);
-    constexpr uint64_t kCkpt = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kCkpt);
-    const absl::Time deadline = absl::Now() + options_.busy_timeout;
-    absl::Duration sleep = absl::Microseconds(20);
-    while (true) {
-      JKV_ASSIGN_OR_RETURN(bool ckpt_free,
-                           private_shm_->TryLock(kCkpt, 1, vfs::LockMode::kShared));
-      if (ckpt_free) {
-        JKV_RETURN_IF_ERROR(private_shm_->Unlock(kCkpt, 1));
-        break;
-      }
-      if (absl::Now() >= deadline) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("busy: a checkpoint of ", db_path_, " is running"));
-      }
-      Sleep(sleep);
-    }
-  } else if (!absl::IsNotFound(shm.status())) {
-    return absl::Status(shm.status().code(),
-                        absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
-                                     why.message(), ") nor for reading (",
-                                     shm.status().message(), ")"));
-  }
-  absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-      wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
-  if (log.ok()) {
-    log_ = std::move(*log);
-  } else if (!absl::IsNotFound(log.status())) {
-    return log.status();
-  }
-  index_ = shm::WalIndex::OpenHeap();
-  return RefreshPrivate();
-}
-
-// The frames a read-only private connection may index: those the -shm publishes (frames past
-// it may belong to a commit that failed and are about to be overwritten), or with no -shm (no
-// other connection is open) the log's valid prefix.
-absl::Status WalStrategy::RefreshPrivate() {
-  shm::IndexHeader mine;
-  const bool indexed = index_->ReadHeader(&mine);
-  if (private_shm_ == nullptr && indexed) {
-    // Without a -shm no other connection is open, so the log cannot have changed; one that
-    // opens creates the -shm and publishes what it finds (and then writes after it).
-    JKV_ASSIGN_OR_RETURN(bool appeared, fs_->Exists(shm_path_));
-    if (!appeared) return absl::OkStatus();
-    absl::StatusOr<std::unique_ptr<vfs::File>> shm =
-        fs_->Open(shm_path_, {vfs::OpenMode::kReadOnly, vfs::FileKind::kShm});
-    if (!shm.ok()) return absl::IsNotFound(shm.status()) ? absl::OkStatus() : shm.status();
-    private_shm_ = std::move(*shm);
-  }
-  std::optional<shm::IndexHeader> published;
-  if (private_shm_ != nullptr) {
-    std::vector<uint8_t> prefix(shm::kCkptInfoOffset);
-    const absl::Time deadline = absl::Now() + options_.busy_timeout;
-    shm::IndexHeader h;
-    while (true) {
-      absl::Status s = private_shm_->Read(0, absl::MakeSpan(prefix));
-      if (!s.ok() && !absl::IsOutOfRange(s)) return s;
-      if (s.ok() && shm::WalIndex::ParseHeader(prefix, &h)) break;
-      if (absl::Now() >= deadline) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "busy: the wal-index header of ", shm_path_, " is being rewritten or is damaged"));
-      }
-      std::this_thread::yield();
-    }
-    if (h.change == private_change_ && index_->ReadHeader(&h)) return absl::OkStatus();
-    published = h;
-  }
-  if (log_ == nullptr && published && published->logs[0].mx_frame > 0) {
-    // A connection that opened since created the log.
-    absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-        wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
-    if (log.ok()) log_ = std::move(*log);
-  }
-  if (log_ == nullptr) {
-    if (published && published->logs[0].mx_frame > 0) {
-      return absl::DataLossError(absl::StrCat(wal_path_, " is missing but ", shm_path_,
-                                              " says it holds commits"));
-    }
-    if (!indexed) {
-      shm::IndexHeader h;
-      h.change = 1;
-      h.page_size = page_size_;
-      JKV_ASSIGN_OR_RETURN(uint64_t bytes, db_file_->Size());
-      h.page_count = static_cast<uint32_t>(bytes / page_size_);
-      index_->WriteHeader(h);
-    }
-    return absl::OkStatus();
-  }
-  JKV_ASSIGN_OR_RETURN(wal::ScanResult scan, log_->Scan(page_size_));
-  shm::IndexHeader h;
-  if (published) {
-    h = *published;
-    const shm::LogState& p = h.logs[0];
-    const bool same_log = p.mx_frame == 0 || (scan.header_valid &&
-                                              scan.header.ckpt_seq == p.ckpt_seq &&
-                                              scan.header.salt1 == p.salt1 &&
-                                              scan.header.salt2 == p.salt2);
-    if (!same_log || scan.mx_frame < p.mx_frame) {
-      return absl::DataLossError(absl::StrCat(wal_path_, " does not hold the ", p.mx_frame,
-                                              " frames ", shm_path_, " publishes"));
-    }
-    if (indexed && mine.logs[0].mx_frame > 0 && mine.logs[0].ckpt_seq != p.ckpt_seq) {
-      // Restarts wait for this connection (kPrivateReaderByte): this is not one of ours.
-      return absl::DataLossError(absl::StrCat(wal_path_, " restarted under a read-only reader"));
-    }
-  } else {
-    h.change = indexed ? mine.change + 1 : 1;
-    h.page_size = page_size_;
-    h.page_count = scan.db_size;
-    if (scan.mx_frame == 0) {
-      JKV_ASSIGN_OR_RETURN(uint64_t bytes, db_file_->Size());
-      h.page_count = static_cast<uint32_t>(bytes / page_size_);
-    }
-    if (scan.header_valid) {
-      h.logs[0] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
-                   scan.last_checksum};
-    }
-  }
-  // Append only the new frames: this connection's open snapshots keep reading the old ones.
-  const uint32_t from = indexed ? mine.logs[0].mx_frame : 0;
-  for (uint32_t f = from + 1; f <= h.logs[0].mx_frame; ++f) {
-    JKV_RETURN_IF_ERROR(index_->Append(0, f, scan.pages[f - 1]));
-  }
-  if (indexed && h.logs[0].mx_frame < from) {
-    return absl::DataLossError(absl::StrCat(wal_path_, " lost frames under a read-only reader"));
-  }
-  index_->WriteHeader(h);
-  private_change_ = h.change;
-  return absl::OkStatus();
 }
 
 bool WalStrategy::RestartAllowed() {
@@ -324,44 +192,78 @@ absl::Status WalStrategy::ClaimSlot() {
       shm_path_, ": too many connections: all ", shm::kMaxSlots, " reader slots are in use"));
 }
 
-// W6. Rebuilds the index from the log: the valid prefix of the log is the truth.
-absl::Status WalStrategy::RecoverIndex() {
-  wal::ScanResult scan;  // no log file (a read-only connection found none): an empty log
-  if (log_ != nullptr) {
-    JKV_ASSIGN_OR_RETURN(scan, log_->Scan(page_size_));
+absl::StatusOr<std::array<wal::ScanResult, 2>> WalStrategy::ScanLogs() {
+  std::array<wal::ScanResult, 2> scans;  // no log file (a read-only connection found none): empty
+  for (int l = 0; l < nlogs_; ++l) {
+    if (logs_[l] != nullptr) {
+      JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_));
+    }
   }
-  if (scan.mx_frame > 0 && options_.sync >= SyncLevel::kFull) {
-    // W6: frames a crashed writer wrote but never synced are about to be published: make them
-    // durable first, so that what readers see from now on survives a power loss (and a FULL
-    // checkpoint, which relies on W1 for published frames, never copies a frame the log can
-    // still lose).
-    JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W6 log at recovery"));
+  return scans;
+}
+
+shm::IndexHeader WalStrategy::HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
+                                              const shm::IndexHeader* old) const {
+  shm::IndexHeader h;
+  h.page_size = page_size_;
+  for (int l = 0; l < nlogs_; ++l) {
+    const wal::ScanResult& scan = scans[l];
+    if (scan.header_valid) {
+      h.logs[l] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
+                   scan.last_checksum};
+    } else {
+      // No usable log: the next writer starts a generation after the highest one seen.
+      h.logs[l] = {old != nullptr ? old->logs[l].ckpt_seq : 0, 0, 0, 0, 0};
+    }
+  }
+  // V1: the later valid generation is the current log (a log with no valid header is empty).
+  h.current_log = 0;
+  if (wal2_ && scans[1].header_valid &&
+      (!scans[0].header_valid || checkpoint::SeqAfter(h.logs[1].ckpt_seq, h.logs[0].ckpt_seq))) {
+    h.current_log = 1;
+  }
+  const int cur = static_cast<int>(h.current_log);
+  const int other = 1 - cur;
+  h.page_count = scans[cur].mx_frame > 0     ? scans[cur].db_size
+                 : wal2_ && scans[other].mx_frame > 0 ? scans[other].db_size
+                                                      : 0;
+  return h;
+}
+
+// W6. Rebuilds the index from the log(s): the valid prefix of each log is the truth, and in
+// WAL2 their order is their generations' (V1).
+absl::Status WalStrategy::RecoverIndex() {
+  JKV_ASSIGN_OR_RETURN(auto scans, ScanLogs());
+  bool found = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    if (scans[l].mx_frame == 0) continue;
+    found = true;
+    if (options_.sync >= SyncLevel::kFull) {
+      // W6: frames a crashed writer wrote but never synced are about to be published: make
+      // them durable first, so that what readers see from now on survives a power loss (and a
+      // FULL checkpoint, which relies on W1 for published frames, never copies a frame the
+      // log can still lose).
+      JKV_RETURN_IF_ERROR(
+          vfs::SyncFile(logs_[l]->file(), vfs::SyncKind::kData, "W6 log at recovery"));
+    }
   }
   shm::IndexHeader old;
   const bool had_header = index_->ReadHeader(&old);
-  JKV_RETURN_IF_ERROR(index_->Truncate(0, 0));
-  for (uint32_t f = 1; f <= scan.mx_frame; ++f) {
-    JKV_RETURN_IF_ERROR(index_->Append(0, f, scan.pages[f - 1]));
+  shm::IndexHeader h = HeaderFromScans(scans, had_header ? &old : nullptr);
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_RETURN_IF_ERROR(index_->Truncate(l, 0));
+    for (uint32_t f = 1; f <= scans[l].mx_frame; ++f) {
+      JKV_RETURN_IF_ERROR(index_->Append(l, f, scans[l].pages[f - 1]));
+    }
   }
-  shm::IndexHeader h;
   // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
   h.change = had_header ? old.change + 1 : static_cast<uint32_t>(RandomId());
-  h.page_size = page_size_;
-  h.page_count = scan.db_size;
-  h.current_log = 0;
-  if (scan.header_valid) {
-    h.logs[0] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
-                 scan.last_checksum};
-  } else {
-    // No usable log: the next writer starts a generation after the highest one seen.
-    const uint32_t seq = had_header ? old.logs[0].ckpt_seq : 0;
-    h.logs[0] = {seq, 0, 0, 0, 0};
-    h.logs[0].mx_frame = 0;
+  for (int l = 0; l < nlogs_; ++l) {
+    index_->set_backfill(l, 0);  // copying again is harmless; what was copied is unknown
+    index_->set_ckpt_target(l, checkpoint::EncodeTarget(h.logs[l].ckpt_seq, 0));
   }
-  index_->set_backfill(0, 0);  // copying again is harmless; what was copied is unknown
-  index_->set_ckpt_target(0, checkpoint::EncodeTarget(h.logs[0].ckpt_seq, 0));
   index_->WriteHeader(h);
-  if (scan.mx_frame > 0) {
+  if (found) {
     base::MutexLock lock(&stats_mu_);
     ++stats_.recoveries;
   }
@@ -378,7 +280,11 @@ absl::Status WalStrategy::RepairHeader() {
   if (index_->ReadHeaderCopy(1, &h) || index_->ReadHeaderCopy(0, &h)) {
     ++h.change;
     index_->WriteHeader(h);
-    return index_->Truncate(0, h.logs[0].mx_frame);  // a dead writer's unpublished entries
+    for (int l = 0; l < nlogs_; ++l) {
+      // A dead writer's unpublished entries.
+      JKV_RETURN_IF_ERROR(index_->Truncate(l, h.logs[l].mx_frame));
+    }
+    return absl::OkStatus();
   }
   return RecoverIndex();
 }
@@ -419,85 +325,120 @@ absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time dea
   }
 }
 
-void WalStrategy::SetPin(uint64_t pin) { index_->set_pin(slot_, 0, pin); }
+WalSnapshot WalStrategy::SnapshotOf(const shm::IndexHeader& h) const {
+  WalSnapshot s;
+  for (int l = 0; l < nlogs_; ++l) s.logs[l] = {h.logs[l].ckpt_seq, h.logs[l].mx_frame};
+  s.current = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  s.change = h.change;
+  s.page_count = h.page_count;
+  return s;
+}
 
-// W3: no system call. The pin is stored before the generation and the checkpoint target are
-// read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader sees
-// the checkpoint's target.
+// WAL pins log 0 only; WAL2 pins both, naming each log's generation even where the snapshot
+// sees none of its frames (V5).
+WalStrategy::PinPair WalStrategy::PinsOf(const WalSnapshot& s) const {
+  return {s.pin(0), wal2_ ? s.pin(1) : 0};
+}
+
+void WalStrategy::SetPins(const PinPair& pins) {
+  index_->set_pin(slot_, 0, pins.first);
+  if (wal2_) index_->set_pin(slot_, 1, pins.second);
+}
+
+// W3: no system call. The pins are stored before the generations and the checkpoint targets
+// are read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader
+// sees the checkpoint's target.
 absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool writer_active) {
   if (private_) {
     // No pin: kPrivateReaderByte keeps every checkpoint and restart out.
     JKV_RETURN_IF_ERROR(RefreshPrivate());
     shm::IndexHeader h;
     if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
-    return WalSnapshot{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
+    return SnapshotOf(h);
   }
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
-    WalSnapshot snap{h.logs[0].ckpt_seq, h.logs[0].mx_frame, h.change, h.page_count};
-    if (log_ == nullptr && snap.mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading());
-    const uint64_t pin = snap.pin();
-    const uint64_t held = open_pins_.empty() ? 0 : open_pins_.begin()->first;
-    if (held != 0 && held <= pin) {
-      // An older snapshot of this connection already holds every checkpoint below `pin`.
-      open_pins_.emplace(pin, 0);
+    const WalSnapshot snap = SnapshotOf(h);
+    for (int l = 0; l < nlogs_; ++l) {
+      if (logs_[l] == nullptr && snap.logs[l].mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading(l));
+    }
+    const PinPair pins = PinsOf(snap);
+    const PinPair held = open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first;
+    if (held.first != 0 && held.first <= pins.first && held.second <= pins.second) {
+      // An older snapshot of this connection already holds every checkpoint below `pins`.
+      open_pins_.emplace(pins, 0);
       Hook("begin_read:done");
       return snap;
     }
-    SetPin(pin);
+    SetPins(pins);
     Hook("begin_read:pinned");
     shm::IndexHeader again;
-    const uint64_t target = index_->ckpt_target(0);
-    const bool same_generation =
-        index_->ReadHeader(&again) && again.logs[0].ckpt_seq == snap.seq;
-    const bool target_past = (target >> 32) == snap.seq && static_cast<uint32_t>(target) > snap.mx;
-    if (same_generation && !target_past && index_->backfill(0) <= snap.mx) {
-      open_pins_.emplace(pin, 0);
+    bool settled = index_->ReadHeader(&again);
+    for (int l = 0; l < nlogs_ && settled; ++l) {
+      const WalSnapshot::Log& mine = snap.logs[l];
+      const uint64_t target = index_->ckpt_target(l);
+      const bool target_past = (target >> 32) == mine.seq && static_cast<uint32_t>(target) > mine.mx;
+      settled = again.logs[l].ckpt_seq == mine.seq && !target_past &&
+                index_->backfill(l) <= mine.mx;
+    }
+    if (settled) {
+      open_pins_.emplace(pins, 0);
       Hook("begin_read:done");
       return snap;
     }
-    SetPin(held);  // a checkpoint may be copying past this snapshot: take a newer one
+    SetPins(held);  // a checkpoint may be copying past this snapshot: take a newer one
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: could not pin a snapshot of the log");
     }
   }
 }
 
-// A read-only connection that joined with no log: a writer has since created it and published
-// frames in it, so it exists (only the last connection removes it, and this one is open).
-absl::Status WalStrategy::OpenLogForReading() {
-  absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-      wal::WalLog::Open(fs_, wal_path_, /*read_only=*/true);
-  if (!log.ok()) {
-    return absl::Status(log.status().code(),
-                        absl::StrCat("the wal-index publishes frames, but ", wal_path_,
-                                     " cannot be opened: ", log.status().message()));
+// A read-only connection that joined without log `log`: a writer has since created it and
+// published frames in it, so it exists (only the last connection removes it, and this one is
+// open).
+absl::Status WalStrategy::OpenLogForReading(int log) {
+  absl::StatusOr<std::unique_ptr<wal::WalLog>> opened =
+      wal::WalLog::Open(fs_, log_paths_[log], /*read_only=*/true);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(),
+                        absl::StrCat("the wal-index publishes frames, but ", log_paths_[log],
+                                     " cannot be opened: ", opened.status().message()));
   }
-  log_ = std::move(*log);
+  logs_[log] = std::move(*opened);
   return absl::OkStatus();
 }
 
 void WalStrategy::EndRead(const WalSnapshot& snapshot) {
   if (private_) return;
-  auto it = open_pins_.find(snapshot.pin());
+  auto it = open_pins_.find(PinsOf(snapshot));
   JKV_DCHECK(it != open_pins_.end());
   if (it == open_pins_.end()) return;
   const bool was_oldest = it == open_pins_.begin();
   open_pins_.erase(it);
-  if (was_oldest) SetPin(open_pins_.empty() ? 0 : open_pins_.begin()->first);
+  if (was_oldest) SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first);
 }
 
+// V2: the current log, then (WAL2) the other one, then the database file.
 absl::StatusOr<PageVersion> WalStrategy::Locate(const WalSnapshot& snapshot, PageNo page_no) {
   PageVersion v;
-  v.key = uint64_t{snapshot.seq} << 32;
-  if (snapshot.mx == 0) return v;
-  JKV_ASSIGN_OR_RETURN(v.frame, index_->Lookup(0, page_no.value(), snapshot.mx));
-  if (!index_->GenerationIs(0, snapshot.seq)) {
-    // W7: the log restarted; the lookup may have read the next generation's entries. The
-    // database file holds this snapshot.
-    return PageVersion{0, 0, false};
+  v.key = uint64_t{snapshot.cur().seq} << 32;
+  for (int i = 0; i < nlogs_; ++i) {
+    const int l = i == 0 ? snapshot.current : 1 - snapshot.current;
+    const WalSnapshot::Log& log = snapshot.logs[l];
+    if (log.mx == 0) continue;
+    JKV_ASSIGN_OR_RETURN(uint32_t frame, index_->Lookup(l, page_no.value(), log.mx));
+    if (!index_->GenerationIs(l, log.seq)) {
+      // W7: the log restarted; the lookup may have read the next generation's entries. The
+      // database file holds this snapshot's pages of it and of every older log.
+      return PageVersion{l, 0, 0, false};
+    }
+    if (frame != 0) {
+      v.log = l;
+      v.frame = frame;
+      v.key = (uint64_t{log.seq} << 32) | frame;
+      return v;
+    }
   }
-  v.key |= v.frame;
   return v;
 }
 
@@ -505,8 +446,9 @@ absl::Status WalStrategy::ReadPage(const WalSnapshot& snapshot, PageNo page_no,
                                    PageVersion* version, absl::Span<uint8_t> out) {
   const uint64_t offset = uint64_t{page_no.value() - 1} * page_size_;
   if (version->frame == 0) return db_file_->Read(offset, out);
-  absl::Status s = log_->ReadPage(version->frame, page_size_, out);
-  if (index_->GenerationIs(0, snapshot.seq)) return s;
+  const int l = version->log;
+  absl::Status s = logs_[l]->ReadPage(version->frame, page_size_, out);
+  if (index_->GenerationIs(l, snapshot.logs[l].seq)) return s;
   // W7: the frame may have been overwritten (or cut) by the next generation.
   version->frame = 0;
   version->cacheable = false;
@@ -527,25 +469,45 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   }
   absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
   absl::Status s = h.status();
-  // W7. A generation with no frames restarts too, so that every generation the writer writes
-  // has salts of its own (a rebuilt index may describe a log whose header was lost).
-  if (s.ok() && index_->backfill(0) == h->logs[0].mx_frame) s = MaybeRestart(*h);
-  if (s.ok()) s = index_->Truncate(0, h->logs[0].mx_frame);  // W2
+  if (s.ok() && !wal2_) {
+    // W7. A generation with no frames restarts too, so that every generation the writer
+    // writes has salts of its own (a rebuilt index may describe a log whose header was lost).
+    if (index_->backfill(0) == h->logs[0].mx_frame) s = MaybeRestart(*h, 0, false);
+  } else if (s.ok()) {
+    const int cur = static_cast<int>(h->current_log & 1);
+    const int other = 1 - cur;
+    const shm::LogState& c = h->logs[cur];
+    if (c.mx_frame == 0) {
+      // An empty current log restarts in place (salts of its own, as in WAL).
+      s = MaybeRestart(*h, cur, true);
+    } else if (index_->backfill(other) == h->logs[other].mx_frame &&
+               (c.mx_frame >= options_.wal2_switch_pages || index_->backfill(cur) == c.mx_frame)) {
+      // V3: the switch. The other log is in the database file: it becomes the current one.
+      const uint32_t before = h->current_log;
+      s = MaybeRestart(*h, other, true);
+      if (s.ok() && h->current_log != before) {
+        base::MutexLock lock(&stats_mu_);
+        ++stats_.log_switches;
+      }
+    }
+  }
+  cur_ = s.ok() && wal2_ ? static_cast<int>(h->current_log & 1) : 0;
+  if (s.ok()) s = index_->Truncate(cur_, h->logs[cur_].mx_frame);  // W2
   if (!s.ok()) {
     EndWrite();
     return s;
   }
   writer_header_ = *h;
-  next_frame_ = h->logs[0].mx_frame + 1;
-  chain_ = h->logs[0].last_checksum;
+  next_frame_ = h->logs[cur_].mx_frame + 1;
+  chain_ = h->logs[cur_].last_checksum;
   Hook("begin_write:locked");
-  return WalSnapshot{h->logs[0].ckpt_seq, h->logs[0].mx_frame, h->change, h->page_count};
+  return SnapshotOf(*h);
 }
 
-// W7. The restart also takes the CKPT lock (without waiting: a running checkpoint means the
-// log is simply not restarted this time), because a checkpoint reads the header and then the
-// backfill, and must not pair one generation's mx_frame with the next one's backfill.
-absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
+// W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
+// the log is simply not restarted this time), because a checkpoint reads the header and then
+// the backfill, and must not pair one generation's mx_frame with the next one's backfill.
+absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool make_current) {
   // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
   // frame is copied and no commit can start meanwhile, so it has nothing left to copy and ends
   // at once. Skipping the restart instead would let a checkpointer that runs after every commit
@@ -556,8 +518,8 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
   if (!locked.ok()) s = locked.status();
   if (locked.ok() && *locked) {
     // A read-only private reader's frames must stay where they are.
-    if (index_->backfill(0) == header.logs[0].mx_frame && RestartAllowed()) {
-      s = checkpoint::RestartLog(*index_, header);
+    if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
+      s = checkpoint::RestartLog(*index_, header, log, make_current);
       if (s.ok()) {
         base::MutexLock lock(&stats_mu_);
         ++stats_.log_restarts;
@@ -572,20 +534,22 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header) {
 absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,
                                       uint32_t commit_db_size, std::vector<uint32_t>* frames) {
   JKV_DCHECK(write_locked_);
-  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, 0);
+  wal::WalLog& log = *logs_[cur_];
+  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
   if (next_frame_ == 1) {
-    JKV_ASSIGN_OR_RETURN(uint64_t seed, log_->WriteHeader(log_header));
-    JKV_DCHECK(seed == writer_header_.logs[0].last_checksum);
+    JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
+    JKV_DCHECK(seed == writer_header_.logs[cur_].last_checksum);
     chain_ = seed;
     if (options_.sync != SyncLevel::kOff) {
-      // W4: the new generation's header is durable before any of its frames is written.
-      JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W4 log header"));
+      // W4: the new generation's header is durable before any of its frames is written (and,
+      // in WAL2, before this log is taken for the newer one by recovery, V1).
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
     }
   }
   JKV_ASSIGN_OR_RETURN(uint64_t chain,
-                       log_->Append(log_header, next_frame_, chain_, pages, commit_db_size));
+                       log.Append(log_header, next_frame_, chain_, pages, commit_db_size));
   for (size_t i = 0; i < pages.size(); ++i) {
-    JKV_RETURN_IF_ERROR(index_->Append(0, next_frame_, pages[i].page_no.value()));  // W2
+    JKV_RETURN_IF_ERROR(index_->Append(cur_, next_frame_, pages[i].page_no.value()));  // W2
     frames->push_back(next_frame_++);
   }
   chain_ = chain;
@@ -607,26 +571,25 @@ absl::StatusOr<std::vector<uint32_t>> WalStrategy::Commit(absl::Span<const wal::
   if (options_.sync >= SyncLevel::kFull) {
     // W1: every frame of the transaction is durable before the commit is published. The log
     // is preallocated, so this flush writes data only.
-    JKV_RETURN_IF_ERROR(vfs::SyncFile(log_->file(), vfs::SyncKind::kData, "W1 log"));
+    JKV_RETURN_IF_ERROR(vfs::SyncFile(logs_[cur_]->file(), vfs::SyncKind::kData, "W1 log"));
   }
   return frames;
 }
 
 WalSnapshot WalStrategy::Publish() {
-  shm::LogState& state = writer_header_.logs[0];
+  shm::LogState& state = writer_header_.logs[cur_];
   state.mx_frame = next_frame_ - 1;
   state.last_checksum = chain_;
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
-  return WalSnapshot{state.ckpt_seq, state.mx_frame, writer_header_.change,
-                     writer_header_.page_count};
+  return SnapshotOf(writer_header_);
 }
 
 absl::Status WalStrategy::Rollback() {
-  const uint32_t published = writer_header_.logs[0].mx_frame;
+  const uint32_t published = writer_header_.logs[cur_].mx_frame;
   next_frame_ = published + 1;
-  chain_ = writer_header_.logs[0].last_checksum;
-  return index_->Truncate(0, published);  // W2
+  chain_ = writer_header_.logs[cur_].last_checksum;
+  return index_->Truncate(cur_, published);  // W2
 }
 
 void WalStrategy::EndWrite() {
@@ -638,7 +601,9 @@ void WalStrategy::EndWrite() {
 checkpoint::CheckpointFiles WalStrategy::Files() {
   checkpoint::CheckpointFiles f;
   f.index = index_.get();
-  f.log = log_.get();
+  f.two_logs = wal2_;
+  f.logs[0] = logs_[0].get();
+  f.logs[1] = logs_[1].get();
   f.db = db_file_;
   f.page_size = page_size_;
   f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
@@ -665,7 +630,42 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
   // one may leave its copy unpublished, and only where published frames are durable (W1).
   files.deferred = &deferred_;
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
-  JKV_ASSIGN_OR_RETURN(CheckpointResult r, checkpoint::Checkpoint(files, mode));
+  CheckpointResult r;
+  if (!wal2_) {
+    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+  } else if (mode == CheckpointMode::kPassive) {
+    files.log_no = checkpoint::kNonCurrentLog;  // V4
+    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+  } else {
+    // V4: the writer is held, so neither log changes: the older log completely, then the
+    // current one.
+    files.log_no = 1 - cur_;
+    JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
+    r = older;
+    if (!older.blocked) {
+      files.log_no = cur_;
+      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
+      r.log_frames += newer.log_frames;
+      r.copied += newer.copied;
+      r.backfilled += newer.backfilled;
+      r.blocked = newer.blocked;
+      r.restarted = newer.restarted;
+      r.stopped = newer.stopped;
+      r.syncs += newer.syncs;
+      r.lock_wait += newer.lock_wait;
+      r.work += newer.work;
+    }
+    if (r.restarted) {
+      // The writer's view of the index: both logs restarted, the other one is current.
+      shm::IndexHeader h;
+      if (index_->ReadHeader(&h)) {
+        writer_header_ = h;
+        cur_ = static_cast<int>(h.current_log & 1);
+        next_frame_ = 1;
+        chain_ = h.logs[cur_].last_checksum;
+      }
+    }
+  }
   base::MutexLock stats(&stats_mu_);
   ++stats_.checkpoints;
   stats_.frames_copied += r.copied;
@@ -685,12 +685,14 @@ WalProgress WalStrategy::Progress() {
     std::this_thread::yield();
     read = index_->ReadHeader(&h);
   }
+  const int l = read ? PolicyLog(h) : 0;
   if (read) {
-    p.seq = h.logs[0].ckpt_seq;
-    p.log_frames = h.logs[0].mx_frame;
+    p.seq = h.logs[l].ckpt_seq;
+    p.log_frames = h.logs[l].mx_frame;
   }
-  p.backfilled = index_->backfill(0);
+  p.backfilled = index_->backfill(l);
   p.live_frames = p.backfilled >= p.log_frames ? 0 : p.log_frames;
+  p.log = l;
   return p;
 }
 
@@ -702,7 +704,7 @@ checkpoint::LogSnapshot WalStrategy::PolicyView() {
   log.live_frames = p.live_frames;
   uint32_t oldest = p.log_frames;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index_->pin(slot, 0);
+    const uint64_t pin = index_->pin(slot, p.log);
     if (pin == 0) continue;
     ++log.active_readers;
     // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
@@ -720,8 +722,8 @@ absl::Status WalStrategy::CloseLast() {
   EndWrite();
   JKV_RETURN_IF_ERROR(r.status());
   if (r->blocked) return absl::OkStatus();  // keep the log: it still holds frames
-  // Everything is in the database file (C2) and the log is empty: neither file is needed.
-  JKV_RETURN_IF_ERROR(fs_->Delete(wal_path_));
+  // Everything is in the database file (C2) and the logs are empty: no file is needed.
+  for (int l = 0; l < nlogs_; ++l) JKV_RETURN_IF_ERROR(fs_->Delete(log_paths_[l]));
   if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
   if (options_.sync == SyncLevel::kExtra) {
     // EXTRA's promise: the removal itself durable. No guarantee needs it: a log that comes
@@ -738,19 +740,26 @@ WalStats WalStrategy::Stats() {
     s = stats_;
   }
   shm::IndexHeader h;
-  if (index_->ReadHeader(&h)) s.log_frames = h.logs[0].mx_frame;
+  if (index_->ReadHeader(&h)) {
+    s.log_frames = h.logs[0].mx_frame;
+    s.wal2_log_frames = wal2_ ? h.logs[1].mx_frame : 0;
+    s.current_log = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  }
+  s.wal2 = wal2_;
   s.backfilled = index_->backfill(0);
+  if (wal2_) s.wal2_backfilled = index_->backfill(1);
   uint64_t oldest = 0;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index_->pin(slot, 0);
+    const uint64_t pin = index_->pin(slot, s.current_log);
     if (pin == 0) continue;
     ++s.pinned_slots;
     if (oldest == 0 || pin < oldest) oldest = pin;
   }
   s.oldest_pin_frame = oldest == 0 ? 0 : checkpoint::PinFrame(oldest);
-  if (log_ != nullptr) {
-    absl::StatusOr<uint64_t> size = log_->Size();
-    if (size.ok()) s.log_bytes = *size;
+  for (int l = 0; l < nlogs_; ++l) {
+    if (logs_[l] == nullptr) continue;
+    absl::StatusOr<uint64_t> size = logs_[l]->Size();
+    if (size.ok()) (l == 0 ? s.log_bytes : s.wal2_log_bytes) = *size;
   }
   return s;
 }

@@ -57,12 +57,32 @@
 //       database file when it changed.
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs.
 //
+// WAL2 (two logs, x.db-wal = log 0 and x.db-wal2 = log 1; docs/design-notes.md, "WAL2"):
+//   V1. Every new generation of either log gets a ckpt_seq one past the newest of both
+//       (checkpoint::RestartLog), so the current log is the one with the later generation,
+//       in the index and, once its header is written (W4), in the files: recovery orders the
+//       logs by it alone.
+//   V2. A snapshot is overlaid in this order: the current log up to its mx, then the other
+//       log, then the database file. A page version key names the generation (unique across
+//       both logs) and the frame.
+//   V3. The writer switches (restarts the other log as the current one) only when the other
+//       log is copied completely (backfill == mx) and only inside BeginWrite, under WRITE and
+//       CKPT; it never waits for either: when they are not free it appends to the current log.
+//       An empty current log restarts in place instead.
+//   V4. Checkpoints under writers (PASSIVE) copy only the non-current log, chosen under CKPT.
+//       FULL, RESTART and TRUNCATE (writer held) copy the non-current log completely first,
+//       then the current one, so the database file ends with the newest versions; RESTART and
+//       TRUNCATE then restart both logs.
+//   V5. A reader pins both logs (a pin names the log's generation even with no frames of it
+//       visible), so a checkpoint of a later generation of either log waits for it (W7).
+//
 // Thread-safety: BeginRead/EndRead/Publish are called with the pager's mutex held (they change
 // this connection's pin); Locate and ReadPage from any thread; the writer methods by the
 // pager's one writer at a time.
 #ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_
 #define JOURNALKV_PAGER_WAL_STRATEGY_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -84,17 +104,23 @@
 
 namespace journalkv::pager {
 
-// One snapshot of a WAL database.
+// One snapshot of a WAL or WAL2 database: each log's generation and last visible frame.
 struct WalSnapshot {
-  uint32_t seq = 0;     // log generation (ckpt_seq)
-  uint32_t mx = 0;      // last committed frame visible
-  uint32_t change = 0;  // the index header's change word (identifies the published state)
+  struct Log {
+    uint32_t seq = 0;  // log generation (ckpt_seq)
+    uint32_t mx = 0;   // last committed frame visible
+  };
+  std::array<Log, 2> logs;  // logs[1]: WAL2 only
+  int current = 0;          // the log the writer appended to (WAL: 0)
+  uint32_t change = 0;      // the index header's change word (identifies the published state)
   uint32_t page_count = 0;
-  uint64_t pin() const { return checkpoint::EncodePin(seq, mx); }
+  const Log& cur() const { return logs[current]; }
+  uint64_t pin(int log) const { return checkpoint::EncodePin(logs[log].seq, logs[log].mx); }
 };
 
 // Where a snapshot finds a page.
 struct PageVersion {
+  int log = 0;            // the log holding `frame`
   uint32_t frame = 0;     // 0: the database file
   uint64_t key = 0;       // the page cache version
   bool cacheable = true;  // false: an old-generation read (W7), not cached
@@ -113,14 +139,24 @@ struct WalStats {
   absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
   absl::Duration checkpoint_work;       // and copying, syncing, restarting
   uint64_t checkpoint_syncs = 0;        // their flushes (C1, C2)
+  // WAL2: the second log (x.db-wal2; the fields above without "wal2_" are x.db-wal's), which
+  // of the two is current, and the switches this connection made.
+  bool wal2 = false;
+  int current_log = 0;
+  uint32_t wal2_log_frames = 0;
+  uint32_t wal2_backfilled = 0;
+  uint64_t wal2_log_bytes = 0;
+  uint64_t log_switches = 0;
 };
 
-// How far the log is copied (two loads from the shared index).
+// How far the log the checkpoint policy looks at is copied (WAL: the log; WAL2: the log that is
+// not current, the only one checkpoints copy while writers run).
 struct WalProgress {
   uint32_t seq = 0;  // the generation
   uint32_t log_frames = 0;
   uint32_t backfilled = 0;
   uint32_t live_frames = 0;  // log_frames, or 0 when every frame is copied (the log restarts)
+  int log = 0;               // which log
 };
 
 // Test hook: called at named points of WAL transactions with the point's name ("begin_read:
@@ -205,21 +241,36 @@ class WalStrategy {
   absl::Status RefreshPrivate();
   bool RestartAllowed();
   absl::Status ClaimSlot();
-  // A read-only connection that joined with no log opens it. REQUIRES: the pager's mutex.
-  absl::Status OpenLogForReading();
+  // Opens log `log` read-only where this connection joined without it (a read-only connection
+  // that found no log file), once a snapshot has frames in it. REQUIRES: the pager's mutex.
+  absl::Status OpenLogForReading(int log);
+  // The scan of every log this mode uses (an empty result for a log not open).
+  absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
+  // The index header describing the scanned logs: the later valid generation is current (V1).
+  shm::IndexHeader HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
+                                   const shm::IndexHeader* old) const;
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
   absl::Status RepairHeader();
-  absl::Status MaybeRestart(shm::IndexHeader& header);
+  // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free.
+  absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current);
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
-  void SetPin(uint64_t pin);
+  WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
+  using PinPair = std::pair<uint64_t, uint64_t>;
+  PinPair PinsOf(const WalSnapshot& s) const;
+  void SetPins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
+  // The log checkpoints and the policy look at while writers run (V4).
+  int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
   vfs::FileSystem* const fs_;
   const std::string db_path_;
-  const std::string wal_path_;
+  const bool wal2_;
+  const int nlogs_;  // 1 (WAL) or 2 (WAL2)
+  const std::array<std::string, 2> log_paths_;
+  const std::string& wal_path_;  // log_paths_[0]
   const std::string shm_path_;
   vfs::File* const db_file_;
   const uint32_t page_size_;
@@ -229,17 +280,18 @@ class WalStrategy {
   std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
-  // Null only in a read-only connection until a snapshot has frames (set once, under the
-  // pager's mutex, before any read of a frame).
-  std::unique_ptr<wal::WalLog> log_;
+  // Null only in a read-only connection until a snapshot has frames in it (set once, under
+  // the pager's mutex, before any read of a frame); logs_[1] is null in WAL mode.
+  std::array<std::unique_ptr<wal::WalLog>, 2> logs_;
   int slot_ = -1;
 
-  // This connection's open snapshots (pins), under the pager's mutex; the slot holds the
-  // oldest.
-  std::multimap<uint64_t, int> open_pins_;
+  // This connection's open snapshots (their pins of log 0 and log 1), under the pager's
+  // mutex; the slot holds the oldest (pins of either log only grow with time, V1).
+  std::multimap<PinPair, int> open_pins_;
 
   // Writer state (the pager's one writer).
   bool write_locked_ = false;
+  int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_

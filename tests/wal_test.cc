@@ -1,11 +1,13 @@
 // WAL mode through the public API: snapshots of several readers in one process, checkpoints
 // and their modes, the log's life cycle (preallocated, restarted, removed at the last close),
 // switching between the rollback and WAL families, and snapshot isolation under load.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,13 +25,17 @@ namespace {
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
 
-class WalTest : public ::testing::TestWithParam<bool> {  // param: POSIX file system
+// Every test runs in wal and in wal2 mode, on the in-memory and on the POSIX file system.
+class WalTest : public ::testing::TestWithParam<std::tuple<JournalMode, bool>> {
  protected:
+  JournalMode mode() const { return std::get<0>(GetParam()); }
+  bool wal2() const { return mode() == JournalMode::kWal2; }
   void SetUp() override {
-    if (GetParam()) {
+    if (std::get<1>(GetParam())) {
       const char* tmp = std::getenv("TEST_TMPDIR");
-      dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/wal_test_",
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      std::replace(name.begin(), name.end(), '/', '_');
+      dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/wal_test_", name);
       std::string cmd = absl::StrCat("rm -rf '", dir_, "' && mkdir -p '", dir_, "'");
       ASSERT_EQ(std::system(cmd.c_str()), 0);
       fs_ = &posix_;
@@ -42,7 +48,7 @@ class WalTest : public ::testing::TestWithParam<bool> {  // param: POSIX file sy
 
   Options WalOptions() {
     Options o;
-    o.journal_mode = JournalMode::kWal;
+    o.journal_mode = mode();
     o.file_system = fs_;
     return o;
   }
@@ -473,10 +479,14 @@ TEST(WalNoSharedMemoryTest, TheDefaultModeSaysWhichModeToNameInstead) {
   EXPECT_EQ(**(*db)->Get("k"), "v");
 }
 
-INSTANTIATE_TEST_SUITE_P(Fs, WalTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "posix" : "mem";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    ModeFs, WalTest,
+    ::testing::Combine(::testing::Values(JournalMode::kWal, JournalMode::kWal2),
+                       ::testing::Values(false, true)),
+    [](const ::testing::TestParamInfo<std::tuple<JournalMode, bool>>& info) {
+      return absl::StrCat(JournalModeName(std::get<0>(info.param)), "_",
+                          std::get<1>(info.param) ? "posix" : "mem");
+    });
 
 }  // namespace
 }  // namespace journalkv
