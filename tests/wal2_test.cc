@@ -1,0 +1,336 @@
+// What WAL2 adds over WAL, through the public API: the writer switches between the two logs,
+// a checkpoint held in the middle of copying blocks neither the writer nor readers (where WAL's
+// FULL and RESTART checkpoints hold the writer), and under a continuous writer with readers
+// always active the two logs stay bounded where WAL's one log grows. The suites WAL2 shares
+// with WAL (wal_test, the crash sweeps, the multi-process tests) run over both modes.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_matchers.h"
+#include "checkpoint/checkpointer.h"
+#include "engine/db.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/fault_injecting_fs.h"
+#include "vfs/mem_fs.h"
+
+namespace journalkv {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
+
+constexpr char kPath[] = "/x.db";
+
+std::string Key(int i) { return absl::StrCat("key", 100000 + i); }
+
+class Wal2Test : public ::testing::Test {
+ protected:
+  Options ModeOptions(JournalMode mode) {
+    Options o;
+    o.journal_mode = mode;
+    o.file_system = &fs_;
+    return o;
+  }
+  std::unique_ptr<Db> Open(const Options& o) {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(kPath, o);
+    EXPECT_THAT(db, IsOk());
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  bool Exists(const std::string& p) { return *fs_.Exists(p); }
+
+  vfs::MemFileSystem fs_;
+};
+
+TEST_F(Wal2Test, TheWriterSwitchesLogsAndEveryCommitSurvives) {
+  Options o = ModeOptions(JournalMode::kWal2);
+  o.wal2_switch_pages = 20;
+  o.checkpoint_policy = "threshold:10";
+  {
+    std::unique_ptr<Db> db = Open(o);
+    for (int i = 0; i < 300; ++i) ASSERT_THAT(db->Put(Key(i), absl::StrCat("v", i)), IsOk());
+    const DbStats s = db->Stats();
+    EXPECT_TRUE(s.wal2);
+    EXPECT_GE(s.log_switches, 10u);  // 300 one-frame commits, a switch every ~20
+    EXPECT_LE(s.log_frames, 2u * (20 + 2));
+    EXPECT_TRUE(Exists(std::string(kPath) + "-wal"));
+    EXPECT_TRUE(Exists(std::string(kPath) + "-wal2"));
+    EXPECT_EQ(db->options().journal_mode, JournalMode::kWal2);
+  }
+  // The last close copies both logs back and removes them with the index.
+  EXPECT_FALSE(Exists(std::string(kPath) + "-wal"));
+  EXPECT_FALSE(Exists(std::string(kPath) + "-wal2"));
+  EXPECT_FALSE(Exists(std::string(kPath) + "-shm"));
+  Options reopen;
+  reopen.file_system = &fs_;  // no mode: the database's own family, wal2
+  std::unique_ptr<Db> db = Open(reopen);
+  EXPECT_EQ(db->options().journal_mode, JournalMode::kWal2);
+  for (int i = 0; i < 300; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(i)));
+    EXPECT_EQ(v, absl::StrCat("v", i));
+  }
+}
+
+TEST_F(Wal2Test, AReaderKeepsItsSnapshotAcrossSwitches) {
+  Options o = ModeOptions(JournalMode::kWal2);
+  o.wal2_switch_pages = 5;
+  o.checkpoint_policy = "threshold:1";
+  std::unique_ptr<Db> writer = Open(o);
+  std::unique_ptr<Db> reader_db = Open(o);
+  for (int i = 0; i < 10; ++i) ASSERT_THAT(writer->Put(Key(i), "old"), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> snapshot, reader_db->BeginRead());
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 10; ++i) ASSERT_THAT(writer->Put(Key(i), absl::StrCat("new", round)), IsOk());
+  }
+  // The pinned reader holds back the copy of the log it began in, so at most one switch after
+  // it could happen; it still reads its own snapshot.
+  for (int i = 0; i < 10; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, snapshot->Get(Key(i)));
+    EXPECT_EQ(v, "old");
+  }
+  snapshot.reset();
+  for (int i = 0; i < 10; ++i) ASSERT_THAT(writer->Put(Key(i), "last"), IsOk());
+  EXPECT_GE(writer->Stats().log_switches, 2u);
+  for (int i = 0; i < 10; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, reader_db->Get(Key(i)));
+    EXPECT_EQ(v, "last");
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, reader_db->Check());
+  EXPECT_TRUE(check.ok());
+}
+
+// A process dies with commits in both logs (the same keys overwritten in each, so their order
+// matters); an opener in another mode, alone, copies them back in order and switches the
+// family; and the same from wal into wal2.
+TEST_F(Wal2Test, SwitchingModesCopiesLogsLeftByACrashInOrder) {
+  struct Case {
+    JournalMode from;
+    JournalMode to;
+  };
+  for (Case c : {Case{JournalMode::kWal2, JournalMode::kDelete},
+                 Case{JournalMode::kWal2, JournalMode::kWal},
+                 Case{JournalMode::kWal2, JournalMode::kWal2},
+                 Case{JournalMode::kWal, JournalMode::kWal2},
+                 Case{JournalMode::kDelete, JournalMode::kWal2}}) {
+    SCOPED_TRACE(absl::StrCat(JournalModeName(c.from), " -> ", JournalModeName(c.to)));
+    vfs::MemFileSystem mem;
+    vfs::FaultInjectingFileSystem fs(&mem);
+    Options o;
+    o.file_system = &fs;
+    o.journal_mode = c.from;
+    o.checkpoint_policy = "manual";
+    o.wal2_switch_pages = 6;
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+      for (int round = 0; round < 4; ++round) {
+        for (int i = 0; i < 4; ++i) {
+          ASSERT_THAT(db->Put(Key(i), absl::StrCat("r", round)), IsOk());
+        }
+      }
+      if (c.from == JournalMode::kWal2) {
+        const DbStats s = db->Stats();
+        EXPECT_GT(s.wal2_log_frames, 0u);
+        EXPECT_GT(s.log_frames, s.wal2_log_frames);  // frames in both logs
+      }
+      fs.SimulateProcessCrash();  // the close that follows touches nothing
+    }
+    o.journal_mode = c.to;
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+      EXPECT_EQ(db->options().journal_mode, c.to);
+      for (int i = 0; i < 4; ++i) {
+        JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(i)));
+        EXPECT_EQ(v, "r3");
+      }
+      ASSERT_THAT(db->Put("after", "switch"), IsOk());
+      JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+      EXPECT_TRUE(check.ok());
+    }
+    JKV_ASSERT_OK_AND_ASSIGN(bool wal2_left, fs.Exists(std::string(kPath) + "-wal2"));
+    EXPECT_FALSE(wal2_left);
+  }
+}
+
+// While another connection has a wal2 database open, openers in other modes are refused and
+// nothing changes.
+TEST_F(Wal2Test, SwitchingIsRefusedWhileAnotherConnectionIsOpen) {
+  std::unique_ptr<Db> db = Open(ModeOptions(JournalMode::kWal2));
+  ASSERT_THAT(db->Put("k", "v"), IsOk());
+  for (JournalMode other : {JournalMode::kWal, JournalMode::kDelete}) {
+    EXPECT_THAT(Db::Open(kPath, ModeOptions(other)),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         "in wal2 mode and other connections have it open"));
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get("k"));
+  EXPECT_EQ(v, "v");
+}
+
+// The checkpoint hook: a checkpoint that reaches "copy" waits there until released.
+std::atomic<bool> g_in_copy{false};
+std::atomic<bool> g_release{false};
+void HoldCopy(const char* point) {
+  if (std::string(point) != "copy") return;
+  g_in_copy = true;
+  while (!g_release.load()) std::this_thread::yield();
+}
+
+struct HeldCheckpoint {
+  HeldCheckpoint() {
+    g_in_copy = false;
+    g_release = false;
+    checkpoint::SetCheckpointHookForTesting(HoldCopy);
+  }
+  ~HeldCheckpoint() {
+    g_release = true;
+    if (thread.joinable()) thread.join();
+    checkpoint::SetCheckpointHookForTesting(nullptr);
+  }
+  void Start(Db* db, CheckpointMode mode) {
+    thread = std::thread([db, mode, this] { result = db->Checkpoint(mode); });
+    while (!g_in_copy.load()) std::this_thread::yield();
+  }
+  std::thread thread;
+  absl::StatusOr<CheckpointResult> result;
+};
+
+TEST_F(Wal2Test, AHeldCheckpointBlocksNeitherTheWriterNorReadersInWal2) {
+  Options o = ModeOptions(JournalMode::kWal2);
+  o.wal2_switch_pages = 10;
+  o.checkpoint_policy = "manual";
+  o.busy_timeout = absl::Milliseconds(300);
+  std::unique_ptr<Db> checkpointer = Open(o);
+  std::unique_ptr<Db> db = Open(o);
+  for (int i = 0; i < 15; ++i) ASSERT_THAT(db->Put(Key(i), "a"), IsOk());
+  ASSERT_GE(db->Stats().log_switches, 1u);  // the first ten frames are in the other log now
+
+  HeldCheckpoint held;
+  held.Start(checkpointer.get(), CheckpointMode::kPassive);  // copying the non-current log
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 50; ++i) ASSERT_THAT(db->Put(Key(i), "b"), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(3)));
+  EXPECT_EQ(v, "b");
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(250));  // nobody waited for a timeout
+  EXPECT_TRUE(g_in_copy.load());
+  g_release = true;
+  held.thread.join();
+  ASSERT_THAT(held.result, IsOk());
+  EXPECT_FALSE(held.result->blocked);
+  EXPECT_GE(held.result->copied, 10u);
+}
+
+TEST_F(Wal2Test, TheSameHeldCheckpointBlocksTheWriterInWalFullAndRestart) {
+  for (CheckpointMode mode : {CheckpointMode::kFull, CheckpointMode::kRestart}) {
+    SCOPED_TRACE(CheckpointModeName(mode));
+    vfs::MemFileSystem fs;
+    Options o;
+    o.journal_mode = JournalMode::kWal;
+    o.file_system = &fs;
+    o.checkpoint_policy = "manual";
+    o.busy_timeout = absl::Milliseconds(200);
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> checkpointer, Db::Open(kPath, o));
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+    for (int i = 0; i < 15; ++i) ASSERT_THAT(db->Put(Key(i), "a"), IsOk());
+    HeldCheckpoint held;
+    held.Start(checkpointer.get(), mode);
+    EXPECT_THAT(db->Put(Key(1), "b"), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+    // Readers still read (the committed state before the checkpoint).
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(1)));
+    EXPECT_EQ(v, "a");
+    g_release = true;
+    held.thread.join();
+    ASSERT_THAT(held.result, IsOk());
+    ASSERT_THAT(db->Put(Key(1), "b"), IsOk());
+  }
+}
+
+// One writer commits as fast as it can while readers are always active: each reader begins
+// before the previous one ends. Returns the largest total log size (both files) seen.
+uint64_t LargestLogUnderReaders(Db* writer, Db* reader_db, absl::Duration length,
+                                uint64_t* commits, uint32_t* largest_frames) {
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> largest{0};
+  *largest_frames = 0;
+  std::thread readers([&] {
+    std::unique_ptr<ReadTransaction> previous;
+    while (!stop.load()) {
+      absl::StatusOr<std::unique_ptr<ReadTransaction>> next = reader_db->BeginRead();
+      ASSERT_THAT(next, IsOk());
+      ASSERT_THAT((*next)->Get(Key(7)), IsOk());
+      previous = std::move(*next);  // the previous one ends only now
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  const absl::Time end = absl::Now() + length;
+  uint64_t n = 0;
+  while (absl::Now() < end) {
+    EXPECT_THAT(writer->Put(Key(static_cast<int>(n % 500)), std::string(200, 'v')), IsOk());
+    ++n;
+    if (n % 50 == 0) {
+      const DbStats s = writer->Stats();
+      largest = std::max<uint64_t>(largest.load(), s.log_bytes);
+      *largest_frames = std::max(*largest_frames, s.log_frames);
+    }
+  }
+  stop = true;
+  readers.join();
+  *commits = n;
+  return largest.load();
+}
+
+TEST_F(Wal2Test, UnderAContinuousWriterAndReadersTheTwoLogsStayBoundedWhereWalGrows) {
+  const absl::Duration length = absl::Seconds(10);
+  constexpr uint32_t kSwitch = 200;
+  // The current log grows past kSwitch while the other one waits for the readers that began
+  // before the switch and for its copy; 2,000 frames is ten times kSwitch. A log file is
+  // preallocated in doubling steps (wal_log.h): 2,000 frames of 4 KiB pages fit in 8 MiB,
+  // so the two files stay within 16 MiB together.
+  constexpr uint32_t kFrameBound = 2000;
+  constexpr uint64_t kBound = uint64_t{16} << 20;
+  uint64_t wal2_commits = 0;
+  uint64_t wal2_largest = 0;
+  uint32_t wal2_frames = 0;
+  uint32_t wal_frames = 0;
+  {
+    Options o = ModeOptions(JournalMode::kWal2);
+    o.wal2_switch_pages = kSwitch;
+    o.checkpoint_policy = "threshold:100";
+    o.sync = SyncLevel::kNormal;
+    std::unique_ptr<Db> writer = Open(o);
+    std::unique_ptr<Db> reader_db = Open(o);
+    wal2_largest = LargestLogUnderReaders(writer.get(), reader_db.get(), length, &wal2_commits,
+                                          &wal2_frames);
+    EXPECT_GT(writer->Stats().log_switches, 10u);
+  }
+  ASSERT_THAT(fs_.Delete(kPath), IsOk());
+  uint64_t wal_commits = 0;
+  uint64_t wal_largest = 0;
+  {
+    Options o = ModeOptions(JournalMode::kWal);
+    o.checkpoint_policy = "threshold:100";
+    o.sync = SyncLevel::kNormal;
+    std::unique_ptr<Db> writer = Open(o);
+    std::unique_ptr<Db> reader_db = Open(o);
+    wal_largest = LargestLogUnderReaders(writer.get(), reader_db.get(), length, &wal_commits,
+                                         &wal_frames);
+  }
+  std::printf("wal2: %llu commits, largest logs %u frames, %llu bytes; wal: %llu commits, "
+              "largest log %u frames, %llu bytes\n",
+              static_cast<unsigned long long>(wal2_commits), wal2_frames,
+              static_cast<unsigned long long>(wal2_largest),
+              static_cast<unsigned long long>(wal_commits), wal_frames,
+              static_cast<unsigned long long>(wal_largest));
+  EXPECT_GT(wal2_commits, 10u * kSwitch);  // enough commits to fill many logs
+  EXPECT_LE(wal2_frames, kFrameBound);
+  EXPECT_LE(wal2_largest, kBound);
+  EXPECT_GT(wal_frames, 10 * kFrameBound);
+  EXPECT_GT(wal_largest, 2 * kBound);  // the one log never restarts: readers always pin it
+}
+
+}  // namespace
+}  // namespace journalkv
