@@ -24,10 +24,11 @@ struct FlagDef {
   const char* help;
 };
 
-// The --quick preset: every engine and mode at sync full and off, small sizes. Budget: a
-// durable commit costs each mode 1 to 5 flushes, ~4 ms each on a busy virtual disk, so one
-// commit in each of the 12 durable engine/mode pairs costs ~0.11 s; --quick makes ~450 such
-// rounds (smalltxn, overwrite, writelat) plus 0.5 s of contention per pair.
+// The --quick preset: every engine and mode (journalkv's wal2 included) at sync full and off,
+// small sizes. Budget: a durable commit costs each mode 1 to 5 flushes, ~4 ms each on a busy
+// virtual disk, so one commit in each of the 13 durable engine/mode pairs costs ~0.12 s;
+// --quick makes ~450 such rounds (smalltxn, overwrite, writelat) plus 0.5 s of contention per
+// pair.
 constexpr char kQuickWorkloads[] =
     "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat";
 
@@ -39,7 +40,8 @@ const std::vector<FlagDef>& FlagDefs() {
        "selected engine that has it, ENGINE:MODE to one engine"},
       {"sync", "LIST", "full,off", "sync levels off|normal|full|extra (full)"},
       {"checkpoint", "LIST", nullptr,
-       "checkpoint policies for WAL modes: default|threshold:N|async:N/B|manual (journalkv: "
+       "checkpoint policies for WAL modes (journalkv wal and wal2, sqlite wal): "
+       "default|threshold:N|async:N/B|manual (journalkv: "
        "Options::checkpoint_policy, async:N/B with N < B wakes a background checkpointer at N "
        "frames and blocks commits at B; sqlite wal: threshold:N is wal_autocheckpoint=N, "
        "manual is 0; it has no async, so its cases of an async policy are skipped, with a "
@@ -441,10 +443,11 @@ std::string HelpText() {
       "\nmeasured by the harness, the same way for every engine: latency per operation\n"
       "(p50, p99, p99.9, max), operations per second, fsync+fdatasync+msync calls and bytes\n"
       "written per operation (interposed system calls, whole process), and the largest log\n"
-      "file size on disk seen between transactions (log_max_bytes; LMDB has no log).\n"
+      "file size on disk seen between transactions (log_max_bytes; LMDB has no log; in\n"
+      "journalkv's wal2 both logs added).\n"
       "journalkv also reports its own counters over the phase: checkpoints, their time, commits\n"
-      "held by the policy, the largest log in frames, database-file writes per commit, write\n"
-      "lock wait and work time (bench/report.h lists every field).\n"
+      "held by the policy, the largest log in frames (wal2: both logs), database-file writes\n"
+      "per commit, write lock wait and work time (bench/report.h lists every field).\n"
       "LMDB writes its meta page through an O_DSYNC descriptor: that second flush per commit\n"
       "is not an fsync call and is not counted.\n"
       "\noutput: a table on stdout; progress on stderr (one updating line on a terminal,\n"

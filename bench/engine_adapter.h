@@ -13,7 +13,7 @@
 //
 // Adding a journaling mode (journalkv's WAL and WAL2 issues) is adding its name to the
 // engine's mode list: the journalkv adapter lists every name ParseJournalMode accepts, so a new
-// mode appears in jkvbench as soon as the engine parses its name.
+// mode appears in jkvbench as soon as the engine parses its name (wal2 did so).
 //
 // Thread-safety: an EngineAdapter may create Sessions from any thread; each Session is used by
 // one thread at a time. Sessions must be destroyed before their EngineAdapter is closed.
@@ -89,6 +89,7 @@ struct EngineCounters {
   uint64_t blocked_timeouts = 0;       // of those, released by the busy timeout instead
   double blocked_writer_ms = 0;        // committing threads' time held so
   uint32_t max_log_frames = 0;         // the largest log (frames) a commit left: a high-water mark
+                                       // (journalkv WAL2: both logs together, sampled)
   uint64_t db_writes = 0;              // write calls on the database file (not the log or journal)
   // journalkv times its write transactions in WAL mode only.
   double write_lock_wait_ms = 0;  // write transactions' time waiting for the write lock

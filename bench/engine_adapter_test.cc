@@ -194,6 +194,62 @@ TEST(EngineAdapterRegistryTest, EveryEngineHasModes) {
   EXPECT_EQ(AllCases().size(), FindEngine("journalkv")->modes.size() + 6 + 2);
 }
 
+TEST(EngineAdapterRegistryTest, JournalkvRunsWalAndWal2UnderCheckpointPolicies) {
+  const EngineInfo* journalkv = FindEngine("journalkv");
+  ASSERT_NE(journalkv, nullptr);
+  for (const char* mode : {"wal", "wal2"}) {
+    const ModeInfo* m = journalkv->FindMode(mode);
+    ASSERT_NE(m, nullptr) << mode;
+    EXPECT_TRUE(m->uses_checkpoint) << mode;
+  }
+  ASSERT_NE(journalkv->FindMode("delete"), nullptr);
+  EXPECT_FALSE(journalkv->FindMode("delete")->uses_checkpoint);
+  EXPECT_EQ(FindEngine("sqlite")->FindMode("wal2"), nullptr);  // journalkv's own
+}
+
+// The same commits in wal and in wal2 (no switch yet: all in -wal) leave logs of the same size
+// in frames, and wal2's counts both logs (the engine's own mark is of the log its policy
+// watches, which is the empty one here).
+uint32_t MaxLogFramesAfterCommits(const std::string& mode, uint64_t* log_bytes) {
+  const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / absl::StrCat("maxlog-", mode)).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CaseConfig config;
+  config.mode = mode;
+  config.sync = "off";
+  config.checkpoint = "manual";
+  auto adapter = FindEngine("journalkv")->open(dir, config);
+  EXPECT_THAT(adapter, IsOk());
+  if (!adapter.ok()) return 0;
+  uint32_t frames = 0;
+  {
+    auto s = (*adapter)->NewSession();
+    EXPECT_THAT(s, IsOk());
+    if (!s.ok()) return 0;
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_THAT((*s)->BeginWrite(), IsOk());
+      EXPECT_THAT((*s)->Put(BenchKey(1, i), std::string(100, 'v')), IsOk());
+      EXPECT_THAT((*s)->Commit(), IsOk());
+    }
+    *log_bytes = (*adapter)->LogBytes();
+    frames = (*adapter)->Counters().max_log_frames;
+  }
+  EXPECT_THAT((*adapter)->Close(), IsOk());
+  std::filesystem::remove_all(dir);
+  return frames;
+}
+
+TEST(JournalkvAdapterTest, Wal2MaxLogFramesCountsBothLogs) {
+  uint64_t wal_bytes = 0, wal2_bytes = 0;
+  const uint32_t wal = MaxLogFramesAfterCommits("wal", &wal_bytes);
+  const uint32_t wal2 = MaxLogFramesAfterCommits("wal2", &wal2_bytes);
+  EXPECT_GE(wal, 20u);
+  EXPECT_EQ(wal2, wal);
+  EXPECT_GT(wal_bytes, 0u);
+  EXPECT_GT(wal2_bytes, 0u);
+}
+
 TEST(HistogramTest, BucketsCoverEveryValueInOrder) {
   for (uint64_t v :
        std::vector<uint64_t>{0, 1, 63, 64, 65, 127, 128, 1000, 123456789, UINT64_MAX}) {

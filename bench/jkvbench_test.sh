@@ -4,8 +4,9 @@
 # field is present, the numbers are sane, and fsyncs per op are 0 for journalkv at sync off and
 # > 0 at sync full. Also checks usage errors exit 2, contention's --processes, --writers=2 and
 # --repeat, journalkv WAL's checkpoint policies (async:N/B, manual) and the engine counters they
-# move, that a policy SQLite lacks skips only SQLite's cases, and, when gnuplot is installed,
-# --plot.
+# move, journalkv WAL2 (in the default run, alone with --modes=journalkv:wal2, its largest log
+# counting both logs), that a policy SQLite lacks skips only SQLite's cases, and, when gnuplot
+# is installed, --plot.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -30,6 +31,7 @@ for flag in engines modes sync checkpoint workloads num value-size seconds threa
             plot quick dir cache-mib processes repeat writers; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
+grep -q '^  journalkv: .*|wal|wal2$' help.txt || fail "--help does not list journalkv's wal2"
 
 plot=()
 if command -v gnuplot >/dev/null; then plot=(--plot); fi
@@ -40,6 +42,15 @@ cat table.txt
 [[ -z $(ls -A "$work/db") ]] || fail "case directories were left in --dir"
 python3 "$checker" "$work/out" "${plot[@]}"
 grep -q "journalkv" table.txt || fail "table has no journalkv row"
+# The default (--quick) run has journalkv's wal2 in every workload at both sync levels.
+python3 - "$work/out/results.jsonl" <<'PY' || fail "the default run lacks journalkv wal2 cases"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+want = {(w, s) for w in "smalltxn bulkload readrandom scan overwrite contention writelat".split()
+        for s in ("off", "full")}
+got = {(r["workload"], r["sync"]) for r in rows if (r["engine"], r["mode"]) == ("journalkv", "wal2")}
+assert got == want, sorted(want - got)
+PY
 # Not a terminal: one line per finished case.
 [[ $(grep -c '^\[' progress.txt) -ge 10 ]] || fail "too few progress lines"
 
@@ -145,6 +156,29 @@ assert m["db_writes_per_commit"] == 0 and m["blocked_commits"] == 0, m
 assert m["blocked_writer_ms"] == 0 and m["max_log_frames"] >= 150, m
 PY
 [[ -s "$work/out8/writelat_journalkv_wal_full_async-0-100.csv" ]] || fail "no async series file"
+
+# journalkv WAL2 alone (--modes=journalkv:wal2). Its largest log is both logs together: under
+# manual nothing is copied, so it holds every commit, as WAL's does; the default policy keeps
+# it within two switch lengths (2 x 1000 frames, the default wal2_switch_pages).
+"$bench" --modes=journalkv:wal2 --checkpoint=manual,default --workloads=writelat,smalltxn \
+  --sync=off --num=150 --out="$work/out10" >table10.txt 2>progress10.txt \
+  || { cat progress10.txt; fail "jkvbench --modes=journalkv:wal2 failed"; }
+cat table10.txt
+python3 "$checker" "$work/out10" --workloads=writelat,smalltxn --engines=journalkv
+python3 - "$work/out10/results.jsonl" <<'PY' || fail "--modes=journalkv:wal2 results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert {(r["engine"], r["mode"]) for r in rows} == {("journalkv", "wal2")}, rows
+assert len(rows) == 4, rows
+for r in rows:
+    assert r["commits"] == 150 and r["log_max_bytes"] > 0, r
+    assert r["max_log_frames"] >= 150, r  # both logs: at least a frame per commit
+    if r["checkpoint"] == "manual":
+        assert r["checkpoints"] == 0 and r["frames_copied"] == 0, r
+    else:
+        assert r["max_log_frames"] <= 2000 + 8, r
+PY
+[[ -s "$work/out10/writelat_journalkv_wal2_off_manual.csv" ]] || fail "no wal2 series file"
 
 # SQLite has no async policy: its WAL cases of one are skipped with a note, journalkv's run.
 # Only when no selected WAL mode supports a policy is it a usage error.

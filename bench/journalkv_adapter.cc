@@ -1,7 +1,9 @@
 // The journalkv adapter: one Db per case, shared by every Session (a Db is thread-safe, and
 // sharing one handle is how an application uses it); each Session holds its own transaction.
-// The log is `<db>-journal` in rollback modes, `<db>-wal` in WAL mode (and `<db>-wal2` once
-// that mode exists). Counters are the Db's own Stats: one handle, so all its Sessions.
+// The log is `<db>-journal` in rollback modes, `<db>-wal` in WAL mode, `<db>-wal` and
+// `<db>-wal2` in WAL2 mode; LogBytes is the total of the files that exist. Counters are the
+// Db's own Stats: one handle, so all its Sessions (in WAL2 max_log_frames, like LogBytes,
+// counts both logs).
 #include <algorithm>
 #include <memory>
 #include <optional>

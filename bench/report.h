@@ -9,6 +9,7 @@
 //   fsyncs_per_op fsyncs_per_commit        fsync + fdatasync + msync calls, process-wide
 //   bytes_written_per_op                   bytes written by write/pwrite/writev, process-wide
 //   log_max_bytes                          largest log size on disk seen between transactions
+//                                          (journalkv WAL2: -wal and -wal2 added)
 //   reader_ops writer_ops                  contention's iterations, all readers, all writers
 //                                          (writer_ops = commits; 0 elsewhere)
 //   reader_p50_us reader_p99_us reader_max_us   contention's reader iterations
@@ -38,7 +39,8 @@
 //                                          the log still too long
 //   max_log_frames                         the largest log, in frames, a commit left since the
 //                                          database was opened (the load phase included): a
-//                                          high-water mark, the value at the phase's end
+//                                          high-water mark, the value at the phase's end;
+//                                          journalkv WAL2: both logs (journalkv_adapter.cc)
 //   db_writes_per_commit                   write calls on the database file (not log or
 //                                          journal) / commits; checkpoints' writes count. WCDB
 //                                          found corruption rates rise with it

@@ -2,8 +2,8 @@
 // (wal/wal_log.h), the frame checksum alone (wal/wal_format.h), the wal-index operations that
 // every page read (Lookup), every appended frame (Append) and every read transaction
 // (ReadHeader) make (shm/wal_index.h), and through the public API (engine/db.h) the cost of a
-// read transaction and of a cached Get in WAL mode next to the rollback journal (DELETE), and
-// of a commit under each kind of checkpoint policy.
+// read transaction and of a cached Get in WAL mode (and WAL2, its two logs) next to the
+// rollback journal (DELETE), and of a commit under each kind of checkpoint policy.
 //
 // The log and wal-index benchmarks run on a MemFileSystem and a heap index, so they measure
 // the CPU cost of the code (framing, checksums, hashing, the copy into the file), not a disk.
@@ -395,10 +395,15 @@ void BM_ReadTxnBeginEnd(benchmark::State& state, JournalMode mode) {
 void BM_WalReadTxnBeginEnd(benchmark::State& state) {
   BM_ReadTxnBeginEnd(state, JournalMode::kWal);
 }
+// WAL2: the same wal-index, but a snapshot has a position in each of the two logs.
+void BM_Wal2ReadTxnBeginEnd(benchmark::State& state) {
+  BM_ReadTxnBeginEnd(state, JournalMode::kWal2);
+}
 void BM_RollbackReadTxnBeginEnd(benchmark::State& state) {
   BM_ReadTxnBeginEnd(state, JournalMode::kDelete);
 }
 BENCHMARK(BM_WalReadTxnBeginEnd);
+BENCHMARK(BM_Wal2ReadTxnBeginEnd);
 BENCHMARK(BM_RollbackReadTxnBeginEnd);
 
 // The same in WAL mode while a background thread commits in a loop: readers never wait for
@@ -448,8 +453,10 @@ void BM_GetCached(benchmark::State& state, JournalMode mode) {
   }
 }
 void BM_WalGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode::kWal); }
+void BM_Wal2GetCached(benchmark::State& state) { BM_GetCached(state, JournalMode::kWal2); }
 void BM_DeleteGetCached(benchmark::State& state) { BM_GetCached(state, JournalMode::kDelete); }
 BENCHMARK(BM_WalGetCached);
+BENCHMARK(BM_Wal2GetCached);
 BENCHMARK(BM_DeleteGetCached);
 
 // jkvbench's scan as one iteration: a read transaction, an iterator, a Seek to a random

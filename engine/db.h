@@ -91,7 +91,7 @@ struct DbStats {
   uint64_t blocked_commits = 0;      // commits the policy held until the log was copied
   uint64_t blocked_timeouts = 0;     // of those, released by the busy timeout instead
   double blocked_writer_ms = 0;      // time committing threads spent blocked by the policy
-  uint32_t max_log_frames = 0;       // the largest log this handle's commits left
+  uint32_t max_log_frames = 0;       // the largest log this handle's commits left (WAL2: both)
   uint64_t write_txns = 0;           // write transactions ended
   double write_lock_wait_ms = 0;     // their time waiting for the write lock
   double write_work_ms = 0;          // and working (to the end of commit or rollback)

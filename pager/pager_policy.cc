@@ -103,14 +103,15 @@ absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
 }
 
 void Pager::AfterWalCommit(uint32_t commit_frames) {
-  checkpoint::LogSnapshot log = wal_->PolicyView();
+  uint32_t total_frames = 0;  // WAL2: both logs (the policy sees the non-current one)
+  checkpoint::LogSnapshot log = wal_->PolicyView(&total_frames);
   log.commit_frames = commit_frames;
   if (const int64_t last = last_checkpoint_ns_.load(std::memory_order_relaxed); last != 0) {
     log.since_last_checkpoint = absl::Now() - absl::FromUnixNanos(last);
   }
   {
     base::MutexLock lock(&mu_);
-    stats_.policy.max_log_frames = std::max(stats_.policy.max_log_frames, log.log_frames);
+    stats_.policy.max_log_frames = std::max(stats_.policy.max_log_frames, total_frames);
   }
   const PolicyDecision decision = policy_->AfterCommit(log);
   switch (decision.action) {

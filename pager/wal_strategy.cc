@@ -511,8 +511,15 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool m
   // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
   // frame is copied and no commit can start meanwhile, so it has nothing left to copy and ends
   // at once. Skipping the restart instead would let a checkpointer that runs after every commit
-  // keep the log from ever restarting.
-  ckpt_mu_.Lock();
+  // keep the log from ever restarting. In WAL2 the writer waits for no checkpoint (V3): its own
+  // may be copying the other log, so the restart is left to a later transaction, unless the
+  // generation has no salts of its own (a rebuilt index whose log header was lost).
+  const bool may_skip = wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
+  if (may_skip) {
+    if (!ckpt_mu_.TryLock()) return absl::OkStatus();
+  } else {
+    ckpt_mu_.Lock();
+  }
   absl::Status s;
   absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
   if (!locked.ok()) s = locked.status();
@@ -544,6 +551,15 @@ absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,
       // W4: the new generation's header is durable before any of its frames is written (and,
       // in WAL2, before this log is taken for the newer one by recovery, V1).
       JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
+    }
+    const int other = 1 - cur_;
+    if (wal2_ && options_.sync == SyncLevel::kNormal && writer_header_.logs[other].mx_frame > 0 &&
+        writer_header_.logs[other].mx_frame > index_->backfill(other)) {
+      // V6: the log switched from is durable before the new one gets a frame; at NORMAL its
+      // newest commits were never synced, and a power loss that kept this log's frames but
+      // lost that log's tail would leave a state that was never committed.
+      JKV_RETURN_IF_ERROR(
+          vfs::SyncFile(logs_[other]->file(), vfs::SyncKind::kData, "V6 previous log"));
     }
   }
   JKV_ASSIGN_OR_RETURN(uint64_t chain,
@@ -689,6 +705,7 @@ WalProgress WalStrategy::Progress() {
   if (read) {
     p.seq = h.logs[l].ckpt_seq;
     p.log_frames = h.logs[l].mx_frame;
+    p.total_frames = h.logs[0].mx_frame + (wal2_ ? h.logs[1].mx_frame : 0);
   }
   p.backfilled = index_->backfill(l);
   p.live_frames = p.backfilled >= p.log_frames ? 0 : p.log_frames;
@@ -696,8 +713,9 @@ WalProgress WalStrategy::Progress() {
   return p;
 }
 
-checkpoint::LogSnapshot WalStrategy::PolicyView() {
+checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
   const WalProgress p = Progress();
+  if (total_frames != nullptr) *total_frames = p.total_frames;
   checkpoint::LogSnapshot log;
   log.log_frames = p.log_frames;
   log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);

@@ -75,6 +75,9 @@
 //       TRUNCATE then restart both logs.
 //   V5. A reader pins both logs (a pin names the log's generation even with no frames of it
 //       visible), so a checkpoint of a later generation of either log waits for it (W7).
+//   V6. sync NORMAL: before the first frame of a log switched to is written, the log switched
+//       from is synced (unless it is copied already, C1), so that no power loss keeps commits
+//       of the newer log while losing the older log's unsynced tail.
 //
 // Thread-safety: BeginRead/EndRead/Publish are called with the pager's mutex held (they change
 // this connection's pin); Locate and ReadPage from any thread; the writer methods by the
@@ -157,6 +160,7 @@ struct WalProgress {
   uint32_t backfilled = 0;
   uint32_t live_frames = 0;  // log_frames, or 0 when every frame is copied (the log restarts)
   int log = 0;               // which log
+  uint32_t total_frames = 0;  // committed frames in every log (WAL2: both)
 };
 
 // Test hook: called at named points of WAL transactions with the point's name ("begin_read:
@@ -218,8 +222,9 @@ class WalStrategy {
                                                           const std::atomic<bool>* stop = nullptr,
                                                           bool defer = false);
 
-  // The log's state for the checkpoint policy (scans the reader slots), any thread.
-  checkpoint::LogSnapshot PolicyView();
+  // The log's state for the checkpoint policy (scans the reader slots), any thread; and, when
+  // `total_frames` is set, the committed frames of every log (WAL2: both).
+  checkpoint::LogSnapshot PolicyView(uint32_t* total_frames = nullptr);
   WalProgress Progress();
 
   // At close: true when this connection may remove the log and index (the caller holds the

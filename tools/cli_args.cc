@@ -23,15 +23,10 @@ struct OptionState {
 };
 
 absl::StatusOr<JournalMode> ParseJournalOption(absl::string_view value) {
-  if (value == "wal2") {
-    return absl::UnimplementedError(
-        "--journal=wal2: journal mode wal2 is not implemented yet (use wal, delete, truncate, "
-        "persist, memory or off)");
-  }
   absl::StatusOr<JournalMode> mode = ParseJournalMode(value);
   if (!mode.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--journal: ", OneLine(mode.status().message()),
-                                                   "; wal2 is not implemented yet"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--journal: ", OneLine(mode.status().message())));
   }
   return mode;
 }
@@ -69,6 +64,10 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
     JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--cache-pages", value, kMaxUint32));
     if (n == 0) return absl::InvalidArgumentError("--cache-pages: must be at least 1");
     options.cache_pages = static_cast<uint32_t>(n);
+  } else if (name == "--wal2-switch-pages") {
+    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--wal2-switch-pages", value, kMaxUint32));
+    if (n == 0) return absl::InvalidArgumentError("--wal2-switch-pages: must be at least 1");
+    options.wal2_switch_pages = static_cast<uint32_t>(n);
   } else if (name == "--busy-timeout-ms") {
     JKV_ASSIGN_OR_RETURN(uint64_t ms, ParseNumber("--busy-timeout-ms", value, kMaxUint32));
     options.busy_timeout = absl::Milliseconds(ms);
@@ -99,7 +98,7 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
   if (eq == absl::string_view::npos) {
     const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
                        name == "--cache-pages" || name == "--busy-timeout-ms" ||
-                       name == "--checkpoint";
+                       name == "--checkpoint" || name == "--wal2-switch-pages";
     if (known) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs a value: ", name, "=VALUE"));
     }

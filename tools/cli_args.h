@@ -35,8 +35,8 @@ struct CommandLine {
 
 // `args` is argv without argv[0]. InvalidArgument for anything malformed: an unknown or
 // repeated option, a bad option value, a missing DBPATH or COMMAND, an unknown command, a
-// wrong number of arguments, a bad token, a --checkpoint policy the engine does not parse.
-// Unimplemented for --journal=wal2, which does not exist yet.
+// wrong number of arguments, a bad token, a --checkpoint policy the engine does not parse, a
+// --wal2-switch-pages of 0.
 absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 }  // namespace journalkv::tools

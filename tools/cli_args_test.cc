@@ -77,13 +77,45 @@ TEST(ParseCommandLineTest, RejectsBadOptions) {
               StatusIs(kInvalid, "given twice"));
 }
 
-TEST(ParseCommandLineTest, Wal2IsNotImplementedYet) {
-  absl::StatusOr<CommandLine> wal = Parse({"--journal=wal", "x.db", "count"});
-  ASSERT_TRUE(wal.ok()) << wal.status();
-  EXPECT_EQ(wal->options.journal_mode, JournalMode::kWal);
-  EXPECT_THAT(
-      Parse({"--journal=wal2", "x.db", "count"}),
-      StatusIs(absl::StatusCode::kUnimplemented, "journal mode wal2 is not implemented yet"));
+TEST(ParseCommandLineTest, WalAndWal2Parse) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine wal, Parse({"--journal=wal", "x.db", "count"}));
+  EXPECT_EQ(wal.options.journal_mode, JournalMode::kWal);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine wal2, Parse({"--journal=wal2", "x.db", "count"}));
+  EXPECT_EQ(wal2.options.journal_mode, JournalMode::kWal2);
+  EXPECT_EQ(wal2.options.wal2_switch_pages, 1000u);  // the engine's default
+  // --checkpoint applies to wal2 as to wal.
+  JKV_ASSERT_OK_AND_ASSIGN(
+      CommandLine ckpt, Parse({"--journal=wal2", "--checkpoint=async:0/100", "x.db", "info"}));
+  EXPECT_EQ(ckpt.options.journal_mode, JournalMode::kWal2);
+  EXPECT_EQ(ckpt.options.checkpoint_policy, "async:0/100");
+  // jkv takes what the engine's parser takes: names in any case; the error lists wal2.
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine upper, Parse({"--journal=WAL2", "x.db", "count"}));
+  EXPECT_EQ(upper.options.journal_mode, JournalMode::kWal2);
+  EXPECT_THAT(Parse({"--journal=wal3", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "wal or wal2"));
+}
+
+TEST(ParseCommandLineTest, Wal2SwitchPages) {
+  JKV_ASSERT_OK_AND_ASSIGN(
+      CommandLine cl, Parse({"--journal=wal2", "--wal2-switch-pages=64", "x.db", "count"}));
+  EXPECT_EQ(cl.options.wal2_switch_pages, 64u);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine one, Parse({"--wal2-switch-pages=1", "x.db", "count"}));
+  EXPECT_EQ(one.options.wal2_switch_pages, 1u);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine max,
+                           Parse({"--wal2-switch-pages=4294967295", "x.db", "count"}));
+  EXPECT_EQ(max.options.wal2_switch_pages, 4294967295u);
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"--wal2-switch-pages=0", "x.db", "count"}),
+              StatusIs(kInvalid, "--wal2-switch-pages: must be at least 1"));
+  EXPECT_THAT(Parse({"--wal2-switch-pages=-5", "x.db", "count"}),
+              StatusIs(kInvalid, "--wal2-switch-pages: \"-5\" is not a whole number"));
+  EXPECT_THAT(Parse({"--wal2-switch-pages=4294967296", "x.db", "count"}),
+              StatusIs(kInvalid, "--wal2-switch-pages"));
+  EXPECT_THAT(Parse({"--wal2-switch-pages=", "x.db", "count"}),
+              StatusIs(kInvalid, "--wal2-switch-pages"));
+  EXPECT_THAT(Parse({"--wal2-switch-pages", "x.db", "count"}), StatusIs(kInvalid, "needs a value"));
+  EXPECT_THAT(Parse({"--wal2-switch-pages=5", "--wal2-switch-pages=6", "x.db", "count"}),
+              StatusIs(kInvalid, "given twice"));
 }
 
 TEST(ParseCommandLineTest, CheckpointPolicyGoesToTheOptions) {

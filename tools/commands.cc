@@ -88,8 +88,18 @@ absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out)
   if (stats.wal_mode) {
     out << "log_frames " << stats.log_frames << '\n'
         << "log_frames_not_checkpointed " << stats.log_unbackfilled << '\n'
-        << "log_bytes " << stats.log_bytes << '\n'
-        << "checkpoints " << stats.checkpoints << '\n'
+        << "log_bytes " << stats.log_bytes << '\n';
+    // WAL2: the log_ lines above are of both logs; these give the writer's log, -wal2's share,
+    // this one short-lived handle's switches and this invocation's --wal2-switch-pages.
+    if (stats.wal2) {
+      out << "current_log " << stats.current_log << '\n'
+          << "wal2_log_frames " << stats.wal2_log_frames << '\n'
+          << "wal2_log_frames_not_checkpointed " << stats.wal2_log_unbackfilled << '\n'
+          << "wal2_log_bytes " << stats.wal2_log_bytes << '\n'
+          << "log_switches " << stats.log_switches << '\n'
+          << "wal2_switch_pages " << o.wal2_switch_pages << '\n';
+    }
+    out << "checkpoints " << stats.checkpoints << '\n'
         << "frames_copied " << stats.frames_copied << '\n'
         << "oldest_pinned_frame " << stats.oldest_pinned_frame << '\n'
         << "pinned_connections " << stats.pinned_connections << '\n'

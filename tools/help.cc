@@ -14,22 +14,28 @@ jkv reads and writes the journalkv database DBPATH, creating it when it does not
 exist (unless --read-only).
 
 Options (before DBPATH; "--" ends them):
-  --journal=MODE        wal, delete, truncate, persist, memory or off; without it
-                        a new database is created in wal and an existing one keeps
-                        its family (wal, or delete for a rollback journal)
-                        (wal2 is not implemented yet: an error)
+  --journal=MODE        wal, wal2, delete, truncate, persist, memory or off;
+                        without it a new database is created in wal and an
+                        existing one keeps its family (wal, wal2, or delete for
+                        a rollback journal); wal2 is wal with two logs,
+                        DBPATH-wal and DBPATH-wal2, that the writer alternates
+                        between so that one can be checkpointed while the other
+                        grows
   --sync=LEVEL          off, normal, full (default) or extra
   --page-size=N         page size of a new database: a power of two from 512 to
                         65536 (default 4096); an existing database keeps its own
   --cache-pages=N       pages kept in memory (default 2000)
   --busy-timeout-ms=N   how long to wait for a lock another process holds
                         (default 5000)
-  --checkpoint=POLICY   wal mode: when the log is copied back into the database
-                        file: threshold:N (on the committing thread once the
-                        log holds N frames; default threshold:1000), async:N/B
-                        with N < B (a background thread woken at N frames; a
-                        commit leaving B frames waits for it) or manual (only
-                        the checkpoint command)
+  --checkpoint=POLICY   wal and wal2: when the log is copied back into the
+                        database file: threshold:N (on the committing thread
+                        once the log holds N frames; default threshold:1000),
+                        async:N/B with N < B (a background thread woken at N
+                        frames; a commit leaving B frames waits for it) or
+                        manual (only the checkpoint command)
+  --wal2-switch-pages=N wal2: the writer moves to the other log once the current
+                        one holds N frames and the other is fully checkpointed
+                        (N at least 1; default 1000)
   --read-only           open without write access; writes are errors
   -h, --help            print this help and exit
 
@@ -49,11 +55,15 @@ Commands:
   info            print "name value" lines: path, page_size, page_count,
                   free_pages, file_size, journal_mode, sync, read_only, keys
                   (journal_mode is the mode in use, sync this invocation's); in
-                  wal mode also the log's state and checkpoint_policy (this
+                  wal and wal2 also the log's state and checkpoint_policy (this
                   invocation's --checkpoint), and background_errors and
-                  background_last_error if a background checkpoint failed
+                  background_last_error if a background checkpoint failed; in
+                  wal2 the log_ lines count both logs, and current_log (0: -wal,
+                  1: -wal2), wal2_log_frames, wal2_log_frames_not_checkpointed,
+                  wal2_log_bytes (the -wal2 log's share), log_switches and
+                  wal2_switch_pages (this invocation's) follow
   checkpoint [passive|full|restart|truncate]
-                  wal mode: copy the log back (default passive); prints
+                  wal and wal2: copy the log back (default passive); prints
                   "log_frames N copied N backfilled N blocked yes|no"; an error
                   in the rollback modes
   dump            print every pair as a "K V" line (scan of everything)
@@ -90,7 +100,7 @@ two spaces in a row enclose an empty token. Empty lines are skipped (no answer).
                    -> pairs N, then N lines "K V" (LIMIT is a number; with
                       empty FROM and TO, "scan   10" gives the first 10 pairs)
   count            -> count N
-  checkpoint [MODE] -> ok (wal mode; an error in the rollback modes)
+  checkpoint [MODE] -> ok (wal and wal2; an error in the rollback modes)
   help             -> one line naming the commands
   quit, exit       -> ok, and the shell ends (so does the end of stdin)
 Outside begin..commit each put and del commits on its own. Inside "begin read"

@@ -156,6 +156,9 @@ TEST_F(JkvTest, HelpDocumentsEverythingAndExitsZero) {
     EXPECT_EQ(r.err, "");
     for (const char* word : {"usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]",
                              "--journal=MODE",
+                             "wal, wal2, delete",
+                             "DBPATH-wal2",
+                             "--wal2-switch-pages=N",
                              "--sync=LEVEL",
                              "--page-size=N",
                              "--cache-pages=N",
@@ -265,12 +268,15 @@ TEST_F(JkvTest, BadOptionValuesExitTwo) {
               "--checkpoint: checkpoint policy 'sometimes': unknown policy (expected threshold:N");
   ExpectError(Jkv({"--journal=wal", "--checkpoint=async:100/100", db_, "count"}),
               "--checkpoint: checkpoint policy 'async:100/100': N must be below B");
+  ExpectError(Jkv({"--journal=wal2", "--wal2-switch-pages=0", db_, "count"}),
+              "--wal2-switch-pages: must be at least 1");
+  ExpectError(Jkv({"--wal2-switch-pages=many", db_, "count"}), "--wal2-switch-pages");
   EXPECT_FALSE(Exists(db_));
 }
 
-TEST_F(JkvTest, Wal2AndRollbackCheckpointsAreClearErrors) {
-  ExpectError(Jkv({"--journal=wal2", db_, "count"}), "journal mode wal2 is not implemented yet");
-  ExpectError(Jkv({"--journal=delete", db_, "checkpoint"}), "checkpoint needs journal mode wal");
+TEST_F(JkvTest, RollbackCheckpointsAreClearErrors) {
+  ExpectError(Jkv({"--journal=delete", db_, "checkpoint"}),
+              "checkpoint needs journal mode wal or wal2");
   // A rollback database stays one without --journal, so checkpoints stay refused.
   ExpectError(Jkv({db_, "checkpoint", "truncate"}), "checkpoint needs journal mode wal");
   ExpectError(Jkv({db_, "checkpoint", "sideways"}), "unknown checkpoint mode \"sideways\"");
@@ -302,9 +308,98 @@ TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, ::testing::HasSubstr("journal_mode wal\n"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("log_frames 0\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("current_log"))) << r;  // wal2's lines only in wal2
+  EXPECT_THAT(r.out, Not(HasSubstr("wal2_"))) << r;
+  // The last connection's close copied the log back and removed it and the wal-index.
+  EXPECT_FALSE(Exists(db_ + "-wal"));
+  EXPECT_FALSE(Exists(db_ + "-shm"));
   // Opening it in a rollback mode switches it back; the data stays.
   r = Jkv({"--journal=delete", db_, "get", "k"});
   EXPECT_EQ(r.out, "v\n") << r;
+}
+
+// The "name value" lines of info, as a map.
+std::map<std::string, std::string> InfoFields(const std::string& out) {
+  std::map<std::string, std::string> fields;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    fields.insert(kv);
+  }
+  return fields;
+}
+
+TEST_F(JkvTest, Wal2ModePutGetCheckpointInfo) {
+  Result r = Jkv({"--journal=wal2", db_, "put", "k", "v"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  r = Jkv({"--journal=wal2", db_, "get", "k"});
+  EXPECT_EQ(r.out, "v\n") << r;
+  r = Jkv({"--journal=wal2", db_, "checkpoint", "full"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("log_frames 0 copied 0 backfilled 0 blocked no"));
+  r = Jkv({"--journal=wal2", "--wal2-switch-pages=64", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("journal_mode wal2\n"));
+  std::map<std::string, std::string> fields = InfoFields(r.out);
+  EXPECT_EQ(fields["keys"], "1") << r;
+  EXPECT_EQ(fields["log_frames"], "0") << r;
+  EXPECT_EQ(fields["log_frames_not_checkpointed"], "0") << r;
+  EXPECT_EQ(fields["log_bytes"], "0") << r;
+  EXPECT_THAT(fields["current_log"], ::testing::AnyOf("0", "1")) << r;
+  EXPECT_EQ(fields["wal2_log_frames"], "0") << r;
+  EXPECT_EQ(fields["wal2_log_frames_not_checkpointed"], "0") << r;
+  EXPECT_EQ(fields["wal2_log_bytes"], "0") << r;
+  EXPECT_EQ(fields["log_switches"], "0") << r;
+  EXPECT_EQ(fields["wal2_switch_pages"], "64") << r;
+  EXPECT_EQ(fields["checkpoint_policy"], "threshold:1000") << r;
+  // The wal2 lines sit among the log's lines, after log_bytes and before checkpoints.
+  EXPECT_THAT(r.out, HasSubstr("log_bytes 0\ncurrent_log ")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\nwal2_switch_pages 64\ncheckpoints ")) << r;
+  // The last connection's close copied both logs back and removed them and the wal-index.
+  EXPECT_FALSE(Exists(db_ + "-wal"));
+  EXPECT_FALSE(Exists(db_ + "-wal2"));
+  EXPECT_FALSE(Exists(db_ + "-shm"));
+  // Without --journal the database keeps its family: wal2.
+  r = Jkv({db_, "info"});
+  EXPECT_THAT(r.out, HasSubstr("journal_mode wal2\n")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\nwal2_switch_pages 1000\n")) << r;
+  ExpectOk({"get", "k"}, "v\n");
+  EXPECT_FALSE(Exists(db_ + "-wal"));
+  EXPECT_FALSE(Exists(db_ + "-wal2"));
+  EXPECT_FALSE(Exists(db_ + "-shm"));
+  // Opening it in a rollback mode switches it back; the data stays.
+  r = Jkv({"--journal=delete", db_, "get", "k"});
+  EXPECT_EQ(r.out, "v\n") << r;
+  r = Jkv({db_, "info"});
+  EXPECT_THAT(r.out, HasSubstr("journal_mode delete\n")) << r;
+  EXPECT_THAT(r.out, Not(HasSubstr("current_log"))) << r;
+}
+
+// Every sync level in wal2, and a switch to the other log at every commit that may switch
+// (--wal2-switch-pages=1, each commit checkpointed by threshold:1): the data is all there.
+TEST_F(JkvTest, Wal2AtEverySyncLevelWithFrequentSwitches) {
+  int i = 0;
+  for (const char* sync : {"off", "normal", "full", "extra"}) {
+    std::string input;
+    for (int j = 0; j < 20; ++j) absl::StrAppend(&input, "put k", i++, " ", sync, "\n");
+    const Result r = Jkv({"--journal=wal2", absl::StrCat("--sync=", sync),
+                          "--wal2-switch-pages=1", "--checkpoint=threshold:1", db_, "shell"},
+                         input);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    std::string oks;
+    for (int j = 0; j < 20; ++j) oks += "ok\n";
+    EXPECT_EQ(r.out, oks) << r;
+    const Result info = Jkv({"--journal=wal2", absl::StrCat("--sync=", sync), db_, "info"});
+    EXPECT_THAT(info.out, AllOf(HasSubstr("journal_mode wal2\n"),
+                                HasSubstr(absl::StrCat("sync ", sync, "\n"))))
+        << info;
+  }
+  ExpectOk({"count"}, "80\n");
+  const Result check = Jkv({db_, "check"});
+  EXPECT_EQ(check.exit_code, 0) << check;
+  EXPECT_THAT(check.out, StartsWith("ok: 80 keys"));
+  EXPECT_FALSE(Exists(db_ + "-wal"));
+  EXPECT_FALSE(Exists(db_ + "-wal2"));
+  EXPECT_FALSE(Exists(db_ + "-shm"));
 }
 
 // --checkpoint reaches the engine: info names this invocation's policy (the policy is not
@@ -594,6 +689,42 @@ TEST_F(JkvTest, ShellTransactionIsInvisibleToOtherProcessesUntilCommit) {
   EXPECT_EQ(shell.Ask("del k"), "ok");
   EXPECT_EQ(shell.Finish(), 0);  // end of input: rolled back
   ExpectOk({"get", "k"}, "new\n");
+}
+
+// While a shell keeps the database open with manual checkpoints, another process's info shows
+// both logs: with --wal2-switch-pages=1 the second commit moves the writer to -wal2 (which is
+// empty, so fully copied), and since -wal still holds the first commit uncopied, the writer then
+// stays on -wal2.
+TEST_F(JkvTest, Wal2InfoShowsBothLogsWhileAnotherProcessHoldsThem) {
+  ShellProcess shell({"--journal=wal2", "--checkpoint=manual", "--wal2-switch-pages=1", db_,
+                      "shell"});
+  EXPECT_EQ(shell.Ask("put a 1"), "ok");  // into -wal
+  EXPECT_EQ(shell.Ask("put b 2"), "ok");  // -wal2 is empty (all copied): the writer switches
+  EXPECT_EQ(shell.Ask("put c 3"), "ok");  // -wal is not copied: the writer stays on -wal2
+  EXPECT_TRUE(Exists(db_ + "-wal"));
+  EXPECT_TRUE(Exists(db_ + "-wal2"));
+  const Result r = Jkv({"--journal=wal2", "--checkpoint=manual", db_, "info"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  std::map<std::string, std::string> f = InfoFields(r.out);
+  EXPECT_EQ(f["journal_mode"], "wal2") << r;
+  EXPECT_EQ(f["keys"], "3") << r;
+  EXPECT_EQ(f["current_log"], "1") << r;
+  EXPECT_EQ(f["log_switches"], "0") << r;  // the shell switched, not this handle
+  const uint64_t frames = std::stoull(f["log_frames"]), frames2 = std::stoull(f["wal2_log_frames"]);
+  EXPECT_GT(frames2, 0u) << r;
+  EXPECT_GT(frames, frames2) << r;  // the total of both logs
+  EXPECT_EQ(f["log_frames_not_checkpointed"], f["log_frames"]) << r;  // manual: nothing copied
+  EXPECT_EQ(f["wal2_log_frames_not_checkpointed"], f["wal2_log_frames"]) << r;
+  const uint64_t bytes = std::stoull(f["log_bytes"]), bytes2 = std::stoull(f["wal2_log_bytes"]);
+  EXPECT_GT(bytes2, 0u) << r;
+  EXPECT_GT(bytes, bytes2) << r;
+  EXPECT_EQ(shell.Ask("quit"), "ok");
+  EXPECT_EQ(shell.Finish(), 0);
+  // The shell's close was the last: both logs copied back, every side file removed.
+  EXPECT_FALSE(Exists(db_ + "-wal"));
+  EXPECT_FALSE(Exists(db_ + "-wal2"));
+  EXPECT_FALSE(Exists(db_ + "-shm"));
+  ExpectOk({"dump"}, "a 1\nb 2\nc 3\n");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Pieces shared by jkv's one-shot commands (commands.h) and its shell (shell.h): decoding an
 // argument token, parsing numbers, key ranges and their scan, and the checkpoint command, which
-// needs WAL mode and is refused until WAL exists.
+// needs journal mode wal or wal2 (the engine refuses it in the rollback modes).
 //
 // Thread-safety: functions only; an Iterator is used by one thread at a time.
 #ifndef JOURNALKV_TOOLS_KV_OPS_H_
@@ -48,8 +48,8 @@ absl::Status ForEachInRange(
 std::string FormatPair(absl::string_view key, absl::string_view value);
 
 // The checkpoint command. A mode other than passive, full, restart or truncate is
-// InvalidArgument; a valid one (or none) is FailedPrecondition, because checkpoints need
-// journal mode wal or wal2, which journalkv does not implement yet.
+// InvalidArgument; in a rollback mode a valid one (or none) is FailedPrecondition, because
+// checkpoints need journal mode wal or wal2.
 // Runs `checkpoint [MODE]` (passive when no mode is given).
 absl::StatusOr<CheckpointResult> Checkpoint(Db& db, std::optional<absl::string_view> mode);
 // "log_frames N copied N backfilled N blocked yes|no".
