@@ -114,7 +114,9 @@ struct LogState {
   bool operator==(const LogState&) const = default;
 };
 
-// The published state of the log(s). In WAL mode only logs[0] is used and current_log is 0.
+// The published state of the log(s). In WAL mode only logs[0] is used and current_log is 0;
+// in WAL2 logs[0] is x.db-wal, logs[1] x.db-wal2, and current_log the one the writer appends
+// to (pager/wal_strategy.h, V1..V6).
 struct IndexHeader {
   uint32_t change = 0;      // incremented by every publish
   uint32_t page_size = 0;
