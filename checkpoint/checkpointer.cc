@@ -166,6 +166,40 @@ absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
   return index.Truncate(log, 0);
 }
 
+absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log) {
+  const int other = 1 - log;
+  JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);
+  JKV_DCHECK(index.backfill(other) == header.logs[other].mx_frame);
+  static std::atomic<uint64_t> counter{0};
+  std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
+                     counter.fetch_add(1), uint64_t{std::random_device()()}};
+  std::mt19937 rng(seed);
+  const uint32_t newest = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
+                              ? header.logs[1].ckpt_seq
+                              : header.logs[0].ckpt_seq;
+  // `log` gets the earlier new generation, `other` the later one and becomes current (V1).
+  int order[2] = {log, other};
+  for (int i = 0; i < 2; ++i) {
+    shm::LogState& state = header.logs[order[i]];
+    state.ckpt_seq = (newest + 1 + i) & 0x7fffffffu;
+    state.salt1 = static_cast<uint32_t>(rng());
+    state.salt2 = static_cast<uint32_t>(rng());
+    state.mx_frame = 0;
+    uint8_t bytes[wal::kWalHeaderSize];
+    state.last_checksum =
+        wal::EncodeWalHeader(LogHeaderFor(header, order[i]), absl::MakeSpan(bytes));
+  }
+  header.current_log = static_cast<uint32_t>(other);
+  ++header.change;
+  for (int l : order) {
+    index.set_backfill(l, 0);
+    index.set_ckpt_target(l, EncodeTarget(header.logs[l].ckpt_seq, 0));
+  }
+  index.WriteHeader(header);
+  JKV_RETURN_IF_ERROR(index.Truncate(log, 0));
+  return index.Truncate(other, 0);
+}
+
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + files.busy_timeout;
@@ -272,21 +306,37 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked) {
     Hook("restart");
+    // WAL2: the log whose file holds the newest frames. A log restarted in the index (an
+    // empty current log) keeps its older generation's header in its file until its first
+    // frame is written, so when the current log is empty the other one holds the newest.
+    const int newest_file = header.logs[L].mx_frame > 0 ? L : other;
     if (files.two_logs) {
-      // Both logs are in the database file: this one restarts (empty, so harmless as the
-      // current log for a moment), then the other one as the newer, current log. Readers of
-      // either old generation read the database file (W7).
-      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L, /*make_current=*/true));
-      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, other, /*make_current=*/true));
+      // Both logs are in the database file: both restart in one publish (a snapshot that saw
+      // one restarted and the other not would read the older log's frames over newer pages
+      // in the database file). Readers of either old generation read the database file (W7).
+      // The log with the older file becomes current and is overwritten first: the file left
+      // as it is must never be older than the database's pages (R2).
+      JKV_RETURN_IF_ERROR(RestartBothLogs(*files.index, header, newest_file));
       result.restarted = true;
     } else if (mx > 0) {
       JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L));
       result.restarted = true;
     }
     if (mode == CheckpointMode::kTruncate) {
-      for (wal::WalLog* log : files.logs) {
-        if (log != nullptr) JKV_RETURN_IF_ERROR(log->Truncate(0));
+      // WAL2: the older log first, and durably (R2): a power loss that undid the older cut but
+      // kept the newer one would bring back the older log alone, and replaying it over a
+      // database that holds the newer log's pages would take them back. The newer log alone
+      // coming back is harmless (the database holds all of it).
+      wal::WalLog* older = files.two_logs ? files.logs[1 - newest_file] : nullptr;
+      if (older != nullptr) {
+        JKV_RETURN_IF_ERROR(older->Truncate(0));
+        if (files.sync_db) {
+          JKV_RETURN_IF_ERROR(vfs::SyncFile(older->file(), vfs::SyncKind::kAll, "R2 older log cut"));
+          ++result.syncs;
+        }
       }
+      wal::WalLog* newer = files.two_logs ? files.logs[newest_file] : files.logs[L];
+      if (newer != nullptr) JKV_RETURN_IF_ERROR(newer->Truncate(0));
     }
   }
   result.work = absl::Now() - work_start;

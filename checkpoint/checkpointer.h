@@ -24,7 +24,8 @@
 //      TRUNCATE also cuts the file to 0 bytes (unsynced: should a power loss undo the cut, the
 //      old log comes back whole, and replaying all of it onto a database that already holds
 //      all of it changes nothing). In WAL2 (run on the current log, after the other one was
-//      copied completely) they restart both logs and cut both files.
+//      copied completely) they restart both logs in one publish and cut both files, the older
+//      one first and durably (R2: the older log must never come back without the newer one).
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //
@@ -137,6 +138,10 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
 // header; it is updated.
 absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log = 0,
                         bool make_current = false);
+
+// WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
+// current log). REQUIRES: as RestartLog, for both logs.
+absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log);
 
 // Log generations are 31-bit serial numbers: true when `a` is a later generation than `b`.
 inline bool SeqAfter(uint32_t a, uint32_t b) {

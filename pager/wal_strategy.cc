@@ -708,6 +708,11 @@ WalProgress WalStrategy::Progress() {
     p.total_frames = h.logs[0].mx_frame + (wal2_ ? h.logs[1].mx_frame : 0);
   }
   p.backfilled = index_->backfill(l);
+  p.total_uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
+  if (read && wal2_) {
+    const int c = 1 - l;
+    p.total_uncopied += h.logs[c].mx_frame - std::min(index_->backfill(c), h.logs[c].mx_frame);
+  }
   p.live_frames = p.backfilled >= p.log_frames ? 0 : p.log_frames;
   p.log = l;
   return p;
@@ -720,6 +725,15 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
   log.log_frames = p.log_frames;
   log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
   log.live_frames = p.live_frames;
+  if (wal2_) {
+    // The policy's thresholds count both logs, so that one above wal2_switch_pages still
+    // fires (the non-current log alone may never reach it, and then never be copied, and the
+    // writer never switch); but it acts only when the non-current log, the one a checkpoint
+    // copies while writers run, has frames to copy. Blocking counts that log alone: a commit
+    // cannot wait for the current log, which only the next switch releases.
+    log.log_frames = p.total_frames;
+    log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
+  }
   uint32_t oldest = p.log_frames;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
     const uint64_t pin = index_->pin(slot, p.log);

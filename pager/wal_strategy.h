@@ -160,7 +160,8 @@ struct WalProgress {
   uint32_t backfilled = 0;
   uint32_t live_frames = 0;  // log_frames, or 0 when every frame is copied (the log restarts)
   int log = 0;               // which log
-  uint32_t total_frames = 0;  // committed frames in every log (WAL2: both)
+  uint32_t total_frames = 0;    // committed frames in every log (WAL2: both)
+  uint32_t total_uncopied = 0;  // of those, not yet copied
 };
 
 // Test hook: called at named points of WAL transactions with the point's name ("begin_read:

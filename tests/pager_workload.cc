@@ -107,7 +107,17 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
   RunResult result;
   if (record) result.after.push_back(ModelState{});
   std::unique_ptr<Pager> pagers[2];
+  auto tally = [&](int i) {
+    if (pagers[i] == nullptr) return;
+    const pager::PagerStats s = pagers[i]->Stats();
+    result.checkpoints += s.wal.checkpoints;
+    result.log_restarts += s.wal.log_restarts;
+    result.log_switches += s.wal.log_switches;
+    result.max_log_frames =
+        std::max({result.max_log_frames, s.wal.log_frames, s.wal.wal2_log_frames});
+  };
   auto open = [&](int i) {
+    tally(i);
     pagers[i].reset();
     auto p = Pager::Open(&fs, kSweepPath, options.pager);
     if (p.ok()) pagers[i] = std::move(p).value();
@@ -147,6 +157,8 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
       result.idle_points.push_back(fs.mutation_count());
     }
   }
+  tally(0);
+  tally(1);
   return result;
 }
 
@@ -260,7 +272,9 @@ bool HotJournalPresent(vfs::FaultInjectingFileSystem& fs) {
 
 uint64_t FilesDigest(vfs::FileSystem& base) {
   uint64_t digest = 0;
-  for (const std::string& path : {std::string(kSweepPath), absl::StrCat(kSweepPath, "-journal")}) {
+  for (const std::string& path :
+       {std::string(kSweepPath), absl::StrCat(kSweepPath, "-journal"),
+        absl::StrCat(kSweepPath, "-wal"), absl::StrCat(kSweepPath, "-wal2")}) {
     std::string content = "absent";
     auto exists = base.Exists(path);
     if (exists.ok() && *exists) {

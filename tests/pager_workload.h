@@ -50,6 +50,13 @@ struct RunResult {
   // model of t-1), and idle_points the mutation counts at which no transaction was open.
   std::vector<ModelState> after;
   std::vector<uint64_t> idle_points;
+  // WAL and WAL2, runs that finished: the WAL counters of every connection the run closed or
+  // reopened (read just before each close), so that a sweep can show its clean run switched
+  // logs (WAL2), checkpointed and restarted them.
+  uint64_t checkpoints = 0;
+  uint64_t log_restarts = 0;
+  uint64_t log_switches = 0;
+  uint32_t max_log_frames = 0;  // the most frames one log held when a connection closed
 };
 
 // Runs the workload until it finishes or the first error (the crash point). With `record`,
@@ -103,8 +110,8 @@ ModelState Probe(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& optio
 // durably, so after a power loss between transactions there must be none).
 bool HotJournalPresent(vfs::FaultInjectingFileSystem& fs);
 
-// A digest of the database and journal files as the base file system holds them: a power loss
-// that changes it dropped or tore unsynced data.
+// A digest of the database and journal files (the rollback journal, -wal and -wal2) as the base
+// file system holds them: a power loss that changes it dropped or tore unsynced data.
 uint64_t FilesDigest(vfs::FileSystem& base);
 
 }  // namespace journalkv::testing

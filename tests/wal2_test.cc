@@ -78,6 +78,31 @@ TEST_F(Wal2Test, TheWriterSwitchesLogsAndEveryCommitSurvives) {
   }
 }
 
+// A policy threshold above wal2_switch_pages still fires: it counts both logs (the
+// non-current one alone never reaches it, so it would never be copied and the writer never
+// switch again, and the current log would grow without bound).
+TEST_F(Wal2Test, AThresholdAboveTheSwitchSizeStillKeepsTheLogsBounded) {
+  for (const char* policy : {"threshold:40", "async:40/1000"}) {
+    SCOPED_TRACE(policy);
+    vfs::MemFileSystem fs;
+    Options o;
+    o.file_system = &fs;
+    o.journal_mode = JournalMode::kWal2;
+    o.wal2_switch_pages = 8;
+    o.checkpoint_policy = policy;
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+    for (int i = 0; i < 400; ++i) ASSERT_THAT(db->Put(Key(i % 50), absl::StrCat(i)), IsOk());
+    if (std::string(policy).rfind("async", 0) == 0) {
+      // The background checkpointer runs when it runs: give it a moment, then commit on.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      for (int i = 0; i < 50; ++i) ASSERT_THAT(db->Put(Key(i), "again"), IsOk());
+    }
+    const DbStats s = db->Stats();
+    EXPECT_GE(s.log_switches, 5u);
+    EXPECT_LE(s.max_log_frames, 200u);
+  }
+}
+
 TEST_F(Wal2Test, AReaderKeepsItsSnapshotAcrossSwitches) {
   Options o = ModeOptions(JournalMode::kWal2);
   o.wal2_switch_pages = 5;

@@ -3,7 +3,13 @@
 // while the others act, so the races between a writer, readers and checkpoints run in an
 // exact order every time. The first two are the shape of the WAL-reset race SQLite carried
 // from 3.7.0 to 3.51.3: the log restarts while a reader begins.
+//
+// Every test runs in wal and in wal2 mode. In wal2 the writer switches logs every 8 frames
+// (kWal2SwitchPages, and the other log must be copied), so one Fill (about 20 frames) is
+// enough for the next write to switch: a restart is then a switch that restarts the other log,
+// and PASSIVE checkpoints copy only the log that is not current.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -43,9 +49,10 @@ class Gate {
     cv_.notify_all();
     cv_.wait(lock, [&] { return released_; });
   }
-  void WaitUntilReached() {
+  // False when no thread reached the point in 30 s (the test would hang).
+  [[nodiscard]] bool WaitUntilReached() {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return reached_; });
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return reached_; });
   }
   bool reached() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -67,8 +74,11 @@ class Gate {
 
 void GateHook(const char* point) { Gate::Get().At(point); }
 
-class WalInterleavingTest : public ::testing::Test {
+constexpr uint32_t kWal2SwitchPages = 8;
+
+class WalInterleavingTest : public ::testing::TestWithParam<JournalMode> {
  protected:
+  bool wal2() const { return GetParam() == JournalMode::kWal2; }
   void SetUp() override {
     pager::SetWalHookForTesting(&GateHook);
     checkpoint::SetCheckpointHookForTesting(&GateHook);
@@ -80,7 +90,8 @@ class WalInterleavingTest : public ::testing::Test {
   }
   std::unique_ptr<Db> Open() {
     Options o;
-    o.journal_mode = JournalMode::kWal;
+    o.journal_mode = GetParam();
+    o.wal2_switch_pages = kWal2SwitchPages;
     o.file_system = &fs_;
     o.checkpoint_policy = "manual";
     o.busy_timeout = absl::Milliseconds(200);
@@ -112,7 +123,7 @@ class WalInterleavingTest : public ::testing::Test {
 // A reader stores its pin, then (paused) the log is checkpointed, restarted and overwritten by
 // another connection: the reader's re-check sees the new generation and takes a newer
 // snapshot, never a mix of old index entries and new frames.
-TEST_F(WalInterleavingTest, LogRestartsWhileAReaderBegins) {
+TEST_P(WalInterleavingTest, LogRestartsWhileAReaderBegins) {
   std::unique_ptr<Db> reader_db = Open();
   std::unique_ptr<Db> writer_db = Open();
   Fill(*writer_db, "v1");
@@ -126,10 +137,19 @@ TEST_F(WalInterleavingTest, LogRestartsWhileAReaderBegins) {
       if (Value(*t, i) != seen) seen = absl::StrCat("mixed at key ", i, ": ", Value(*t, i));
     }
   });
-  Gate::Get().WaitUntilReached();
-  Fill(*writer_db, "v2");  // restarts the log: every frame was copied
+  if (!Gate::Get().WaitUntilReached()) {
+    Gate::Get().Release();
+    reader.join();
+    FAIL() << "the reader never reached \"begin_read:pinned\"";
+  }
+  // Restarts the log: every frame was copied. wal2: switches to -wal2 (restarting it), and the
+  // next Fill switches back, restarting -wal, whose frames the reader's snapshot names.
+  Fill(*writer_db, "v2");
   Fill(*writer_db, "v3");
   EXPECT_GT(writer_db->Stats().log_restarts, 0u);
+  if (wal2()) {
+    EXPECT_EQ(writer_db->Stats().log_switches, 2u);
+  }
   Gate::Get().Release();
   reader.join();
   EXPECT_TRUE(seen == "v1" || seen == "v3") << seen;
@@ -138,15 +158,18 @@ TEST_F(WalInterleavingTest, LogRestartsWhileAReaderBegins) {
 // A reader whose snapshot was fully copied keeps reading it (from the database file) after the
 // log restarts under it and its old frames are overwritten; checkpoints of the new generation
 // wait for it.
-TEST_F(WalInterleavingTest, ReaderPinnedAcrossARestartReadsItsSnapshot) {
+TEST_P(WalInterleavingTest, ReaderPinnedAcrossARestartReadsItsSnapshot) {
   std::unique_ptr<Db> reader_db = Open();
   std::unique_ptr<Db> writer_db = Open();
   Fill(*writer_db, "v1");
   ASSERT_FALSE(writer_db->Checkpoint(CheckpointMode::kFull)->blocked);
   std::unique_ptr<ReadTransaction> t = *reader_db->BeginRead();
-  Fill(*writer_db, "v2");
+  Fill(*writer_db, "v2");  // wal2: into -wal2 (restarted), then v3 into -wal (restarted)
   Fill(*writer_db, "v3");
   EXPECT_GT(writer_db->Stats().log_restarts, 0u);
+  if (wal2()) {
+    EXPECT_EQ(writer_db->Stats().log_switches, 2u);
+  }
   ExpectAll(*t, "v1");
   absl::StatusOr<CheckpointResult> r = writer_db->Checkpoint(CheckpointMode::kPassive);
   ASSERT_THAT(r, IsOk());
@@ -163,22 +186,35 @@ TEST_F(WalInterleavingTest, ReaderPinnedAcrossARestartReadsItsSnapshot) {
 // A checkpoint paused after announcing its target and before copying: a reader begins and
 // reads, the writer commits (it never waits for the checkpoint), a second checkpoint gives up
 // at once (PASSIVE) or reports blocked (FULL); after the first resumes, everything agrees.
-TEST_F(WalInterleavingTest, WriterReaderAndTwoCheckpointsRace) {
+TEST_P(WalInterleavingTest, WriterReaderAndTwoCheckpointsRace) {
   std::unique_ptr<Db> a = Open();
   std::unique_ptr<Db> b = Open();
   std::unique_ptr<Db> c = Open();
   Fill(*a, "v1");
+  if (wal2()) {
+    // The second Fill switches to -wal2: the first one's frames, in the log that is not
+    // current now, are what PASSIVE copies.
+    Fill(*a, "v1");
+    ASSERT_EQ(a->Stats().current_log, 1);
+  }
   absl::StatusOr<CheckpointResult> first;
   Gate::Get().Arm("copy");
   std::thread checkpointer([&] {
     first = b->Checkpoint(CheckpointMode::kPassive);
   });
-  Gate::Get().WaitUntilReached();
+  if (!Gate::Get().WaitUntilReached()) {
+    Gate::Get().Release();
+    checkpointer.join();
+    FAIL() << "the checkpoint never reached \"copy\"";
+  }
   {
     std::unique_ptr<ReadTransaction> t = *c->BeginRead();
     ExpectAll(*t, "v1");
   }
   Fill(*a, "v2");  // commits while the checkpoint holds CKPT
+  if (wal2()) {
+    EXPECT_EQ(a->Stats().current_log, 1) << "switched to a log that was not copied";
+  }
   absl::StatusOr<CheckpointResult> second = c->Checkpoint(CheckpointMode::kPassive);
   ASSERT_THAT(second, IsOk());
   EXPECT_TRUE(second->blocked);
@@ -197,15 +233,19 @@ TEST_F(WalInterleavingTest, WriterReaderAndTwoCheckpointsRace) {
 
 // A writer paused after appending its frames and before publishing them: readers of other
 // connections keep the old snapshot and never wait; a checkpoint copies only published frames.
-TEST_F(WalInterleavingTest, UnpublishedFramesAreInvisible) {
+TEST_P(WalInterleavingTest, UnpublishedFramesAreInvisible) {
   std::unique_ptr<Db> a = Open();
   std::unique_ptr<Db> b = Open();
   Fill(*a, "v1");
   Gate::Get().Arm("commit:appended");
   std::thread writer([&] {
-    Fill(*a, "v2");
+    Fill(*a, "v2");  // wal2: switches to -wal2 first
   });
-  Gate::Get().WaitUntilReached();
+  if (!Gate::Get().WaitUntilReached()) {
+    Gate::Get().Release();
+    writer.join();
+    FAIL() << "the writer never reached \"commit:appended\"";
+  }
   ExpectAll(**b->BeginRead(), "v1");
   absl::StatusOr<CheckpointResult> r = b->Checkpoint(CheckpointMode::kPassive);
   ASSERT_THAT(r, IsOk());
@@ -213,6 +253,9 @@ TEST_F(WalInterleavingTest, UnpublishedFramesAreInvisible) {
   Gate::Get().Release();
   writer.join();
   ExpectAll(**b->BeginRead(), "v2");
+  if (wal2()) {
+    EXPECT_EQ(a->Stats().log_switches, 1u);
+  }
 }
 
 // A WAL opener of a rollback database commits the family switch and only then takes SHARED
@@ -226,10 +269,10 @@ void SwitchBackOnce(const char* point) {
   Options o;
   o.journal_mode = JournalMode::kDelete;
   o.file_system = switch_back_fs;
-  EXPECT_THAT(Db::Open("/x.db", o), IsOk());  // alone: it copies the empty log back
+  EXPECT_THAT(Db::Open("/x.db", o), IsOk());  // alone: it copies the empty log(s) back
 }
 
-TEST_F(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone) {
+TEST_P(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone) {
   Options rollback;
   rollback.journal_mode = JournalMode::kDelete;
   rollback.file_system = &fs_;
@@ -250,6 +293,12 @@ TEST_F(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone
   EXPECT_EQ(**(*after)->Get("a"), "1");
   EXPECT_EQ(**(*after)->Get("b"), "2");
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, WalInterleavingTest,
+                         ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
+                         [](const ::testing::TestParamInfo<JournalMode>& info) {
+                           return std::string(JournalModeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace journalkv

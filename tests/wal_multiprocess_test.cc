@@ -1,7 +1,9 @@
 // WAL mode with real processes on a real file (the POSIX file system): several processes share
-// one database through `x.db-wal` and the mmapped `x.db-shm`, and are killed with SIGKILL.
+// one database through `x.db-wal` (wal2: and `x.db-wal2`) and the mmapped `x.db-shm`, and are
+// killed with SIGKILL. Every case runs in journal mode wal and wal2.
 //
-//   - ReadersWriterCheckpointerSurviveSigkill (with the writer's policy threshold:1000, and
+//   - ReadersWriterCheckpointerSurviveSigkill (with the writer's policy threshold:1000, in
+//     wal2 threshold:100 (wal2_switch_pages is 100), and
 //     async:0/100, whose background checkpointer works next to the checkpointer process and
 //     dies with its writer): reader, writer and checkpointer processes run a
 //     bank-transfer workload; every 100-300 ms one of them is SIGKILLed and replaced, the
@@ -17,6 +19,8 @@
 // report through exit codes (ChildExit) and counters in anonymous shared memory.
 //
 // JKV_WAL_MP_SEED=n changes the random choices (timing stays nondeterministic).
+#include <tuple>
+
 #include "tests/wal_process_testing.h"
 
 namespace journalkv {
@@ -45,11 +49,12 @@ struct BankShared {
   std::atomic<uint64_t> ckpt_restarts{0};
   std::atomic<uint64_t> ckpt_copied{0};
   std::atomic<uint64_t> hook_kills{0};  // checkpointer kills at hook points
+  std::atomic<uint64_t> log_switches{0};  // wal2: by the writers (reported every 64 commits)
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
-int SetupMain(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
+int SetupMain(const std::string& path, JournalMode mode) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions(mode));
   if (!db.ok()) return StatusFail(db.status(), "setup open");
   absl::StatusOr<std::unique_ptr<WriteTransaction>> w = (*db)->BeginWrite();
   if (!w.ok()) return StatusFail(w.status(), "setup begin");
@@ -63,8 +68,8 @@ int SetupMain(const std::string& path) {
   return kExitOk;
 }
 
-int ReaderMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
+int ReaderMain(const std::string& path, JournalMode mode, BankShared* shared, uint64_t seed) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions(mode));
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   std::mt19937_64 rng(seed);
   int64_t last_counter = -1;
@@ -134,13 +139,14 @@ int SpillAndWait(Db& db, BankShared* shared, int request) {
 // The writer's checkpoint policy (the test's parameter; children inherit it at the fork).
 std::string writer_policy = "threshold:1000";
 
-int WriterMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  Options o = BankOptions();
+int WriterMain(const std::string& path, JournalMode mode, BankShared* shared, uint64_t seed) {
+  Options o = BankOptions(mode);
   o.checkpoint_policy = writer_policy;
   o.cache_pages = 16;  // the large transaction spills
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   std::mt19937_64 rng(seed);
+  uint64_t commits = 0, switches_reported = 0;
   while (shared->stop.load() == 0) {
     const int request = shared->spill_request.load();
     if (request != 0 && shared->spill_ready.load() != request) {
@@ -166,6 +172,11 @@ int WriterMain(const std::string& path, BankShared* shared, uint64_t seed) {
     s = (*w)->Commit();
     if (!s.ok()) return StatusFail(s, "writer commit");
     shared->transfers.fetch_add(1);
+    if (++commits % 64 == 0) {
+      const uint64_t switches = (*db)->Stats().log_switches;
+      shared->log_switches.fetch_add(switches - switches_reported);
+      switches_reported = switches;
+    }
   }
   return kExitOk;
 }
@@ -183,8 +194,9 @@ void KillingHook(const char* point) {
   raise(SIGKILL);
 }
 
-int CheckpointerMain(const std::string& path, BankShared* shared, uint64_t seed) {
-  Options o = BankOptions();
+int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shared,
+                     uint64_t seed) {
+  Options o = BankOptions(mode);
   o.busy_timeout = absl::Milliseconds(50);
   absl::StatusOr<std::unique_ptr<Db>> db;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -220,8 +232,8 @@ int CheckpointerMain(const std::string& path, BankShared* shared, uint64_t seed)
 }
 
 // A fresh process: the killed large transaction must be invisible to it too.
-int VerifierMain(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
+int VerifierMain(const std::string& path, JournalMode mode) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions(mode));
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   {
     absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
@@ -244,10 +256,13 @@ const char* RoleName(Role r) {
   return "?";
 }
 
-class WalMultiProcessTest : public ::testing::TestWithParam<const char*> {};
+// Param: the journal mode and the writer's checkpoint policy.
+class WalMultiProcessTest
+    : public ::testing::TestWithParam<std::tuple<JournalMode, const char*>> {};
 
 TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
-  writer_policy = GetParam();
+  const JournalMode mode = std::get<0>(GetParam());
+  writer_policy = std::get<1>(GetParam());
   const std::string dir = TempDir("jkv_wal_mp");
   const std::string path = dir + "/bank.db";
   const uint64_t seed = Seed();
@@ -258,13 +273,13 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
 
   // A child creates the database; being the last to close, it removes -wal and -shm.
   {
-    const pid_t setup = guard.Add(Spawn([&] { return SetupMain(path); }));
+    const pid_t setup = guard.Add(Spawn([&] { return SetupMain(path, mode); }));
     ASSERT_GT(setup, 0);
     int status = 0;
     ASSERT_TRUE(WaitFor(setup, absl::Seconds(30), &status)) << "setup hangs";
     ASSERT_TRUE(ExitedOk(status)) << "setup " << DescribeStatus(status);
     ASSERT_TRUE(Exists(path));
-    EXPECT_FALSE(Exists(path + "-wal"));
+    EXPECT_EQ(ExistingLogs(mode, path), "");
     EXPECT_FALSE(Exists(path + "-shm"));
   }
 
@@ -277,9 +292,9 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
     const uint64_t child_seed = seed * 1000003 + ++spawned;
     const pid_t pid = guard.Add(Spawn([&] {
       switch (role) {
-        case Role::kReader: return ReaderMain(path, shared, child_seed);
-        case Role::kWriter: return WriterMain(path, shared, child_seed);
-        case Role::kCheckpointer: return CheckpointerMain(path, shared, child_seed);
+        case Role::kReader: return ReaderMain(path, mode, shared, child_seed);
+        case Role::kWriter: return WriterMain(path, mode, shared, child_seed);
+        case Role::kCheckpointer: return CheckpointerMain(path, mode, shared, child_seed);
       }
       return static_cast<int>(kExitError);
     }));
@@ -359,7 +374,7 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
       }
       ++spill_kills;
       shared->spill_request.store(0);
-      const pid_t verifier = guard.Add(Spawn([&] { return VerifierMain(path); }));
+      const pid_t verifier = guard.Add(Spawn([&] { return VerifierMain(path, mode); }));
       if (!WaitFor(verifier, absl::Seconds(30), &status)) {
         failures.push_back("the verifier hangs");
       } else if (!ExitedOk(status)) {
@@ -403,7 +418,8 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
       spill_kills);
   std::printf(
       "transfers %llu, reads %llu (%llu held), checkpoints passive %llu full %llu restart %llu "
-      "truncate %llu, blocked %llu, busy %llu, aborted %llu, restarts %llu, frames copied %llu\n",
+      "truncate %llu, blocked %llu, busy %llu, aborted %llu, restarts %llu, frames copied %llu, "
+      "log switches %llu\n",
       (unsigned long long)shared->transfers.load(), (unsigned long long)shared->reads.load(),
       (unsigned long long)shared->held_reads.load(),
       (unsigned long long)shared->checkpoints[0].load(),
@@ -413,7 +429,8 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
       (unsigned long long)shared->ckpt_blocked.load(), (unsigned long long)shared->ckpt_busy.load(),
       (unsigned long long)shared->ckpt_aborted.load(),
       (unsigned long long)shared->ckpt_restarts.load(),
-      (unsigned long long)shared->ckpt_copied.load());
+      (unsigned long long)shared->ckpt_copied.load(),
+      (unsigned long long)shared->log_switches.load());
   EXPECT_THAT(failures, ::testing::IsEmpty()) << "seed " << seed;
   EXPECT_EQ(spill_kills, kSpillRounds);
   EXPECT_GT(shared->spill_frames_seen.load(), 0u);
@@ -421,10 +438,13 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   EXPECT_GT(shared->transfers.load(), 0u) << "the writer made no progress";
   EXPECT_GT(shared->ckpt_restarts.load(), 0u) << "no RESTART or TRUNCATE checkpoint got through";
   EXPECT_GT(shared->ckpt_copied.load(), 0u);
+  if (mode == JournalMode::kWal2) {
+    EXPECT_GT(shared->log_switches.load(), 0u) << "the writers never switched logs";
+  }
 
   // Alone now: the last child closed (or the -shm is rebuilt from the log).
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions());
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, BankOptions(mode));
     ASSERT_THAT(db, IsOk());
     absl::StatusOr<CheckResult> check = (*db)->Check();
     ASSERT_THAT(check, IsOk());
@@ -445,7 +465,7 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
     EXPECT_LE(s.counter, acked + kills[static_cast<int>(Role::kWriter)]);
     txn->reset();
   }
-  EXPECT_FALSE(Exists(path + "-wal")) << "the last close left the log";
+  EXPECT_EQ(ExistingLogs(mode, path), "") << "the last close left the log";
   EXPECT_FALSE(Exists(path + "-shm")) << "the last close left the -shm";
   UnmapShared(shared);
   if (!HasFailure()) {
@@ -454,12 +474,21 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, WalMultiProcessTest,
-                         ::testing::Values("threshold:1000", "async:0/100"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 't' ? "threshold_1000"
-                                                                   : "async_0_100");
-                         });
+// wal2's threshold is no larger than wal2_switch_pages (kWal2SwitchPages): the policy looks at
+// the log that is not current, which keeps about that many frames after a switch, so a larger
+// threshold would never copy it and only the checkpointer process would.
+INSTANTIATE_TEST_SUITE_P(
+    ModesPolicies, WalMultiProcessTest,
+    ::testing::Values(std::make_tuple(JournalMode::kWal, "threshold:1000"),
+                      std::make_tuple(JournalMode::kWal, "async:0/100"),
+                      std::make_tuple(JournalMode::kWal2, "threshold:100"),
+                      std::make_tuple(JournalMode::kWal2, "async:0/100")),
+    [](const ::testing::TestParamInfo<std::tuple<JournalMode, const char*>>& info) {
+      std::string policy = std::get<1>(info.param);
+      std::replace(policy.begin(), policy.end(), ':', '_');
+      std::replace(policy.begin(), policy.end(), '/', '_');
+      return absl::StrCat(ModeName(std::get<0>(info.param)), "_", policy);
+    });
 
 }  // namespace
 }  // namespace journalkv

@@ -1,5 +1,6 @@
 // WAL mode with real processes, continued (see wal_multiprocess_test.cc): recovery of what dead
-// processes leave, the last close, and a torn index header under live readers.
+// processes leave, the last close, and a torn index header under live readers. Every case runs
+// in journal mode wal and wal2 (where the commits go to both logs: wal2_switch_pages is 100).
 //   - DeadProcessShmAndLogAreRecovered: a process killed after its commits leaves -wal and -shm
 //     behind; the next opener (alone) rebuilds the index from the log and finds every commit.
 //   - LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen.
@@ -15,6 +16,12 @@ namespace {
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::ScaledForSanitizer;
 using namespace ::journalkv::wal_process_testing;  // the helpers of this pair of tests
+
+class WalMultiProcessTest : public ::testing::TestWithParam<JournalMode> {
+ protected:
+  JournalMode mode() const { return GetParam(); }
+  bool wal2() const { return GetParam() == JournalMode::kWal2; }
+};
 
 // ---------------------------------------------------------------------------------------------
 // DeadProcessShmAndLogAreRecovered
@@ -32,8 +39,9 @@ std::string RoundValue(int round, int i) {
 // Commits keys of `round` one per transaction (sync FULL) until `commits` (or forever when 0),
 // with a PASSIVE checkpoint half way. Then, when `commits` > 0, leaves a pinned read snapshot
 // and a large spilled write transaction open, says so and waits to be killed.
-int CommitterMain(const std::string& path, CommitShared* shared, int round, int commits) {
-  Options o = WalOptions(SyncLevel::kFull);
+int CommitterMain(const std::string& path, JournalMode mode, CommitShared* shared, int round,
+                  int commits) {
+  Options o = WalOptions(mode, SyncLevel::kFull);
   o.checkpoint_policy = "manual";  // the log keeps the commits: the opener must recover them from it
   o.cache_pages = 16;
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
@@ -61,7 +69,7 @@ int CommitterMain(const std::string& path, CommitShared* shared, int round, int 
   return ChildFail(kExitNotKilled, "not killed");
 }
 
-TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
+TEST_P(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
   const std::string dir = TempDir("jkv_wal_dead");
   const std::string path = dir + "/dead.db";
   std::mt19937_64 rng(Seed());
@@ -76,8 +84,8 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
     const bool pause = round % 2 == 0;
     shared->acked.store(0);
     shared->ready.store(0);
-    const pid_t child =
-        guard.Add(Spawn([&] { return CommitterMain(path, shared, round, pause ? 200 : 0); }));
+    const pid_t child = guard.Add(
+        Spawn([&] { return CommitterMain(path, mode(), shared, round, pause ? 200 : 0); }));
     ASSERT_GT(child, 0);
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
     if (pause) {
@@ -102,18 +110,25 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
     committed[round] = acked;
     ASSERT_GT(acked, 0) << "round " << round;
     // The dead process could not remove its files.
-    EXPECT_TRUE(Exists(path + "-wal"));
+    EXPECT_EQ(MissingLogs(mode(), path), "");
     EXPECT_TRUE(Exists(path + "-shm"));
 
-    // Alone: the opener reinitialises the -shm and rebuilds the index from the log.
+    // Alone: the opener reinitialises the -shm and rebuilds the index from the log(s).
     {
-      Options o = WalOptions(SyncLevel::kFull);
+      Options o = WalOptions(mode(), SyncLevel::kFull);
       o.checkpoint_policy = "manual";
       absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
       ASSERT_THAT(db, IsOk());
       const DbStats stats = (*db)->Stats();
       EXPECT_TRUE(stats.wal_mode);
       EXPECT_GT(stats.log_frames, 0u) << "round " << round << ": the commits were not in the log";
+      if (wal2() && pause) {
+        // 200 commits: the writer switched to -wal2 at 100 frames, the checkpoint half way
+        // copied -wal, and the writer switched back to it: both logs hold frames.
+        EXPECT_GT(stats.wal2_log_frames, 0u) << "round " << round << ": -wal2 holds no frame";
+        EXPECT_GT(stats.log_frames - stats.wal2_log_frames, 0u)
+            << "round " << round << ": -wal holds no frame";
+      }
       EXPECT_EQ(stats.pinned_connections, 0) << "the dead process's pin survived";
       absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
       ASSERT_THAT(txn, IsOk());
@@ -149,12 +164,12 @@ TEST(WalMultiProcessTest, DeadProcessShmAndLogAreRecovered) {
       ASSERT_THAT((*db)->Put(absl::StrCat("after_round", round), "x"), IsOk());
     }
     // This opener was the last to close.
-    EXPECT_FALSE(Exists(path + "-wal"));
+    EXPECT_EQ(ExistingLogs(mode(), path), "");
     EXPECT_FALSE(Exists(path + "-shm"));
     std::printf("round %d: %d commits acknowledged before the kill (%s)\n", round, acked,
                 pause ? "paused" : "mid-loop");
   }
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions(SyncLevel::kFull));
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions(mode(), SyncLevel::kFull));
   ASSERT_THAT(db, IsOk());
   for (int r = 0; r < rounds; ++r) {
     EXPECT_EQ(**(*db)->Get(absl::StrCat("after_round", r)), "x");
@@ -182,10 +197,10 @@ constexpr int kParentKeys = 300;
 
 // Creates the database, keeps it open with a read snapshot taken before the parent writes, and
 // checks what it reads after the parent closed. Steps are driven by bytes on two pipes.
-int HolderMain(const std::string& path, int to_parent, int from_parent) {
+int HolderMain(const std::string& path, JournalMode mode, int to_parent, int from_parent) {
   int code = kExitOk;
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions(mode));
     if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
     absl::Status s = (*db)->Put("k", "v0");
     if (!s.ok()) return StatusFail(s, "holder put");
@@ -222,14 +237,14 @@ int HolderMain(const std::string& path, int to_parent, int from_parent) {
     // And it still writes.
     s = (*db)->Put("k", "v2");
     if (!s.ok()) return StatusFail(s, "holder put");
-    if (!Exists(path + "-wal") || !Exists(path + "-shm")) {
-      return ChildFail(kExitError, "-wal or -shm went away while the holder had them open");
+    if (!MissingLogs(mode, path).empty() || !Exists(path + "-shm")) {
+      return ChildFail(kExitError, "a log or -shm went away while the holder had them open");
     }
   }  // the last close
   return code;
 }
 
-TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen) {
+TEST_P(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen) {
   const std::string dir = TempDir("jkv_wal_last");
   const std::string path = dir + "/last.db";
   int up[2], down[2];
@@ -239,17 +254,17 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
   const pid_t child = guard.Add(Spawn([&] {
     close(up[0]);
     close(down[1]);
-    return HolderMain(path, up[1], down[0]);
+    return HolderMain(path, mode(), up[1], down[0]);
   }));
   ASSERT_GT(child, 0);
   close(up[1]);
   close(down[0]);
   char c = 0;
   ASSERT_EQ(read(up[0], &c, 1), 1) << "the holder failed before it was ready";
-  ASSERT_TRUE(Exists(path + "-wal"));
+  ASSERT_EQ(MissingLogs(mode(), path), "");
   ASSERT_TRUE(Exists(path + "-shm"));
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions(mode()));
     ASSERT_THAT(db, IsOk());
     EXPECT_EQ(**(*db)->Get("k"), "v0");
     ASSERT_THAT((*db)->Put("k", "v1"), IsOk());
@@ -260,13 +275,21 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
       }
       ASSERT_THAT(w->Commit(), IsOk());
     }
+    if (wal2()) {
+      // PASSIVE copies the log that is not current: commit until the writer switches, so that
+      // -wal, which holds the frames past the holder's snapshot, is that log.
+      for (int i = 0; i < 1000 && (*db)->Stats().current_log != 1; ++i) {
+        ASSERT_THAT((*db)->Put(absl::StrCat("fill", i), std::string(100, 'f')), IsOk());
+      }
+      ASSERT_EQ((*db)->Stats().current_log, 1) << "the writer never switched to -wal2";
+    }
     // A checkpoint cannot copy past the holder's old snapshot.
     absl::StatusOr<CheckpointResult> r = (*db)->Checkpoint(CheckpointMode::kPassive);
     ASSERT_THAT(r, IsOk());
     EXPECT_TRUE(r->blocked);
   }
   // The holder still has them open: the parent's close is not the last.
-  EXPECT_TRUE(Exists(path + "-wal")) << "the parent's close removed the log under the holder";
+  EXPECT_EQ(MissingLogs(mode(), path), "") << "the parent's close removed a log under the holder";
   EXPECT_TRUE(Exists(path + "-shm")) << "the parent's close removed the -shm under the holder";
   ASSERT_EQ(write(down[1], &c, 1), 1);
   int status = 0;
@@ -275,10 +298,10 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
   close(up[0]);
   close(down[1]);
   // The holder was the last to close.
-  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_EQ(ExistingLogs(mode(), path), "");
   EXPECT_FALSE(Exists(path + "-shm"));
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions());
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, WalOptions(mode()));
     ASSERT_THAT(db, IsOk());
     EXPECT_EQ(**(*db)->Get("k"), "v2");
     EXPECT_EQ(**(*db)->Get(absl::StrCat("p", kParentKeys - 1)), std::string(100, 'p'));
@@ -286,7 +309,7 @@ TEST(WalMultiProcessTest, LastCloseRemovesWalAndShmUnlessAnotherProcessHasItOpen
     ASSERT_THAT(check, IsOk());
     EXPECT_THAT(check->problems, ::testing::IsEmpty());
   }
-  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_EQ(ExistingLogs(mode(), path), "");
   EXPECT_FALSE(Exists(path + "-shm"));
   if (!HasFailure()) {
     std::string cmd = "rm -rf '" + dir + "'";
@@ -339,8 +362,8 @@ int CommitBatches(Db& db, int first, int transactions) {
   return kExitOk;
 }
 
-Options TornOptions() {
-  Options o = WalOptions();
+Options TornOptions(JournalMode mode) {
+  Options o = WalOptions(mode);
   o.page_size = 1024;
   o.checkpoint_policy = "manual";  // every commit stays in the log: the database file is far behind
   return o;
@@ -348,8 +371,8 @@ Options TornOptions() {
 
 // Creates the database, then holds one read snapshot and scans it over and over: every scan
 // must read exactly what the first one read.
-int HeldSnapshotReaderMain(const std::string& path, TornShared* shared) {
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+int HeldSnapshotReaderMain(const std::string& path, JournalMode mode, TornShared* shared) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions(mode));
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   if (int bad = CommitBatches(**db, 0, 200); bad != kExitOk) return bad;
   absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
@@ -388,13 +411,14 @@ int HeldSnapshotReaderMain(const std::string& path, TornShared* shared) {
 // writer process commits and is SIGKILLed, the header is left torn as a kill in
 // WalIndex::WriteHeader leaves it, and a new connection reads (and so recovers). The process
 // holding an old snapshot must keep reading exactly that snapshot.
-TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
+TEST_P(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
   const std::string dir = TempDir("jkv_wal_torn");
   const std::string path = dir + "/torn.db";
   TornShared* shared = MapShared<TornShared>();
   ASSERT_NE(shared, nullptr);
   ChildGuard guard;
-  const pid_t reader = guard.Add(Spawn([&] { return HeldSnapshotReaderMain(path, shared); }));
+  const pid_t reader =
+      guard.Add(Spawn([&] { return HeldSnapshotReaderMain(path, mode(), shared); }));
   ASSERT_GT(reader, 0);
   const absl::Time ready_by = absl::Now() + absl::Seconds(60);
   while (shared->ready.load() == 0 && absl::Now() < ready_by) {
@@ -411,7 +435,7 @@ TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
   for (; round < rounds && !reader_ended; ++round) {
     shared->committed.store(0);
     const pid_t writer = guard.Add(Spawn([&] {
-      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions(mode()));
       if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
       if (int bad = CommitBatches(**db, 1000 + 5 * round, 5); bad != kExitOk) return bad;
       shared->committed.store(1);
@@ -433,7 +457,7 @@ TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
     {
       // Not alone (the reader has the database open): this connection finds the header torn
       // and rebuilds the index from the log.
-      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions());
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, TornOptions(mode()));
       ASSERT_THAT(db, IsOk());
       absl::StatusOr<std::optional<std::string>> v = (*db)->Get(TornKey(1000 + 5 * round + 4, 9));
       ASSERT_THAT(v, IsOk());
@@ -450,7 +474,7 @@ TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
   EXPECT_TRUE(ExitedOk(status)) << "the process holding a snapshot through the recoveries "
                                 << DescribeStatus(status) << " after " << round << " rounds";
   // The reader closed last.
-  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_EQ(ExistingLogs(mode(), path), "");
   EXPECT_FALSE(Exists(path + "-shm"));
   UnmapShared(shared);
   if (!HasFailure()) {
@@ -458,6 +482,12 @@ TEST(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole) {
     EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, WalMultiProcessTest,
+                         ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
+                         [](const ::testing::TestParamInfo<JournalMode>& info) {
+                           return ModeName(info.param);
+                         });
 
 }  // namespace
 }  // namespace journalkv

@@ -1,6 +1,7 @@
 // Helpers of the WAL multi-process tests (wal_multiprocess_test.cc, wal_process_recovery_test.cc):
 // child processes and their exit codes, the bank workload and its snapshots, shared memory
-// between parent and children. JKV_WAL_MP_SEED=n changes the random choices.
+// between parent and children. JKV_WAL_MP_SEED=n changes the random choices. The tests run in
+// journal mode wal and wal2 (the mode is a parameter of the options below).
 #ifndef JOURNALKV_TESTS_WAL_PROCESS_TESTING_H_
 #define JOURNALKV_TESTS_WAL_PROCESS_TESTING_H_
 
@@ -42,8 +43,6 @@
 #include "shm/wal_index.h"
 
 namespace journalkv::wal_process_testing {
-
-
 
 inline constexpr int kAccounts = 50;
 inline constexpr int64_t kStartBalance = 1000;
@@ -98,20 +97,54 @@ inline bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-inline Options WalOptions(SyncLevel sync = SyncLevel::kNormal) {
+// WAL2: the writer switches logs once the current one holds this many frames (and the other
+// one is copied). Smaller than the default (1000), so that the recovery tests' few hundred
+// commits go to both logs; the bank test's policies look at no more frames than this (a policy
+// threshold above it would never copy the log that is not current).
+inline constexpr uint32_t kWal2SwitchPages = 100;
+
+// `mode`: kWal or kWal2.
+inline Options WalOptions(JournalMode mode, SyncLevel sync = SyncLevel::kNormal) {
   Options o;
-  o.journal_mode = JournalMode::kWal;
+  o.journal_mode = mode;
+  o.wal2_switch_pages = kWal2SwitchPages;
   o.sync = sync;
   o.busy_timeout = absl::Seconds(5);
   return o;
 }
 
 // The bank database: small pages, so that its tree has several levels of pages.
-inline Options BankOptions() {
-  Options o = WalOptions();
+inline Options BankOptions(JournalMode mode) {
+  Options o = WalOptions(mode);
   o.page_size = 1024;
   return o;
 }
+
+// The log files of the database at `path`: -wal, and in wal2 -wal2.
+inline std::vector<std::string> LogPaths(JournalMode mode, const std::string& path) {
+  if (mode == JournalMode::kWal2) return {path + "-wal", path + "-wal2"};
+  return {path + "-wal"};
+}
+
+// The names of the logs of `path` that exist ("" when none does).
+inline std::string ExistingLogs(JournalMode mode, const std::string& path) {
+  std::string out;
+  for (const std::string& log : LogPaths(mode, path)) {
+    if (Exists(log)) absl::StrAppend(&out, out.empty() ? "" : ", ", log);
+  }
+  return out;
+}
+
+// The names of the logs of `path` that are missing ("" when every one exists).
+inline std::string MissingLogs(JournalMode mode, const std::string& path) {
+  std::string out;
+  for (const std::string& log : LogPaths(mode, path)) {
+    if (!Exists(log)) absl::StrAppend(&out, out.empty() ? "" : ", ", log);
+  }
+  return out;
+}
+
+inline std::string ModeName(JournalMode mode) { return std::string(JournalModeName(mode)); }
 
 // Anonymous shared memory, mapped before the forks: every child sees the same T.
 template <typename T>

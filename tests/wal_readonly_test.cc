@@ -7,9 +7,14 @@
 //
 // The denial is simulated by a file system wrapper (tests run as root, which ignores file
 // permissions): it refuses to open any -shm for writing.
+//
+// Every test runs in wal and in wal2 mode. In wal2 the writer switches logs every 8 frames
+// (when the other log is copied), so that the commits of a test spread over -wal and -wal2 and
+// the private index is built from both.
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -52,11 +57,15 @@ class NoShmWriteFileSystem final : public vfs::FileSystem {
 
 std::string Key(int i) { return absl::StrCat("k", 10000 + i); }
 
-class WalReadOnlyTest : public ::testing::Test {
+constexpr uint32_t kWal2SwitchPages = 8;
+
+class WalReadOnlyTest : public ::testing::TestWithParam<JournalMode> {
  protected:
+  bool wal2() const { return GetParam() == JournalMode::kWal2; }
   Options WriterOptions() {
     Options o;
-    o.journal_mode = JournalMode::kWal;
+    o.journal_mode = GetParam();
+    o.wal2_switch_pages = kWal2SwitchPages;
     o.file_system = &mem_;
     o.checkpoint_policy = "manual";
     o.busy_timeout = absl::Milliseconds(300);  // FULL and RESTART wait this long for readers
@@ -64,11 +73,24 @@ class WalReadOnlyTest : public ::testing::Test {
   }
   Options ReaderOptions() {
     Options o;
-    o.journal_mode = JournalMode::kWal;
+    o.journal_mode = GetParam();
+    o.wal2_switch_pages = kWal2SwitchPages;
     o.file_system = &denied_;
     o.read_only = true;
     o.busy_timeout = absl::Milliseconds(200);
     return o;
+  }
+  // The logs of the mode: -wal, and in wal2 -wal2.
+  std::vector<std::string> LogPaths() const {
+    if (!wal2()) return {path_ + "-wal"};
+    return {path_ + "-wal", path_ + "-wal2"};
+  }
+  // wal2: the commits so far went to both logs (the writer switched).
+  void ExpectBothLogsHoldFrames(Db& writer) {
+    if (!wal2()) return;
+    const DbStats s = writer.Stats();
+    EXPECT_GT(s.log_frames - s.wal2_log_frames, 0u) << "-wal holds no frame";
+    EXPECT_GT(s.wal2_log_frames, 0u) << "-wal2 holds no frame: the writer never switched";
   }
   std::optional<std::string> Get(Db& db, int i) {
     absl::StatusOr<std::optional<std::string>> v = db.Get(Key(i));
@@ -81,9 +103,10 @@ class WalReadOnlyTest : public ::testing::Test {
   const std::string path_ = "/x.db";
 };
 
-TEST_F(WalReadOnlyTest, AReaderThatMayNotWriteTheShmReadsNextToALiveWriter) {
+TEST_P(WalReadOnlyTest, AReaderThatMayNotWriteTheShmReadsNextToALiveWriter) {
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
   for (int i = 0; i < 50; ++i) ASSERT_THAT(writer->Put(Key(i), "one"), IsOk());
+  ASSERT_NO_FATAL_FAILURE(ExpectBothLogsHoldFrames(*writer));
 
   // Without the private index this open fails: the -shm cannot be opened for writing.
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
@@ -127,7 +150,7 @@ TEST_F(WalReadOnlyTest, AReaderThatMayNotWriteTheShmReadsNextToALiveWriter) {
   EXPECT_EQ(Get(*writer, 99), "new");
 }
 
-TEST_F(WalReadOnlyTest, AReaderWorksWithoutAnyShm) {
+TEST_P(WalReadOnlyTest, AReaderWorksWithoutAnyShm) {
   // A writer killed with its log in place: its -shm gone too (another machine, a cleanup).
   vfs::FaultInjectingFileSystem fault(&mem_);
   {
@@ -135,10 +158,11 @@ TEST_F(WalReadOnlyTest, AReaderWorksWithoutAnyShm) {
     o.file_system = &fault;
     JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, o));
     for (int i = 0; i < 30; ++i) ASSERT_THAT(writer->Put(Key(i), "logged"), IsOk());
+    ASSERT_NO_FATAL_FAILURE(ExpectBothLogsHoldFrames(*writer));
     fault.SimulateProcessCrash();  // its close below checkpoints nothing
   }
   ASSERT_THAT(mem_.Delete(path_ + "-shm"), IsOk());
-  ASSERT_TRUE(*mem_.Exists(path_ + "-wal"));
+  for (const std::string& log : LogPaths()) ASSERT_TRUE(*mem_.Exists(log)) << log;
 
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
   EXPECT_EQ(Get(*reader, 0), "logged");
@@ -159,15 +183,15 @@ TEST_F(WalReadOnlyTest, AReaderWorksWithoutAnyShm) {
   EXPECT_GT(passive.copied, 0u);
 }
 
-TEST_F(WalReadOnlyTest, AReaderOfADatabaseWithNoLogReadsTheFile) {
+TEST_P(WalReadOnlyTest, AReaderOfADatabaseWithNoLogReadsTheFile) {
   {
     JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
     ASSERT_THAT(writer->Put(Key(1), "in the file"), IsOk());
-  }  // the last close copies the log back and removes -wal and -shm
-  ASSERT_FALSE(*mem_.Exists(path_ + "-wal"));
+  }  // the last close copies the log back and removes -wal (and -wal2) and -shm
+  for (const std::string& log : LogPaths()) ASSERT_FALSE(*mem_.Exists(log)) << log;
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, ReaderOptions()));
   EXPECT_EQ(Get(*reader, 1), "in the file");
-  EXPECT_FALSE(*mem_.Exists(path_ + "-wal"));
+  for (const std::string& log : LogPaths()) EXPECT_FALSE(*mem_.Exists(log)) << log;
 
   // A writer that opens later creates the log; the reader follows it there.
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
@@ -176,7 +200,7 @@ TEST_F(WalReadOnlyTest, AReaderOfADatabaseWithNoLogReadsTheFile) {
   EXPECT_EQ(Get(*reader, 1), "in the file");
 }
 
-TEST_F(WalReadOnlyTest, AReadWriteOpenerStillNeedsTheShm) {
+TEST_P(WalReadOnlyTest, AReadWriteOpenerStillNeedsTheShm) {
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
   Options o = ReaderOptions();
   o.read_only = false;
@@ -185,6 +209,12 @@ TEST_F(WalReadOnlyTest, AReadWriteOpenerStillNeedsTheShm) {
   EXPECT_EQ(db.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(db.status().message(), HasSubstr("cannot open the wal-index for writing"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, WalReadOnlyTest,
+                         ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
+                         [](const ::testing::TestParamInfo<JournalMode>& info) {
+                           return std::string(JournalModeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace journalkv
