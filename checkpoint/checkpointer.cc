@@ -1,6 +1,7 @@
 #include "checkpoint/checkpointer.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -139,65 +140,55 @@ wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log) {
   return h;
 }
 
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
-                        bool make_current) {
-  JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);  // every frame copied (C2)
-  static std::atomic<uint64_t> counter{0};
-  std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
-                     counter.fetch_add(1), uint64_t{std::random_device()()}};
-  std::mt19937 rng(seed);
-  const uint32_t newest = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
-                             ? header.logs[1].ckpt_seq
-                             : header.logs[0].ckpt_seq;
-  shm::LogState& state = header.logs[log];
-  state.ckpt_seq = (newest + 1) & 0x7fffffffu;
-  state.salt1 = static_cast<uint32_t>(rng());
-  state.salt2 = static_cast<uint32_t>(rng());
-  state.mx_frame = 0;
-  uint8_t bytes[wal::kWalHeaderSize];
-  state.last_checksum = wal::EncodeWalHeader(LogHeaderFor(header, log), absl::MakeSpan(bytes));
-  if (make_current) header.current_log = static_cast<uint32_t>(log);
-  ++header.change;
-  // Readers must see the new generation before any hash entry or frame of the old one goes:
-  // they check the generation after every lookup and frame read (W7).
-  index.set_backfill(log, 0);
-  index.set_ckpt_target(log, EncodeTarget(state.ckpt_seq, 0));
-  index.WriteHeader(header);
-  return index.Truncate(log, 0);
-}
+namespace {
 
-absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log) {
-  const int other = 1 - log;
-  JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);
-  JKV_DCHECK(index.backfill(other) == header.logs[other].mx_frame);
+// Restarts logs[0..n) of `logs` in the index, in one publish: each gets the next generation
+// after the newest of both (so the last one listed is the newest, V1), new salts and no
+// frames; `current` becomes the current log. REQUIRES: every frame of each copied (C2).
+absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
+                         std::initializer_list<int> logs, int current) {
   static std::atomic<uint64_t> counter{0};
   std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
                      counter.fetch_add(1), uint64_t{std::random_device()()}};
   std::mt19937 rng(seed);
-  const uint32_t newest = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
-                              ? header.logs[1].ckpt_seq
-                              : header.logs[0].ckpt_seq;
-  // `log` gets the earlier new generation, `other` the later one and becomes current (V1).
-  int order[2] = {log, other};
-  for (int i = 0; i < 2; ++i) {
-    shm::LogState& state = header.logs[order[i]];
-    state.ckpt_seq = (newest + 1 + i) & 0x7fffffffu;
+  uint32_t seq = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
+                     ? header.logs[1].ckpt_seq
+                     : header.logs[0].ckpt_seq;
+  for (int log : logs) {
+    JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);  // every frame copied (C2)
+    seq = (seq + 1) & 0x7fffffffu;
+    shm::LogState& state = header.logs[log];
+    state.ckpt_seq = seq;
     state.salt1 = static_cast<uint32_t>(rng());
     state.salt2 = static_cast<uint32_t>(rng());
     state.mx_frame = 0;
     uint8_t bytes[wal::kWalHeaderSize];
-    state.last_checksum =
-        wal::EncodeWalHeader(LogHeaderFor(header, order[i]), absl::MakeSpan(bytes));
+    state.last_checksum = wal::EncodeWalHeader(LogHeaderFor(header, log), absl::MakeSpan(bytes));
   }
-  header.current_log = static_cast<uint32_t>(other);
+  header.current_log = static_cast<uint32_t>(current);
   ++header.change;
-  for (int l : order) {
-    index.set_backfill(l, 0);
-    index.set_ckpt_target(l, EncodeTarget(header.logs[l].ckpt_seq, 0));
+  // Readers must see the new generation before any hash entry or frame of the old one goes:
+  // they check the generation after every lookup and frame read (W7).
+  for (int log : logs) {
+    index.set_backfill(log, 0);
+    index.set_ckpt_target(log, EncodeTarget(header.logs[log].ckpt_seq, 0));
   }
   index.WriteHeader(header);
-  JKV_RETURN_IF_ERROR(index.Truncate(log, 0));
-  return index.Truncate(other, 0);
+  for (int log : logs) JKV_RETURN_IF_ERROR(index.Truncate(log, 0));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
+                        bool make_current) {
+  return RestartLogs(index, header, {log},
+                     make_current ? log : static_cast<int>(header.current_log));
+}
+
+absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log) {
+  // `log` gets the earlier new generation, the other one the later and becomes current (V1).
+  return RestartLogs(index, header, {log, 1 - log}, 1 - log);
 }
 
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
