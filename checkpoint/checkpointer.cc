@@ -1,5 +1,7 @@
 #include "checkpoint/checkpointer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <initializer_list>
 #include <atomic>
@@ -147,10 +149,20 @@ namespace {
 // frames; `current` becomes the current log. REQUIRES: every frame of each copied (C2).
 absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
                          std::initializer_list<int> logs, int current) {
+  // Salts must differ between generations and between processes: one generator per thread,
+  // seeded from the system's entropy once per process (a std::random_device per restart cost
+  // an open and a read of /dev/urandom each time). A forked child, which inherits the parent's
+  // generator, seeds its own at its first restart.
   static std::atomic<uint64_t> counter{0};
-  std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
-                     counter.fetch_add(1), uint64_t{std::random_device()()}};
-  std::mt19937 rng(seed);
+  thread_local pid_t seeded_by = 0;
+  thread_local std::mt19937 rng;
+  if (seeded_by != getpid()) {
+    seeded_by = getpid();
+    std::seed_seq seed{static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())),
+                       counter.fetch_add(1), static_cast<uint64_t>(seeded_by),
+                       uint64_t{std::random_device()()}};
+    rng.seed(seed);
+  }
   uint32_t seq = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
                      ? header.logs[1].ckpt_seq
                      : header.logs[0].ckpt_seq;

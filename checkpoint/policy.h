@@ -50,7 +50,8 @@ namespace journalkv::checkpoint {
 struct LogSnapshot {
   uint32_t log_frames = 0;    // committed frames in the log's current generation
   uint32_t uncopied = 0;      // of those, not yet copied into the database file
-  uint32_t live_frames = 0;   // log_frames, or 0 when every frame is copied (the log restarts)
+  uint32_t live_frames = 0;   // log_frames, or 0 when every frame is copied (the log restarts);
+                              // WAL2: both logs while the non-current one has frames to copy
   uint32_t pinned_back = 0;   // frames past the oldest pinned snapshot: no checkpoint copies them
   int active_readers = 0;     // connections (all processes) with a read transaction pinned
   uint32_t commit_frames = 0;  // frames the commit just appended

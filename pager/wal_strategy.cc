@@ -713,7 +713,14 @@ WalProgress WalStrategy::Progress() {
     const int c = 1 - l;
     p.total_uncopied += h.logs[c].mx_frame - std::min(index_->backfill(c), h.logs[c].mx_frame);
   }
-  p.live_frames = p.backfilled >= p.log_frames ? 0 : p.log_frames;
+  // What a blocked commit waits to see drop: WAL, the log's frames until every one is copied
+  // (the log then restarts). WAL2, the frames of both logs while the non-current one has frames
+  // to copy: only that copy lets the writer switch, and so bounds the logs; once it is copied
+  // the next transaction switches, and nothing is left to wait for. (Counting the non-current
+  // log alone, which never holds much more than wal2_switch_pages frames, let a blocking
+  // threshold above that never block, and the current log grow without bound whenever the
+  // background checkpointer did not get to run.)
+  p.live_frames = p.backfilled >= p.log_frames ? 0 : (wal2_ ? p.total_frames : p.log_frames);
   p.log = l;
   return p;
 }
@@ -729,8 +736,9 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
     // The policy's thresholds count both logs, so that one above wal2_switch_pages still
     // fires (the non-current log alone may never reach it, and then never be copied, and the
     // writer never switch); but it acts only when the non-current log, the one a checkpoint
-    // copies while writers run, has frames to copy. Blocking counts that log alone: a commit
-    // cannot wait for the current log, which only the next switch releases.
+    // copies while writers run, has frames to copy. Blocking too counts both logs, and only
+    // while that log has frames to copy (live_frames, Progress): a commit cannot wait for the
+    // current log, which only the next switch releases.
     log.log_frames = p.total_frames;
     log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
   }

@@ -158,7 +158,9 @@ struct WalProgress {
   uint32_t seq = 0;  // the generation
   uint32_t log_frames = 0;
   uint32_t backfilled = 0;
-  uint32_t live_frames = 0;  // log_frames, or 0 when every frame is copied (the log restarts)
+  // log_frames, or 0 when every frame is copied (the log restarts); WAL2: both logs' frames
+  // while the non-current one has frames to copy, else 0 (Progress)
+  uint32_t live_frames = 0;
   int log = 0;               // which log
   uint32_t total_frames = 0;    // committed frames in every log (WAL2: both)
   uint32_t total_uncopied = 0;  // of those, not yet copied

@@ -1,131 +1,141 @@
-// The crash harness shared by the crash sweeps (the pager's rollback journal today; WAL, its
-// checkpoints and WAL2 reuse it): the kinds of crash, the choice of crash points and seeds, and
-// the long-run switch.
+// The crash harness: one driver for every crash sweep (the rollback journal's, WAL's and WAL2's,
+// and WAL under each checkpoint policy), and the choice of crash points and seeds.
 //
-// A sweep runs a deterministic workload on a FaultInjectingFileSystem, stops it after the k-th
-// mutating operation (CrashAfterMutations), and then crashes in one of three ways:
+// A sweep runs a workload (tests/pager_workload.h) on a FaultInjectingFileSystem, stops it
+// after the k-th mutating operation (CrashAfterMutations), and then crashes in one of three
+// ways:
 //   kPowerLoss          the power fails: every unsynced change is kept, dropped or torn
 //                       (SimulatePowerLoss), then a new connection recovers;
 //   kProcessCrash       the process dies: its connections are gone but the OS keeps every
 //                       write (SimulateProcessCrash), then a new connection recovers;
-//   kCrashThenPowerLoss the process dies, a new connection recovers (and may commit a probe
-//                       transaction), then the power fails and another connection recovers:
-//                       what the first recovery saw must survive (it is the durable state).
-// Recovery itself is swept too: after the first crash, the recovering connection is crashed
-// again after each of the mutations a clean recovery makes, and recovering once more must give
-// the state the clean recovery gave (sweeps call this "recovering twice").
+//   kCrashThenPowerLoss the process dies, a new connection recovers (and, for odd seeds,
+//                       commits a probe transaction), then the power fails and another
+//                       connection recovers: what the first recovery saw must survive.
+// Recovery is what a new connection does: open, a read transaction with the page check, close
+// (in WAL the close checkpoints and removes the log). Recovery itself is crashed too: after the
+// first crash, the recovering connection is crashed again after each of the mutations a clean
+// recovery makes, by a process crash and by a power loss, and recovering once more must give
+// what the guarantees below allow ("recovering twice").
 //
-// Seeds: every power loss draws its state from a seed. Each crash point uses two fixed seeds
-// (the same every run, so CI failures reproduce) and, outside sanitizer builds, one more
-// derived from a per-run seed that is new each run and printed; JKV_CRASH_SEED=N replays a
-// run. JKV_LONG_SWEEP=1 crashes at every mutation index with more seeds and sweeps recovery
-// at every point (README.md: over 100,000 crash states).
+// What each state may recover to is the configuration's Guarantees: the last acknowledged
+// commit or the one in flight (durable), or any whole transaction up to the one in flight
+// (WAL at NORMAL after a power loss); configurations that are not crash-atomic (MEMORY, OFF)
+// are crashed only between transactions.
+//
+// Crash points and seeds (base/test_scale.h has the tiers):
+//   - crash points: every mutation index right after a sync and right after a transaction
+//     ended (the "must" points), plus `further` other indexes. The default tier takes a random
+//     sample of the must points (a third; a tenth under a sanitizer) and draws the further
+//     ones at random; the long tier takes every mutation index.
+//   - power-loss seeds: one fixed per crash point and one drawn at random (default tier; the
+//     fixed one only under a sanitizer), five in the long tier.
+//   Every random choice comes from the per-run seed, new each run and printed at the start
+//   ("crash sweep run seed N"); --test_env=JKV_CRASH_SEED=N replays a run exactly.
+// Nondeterministic workloads (a background checkpointer's writes interleave with the writer's
+// differently each run) judge every state against its own run, take crash points spread over
+// the run with a random offset each, and are not crashed during recovery (the clean recovery to
+// compare with would be of another run).
 #ifndef JOURNALKV_TESTS_CRASH_SWEEP_H_
 #define JOURNALKV_TESTS_CRASH_SWEEP_H_
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
-#include <set>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "base/test_scale.h"
-#include "gtest/gtest.h"
+#include "tests/pager_workload.h"
+#include "vfs/fault_injecting_fs.h"
 
 namespace journalkv::testing {
 
 enum class CrashKind { kPowerLoss, kProcessCrash, kCrashThenPowerLoss };
+const char* CrashKindName(CrashKind kind);
 
-inline const char* CrashKindName(CrashKind kind) {
-  switch (kind) {
-    case CrashKind::kPowerLoss:
-      return "power loss";
-    case CrashKind::kProcessCrash:
-      return "process crash";
-    case CrashKind::kCrashThenPowerLoss:
-      return "process crash, recovery, power loss";
-  }
-  return "?";
-}
-
-inline bool LongSweep() {
-  const char* v = std::getenv("JKV_LONG_SWEEP");
-  return v != nullptr && std::string(v) == "1";
-}
+// The long tier (base/test_scale.h).
+inline bool LongSweep() { return LongTier(); }
 
 // The per-run seed: JKV_CRASH_SEED when set, else new each run. Printed once per process.
-inline uint64_t RunSeed() {
-  static const uint64_t seed = [] {
-    uint64_t s = 0;
-    const char* env = std::getenv("JKV_CRASH_SEED");
-    if (env == nullptr || !absl::SimpleAtoi(env, &s)) {
-      s = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-    }
-    std::printf("crash sweep run seed %llu (replay: --test_env=JKV_CRASH_SEED=%llu)\n",
-                static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+uint64_t RunSeed();
+// A seed for one random choice of a sweep: the run seed mixed with `salt` (a configuration's
+// name, a crash point), so that each configuration draws its own points.
+uint64_t DrawSeed(const std::string& salt, uint64_t n = 0);
 
-// The power-loss seeds of one crash point: two fixed ones, then (outside sanitizer builds, and
-// more in the long sweep) ones derived from the run seed.
-inline std::vector<uint64_t> PowerLossSeeds(uint64_t point) {
-  std::vector<uint64_t> seeds = {point * 131, point * 131 + 1};
-  const int random = LongSweep() ? 3 : ScaledForSanitizer(1, 0);
-  std::mt19937_64 rng(RunSeed() ^ (point * 0x9E3779B97F4A7C15ull));
-  for (int i = 0; i < random; ++i) seeds.push_back(rng());
-  return seeds;
-}
+// The power-loss seeds of one crash point of the sweep named `salt` (see above).
+std::vector<uint64_t> PowerLossSeeds(const std::string& salt, uint64_t point);
 
-// The crash points of a sweep: every mutation index right after a sync and right after a
-// transaction ended (a quarter of them under a sanitizer), plus `further` other indexes in
-// [1, total] spread evenly; the long sweep takes every index.
-inline std::vector<uint64_t> SweepPoints(const std::vector<uint64_t>& must, uint64_t total,
-                                         size_t further) {
-  // Sanitizer builds, many times slower, take every fourth of the `must` points.
-  std::set<uint64_t> points;
-  for (size_t i = 0; i < must.size(); i += UnderSanitizer() ? 4 : 1) points.insert(must[i]);
-  if (LongSweep() || total <= points.size() + further) {
-    for (uint64_t i = 1; i <= total; ++i) points.insert(i);
-  } else {
-    const size_t want = points.size() + further;
-    for (uint64_t i = 0; points.size() < want; ++i) points.insert(1 + (i * 7919) % total);
-  }
-  return std::vector<uint64_t>(points.begin(), points.end());
-}
+// The crash points of a sweep (see above): a sample of `must`, plus `further` other indexes in
+// [1, total]; every index in the long tier.
+std::vector<uint64_t> SweepPoints(const std::string& salt, const std::vector<uint64_t>& must,
+                                  uint64_t total, size_t further);
 
-// Every `step`-th element of `all` (all of them in the long sweep), at most `cap`.
-inline std::vector<uint64_t> Sample(const std::vector<uint64_t>& all, size_t cap) {
-  if (LongSweep() || all.size() <= cap) return all;
-  std::vector<uint64_t> out;
-  const double step = static_cast<double>(all.size()) / cap;
-  for (size_t i = 0; i < cap; ++i) out.push_back(all[static_cast<size_t>(i * step)]);
-  return out;
-}
+// At most `cap` elements of `all` (all of them in the long tier): a random sample, in order.
+std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t>& all,
+                             size_t cap);
+
+// Any whole transaction up to the one in flight (what a power loss may leave at WAL NORMAL).
+std::vector<int> UpTo(const RunResult& run);
 
 // What a sweep tried, to print and to assert that it did not pass vacuously.
 struct SweepCounts {
-  uint64_t states = 0;           // crash states verified
+  uint64_t points = 0;            // crash points
+  uint64_t states = 0;            // crash states verified
   uint64_t by_kind[3] = {0, 0, 0};
   uint64_t recovery_crashes = 0;  // states verified after a crash during recovery
-  uint64_t rollbacks = 0;         // recoveries that rolled a hot journal back
+  uint64_t rollbacks = 0;         // recoveries that found a hot journal or log frames
   uint64_t in_flight_landed = 0;  // crashes mid-commit that recovered to the new transaction
   uint64_t lost_unsynced = 0;     // power losses that really dropped unsynced data
+  uint64_t probes = 0;            // probe transactions committed after a recovery
 
-  std::string Summary() const {
-    return absl::StrCat(states, " crash states (", by_kind[0], " power loss, ", by_kind[1],
-                        " process crash, ", by_kind[2], " crash+recovery+power loss; ",
-                        recovery_crashes, " after a crash during recovery), ", rollbacks,
-                        " hot-journal rollbacks, ", in_flight_landed,
-                        " in-flight commits found complete, ", lost_unsynced,
-                        " power losses that dropped unsynced data");
-  }
+  std::string Summary() const;
 };
+
+// What a configuration promises after a crash.
+struct Guarantees {
+  // Every crash recovers to a whole transaction. False (MEMORY, OFF): only crashes between
+  // transactions, and while the database is created (I9), have a defined outcome and are made.
+  bool atomic = true;
+  // Power losses are swept. False at sync OFF, which promises nothing against one.
+  bool power_loss = true;
+  // After a power loss: the last acknowledged commit or the one in flight. False (WAL at
+  // NORMAL): any whole transaction up to the one in flight.
+  bool power_loss_durable = true;
+  // Rollback EXTRA: a power loss between transactions leaves no valid journal.
+  bool no_journal_after_idle_power_loss = false;
+
+  // What a state may recover to after a crash of `kind` (its first recovery).
+  std::vector<int> Outcomes(const RunResult& run, CrashKind kind) const;
+};
+
+// One sweep: a configuration, what it promises, and the hooks a test adds.
+struct SweepSpec {
+  std::string name;  // printed, and the salt of every random choice
+  WorkloadOptions options;
+  vfs::FaultInjectingFileSystem::DiskModel disk;
+  Guarantees guarantees;
+  // Crash points beyond the must points (deterministic workloads), or in all
+  // (nondeterministic ones, spread evenly with a random offset each).
+  size_t further_points = 150;
+  // The workload does the same every run (false: a background checkpointer runs).
+  bool deterministic = true;
+  // Crash recovery at each of its mutations, for at most this many states per first crash
+  // kind (a process crash, a power loss) whose recovery writes anything.
+  size_t recovery_crash_states = 12;
+  // Called once with the clean run and the sites of its syncs (vfs/sync.h) counted; a test
+  // checks there that the run did what the sweep is for (checkpoints, restarts, switches).
+  std::function<void(const RunResult& clean, const std::map<std::string, int>& sync_sites)>
+      check_clean_run;
+  // Called around each run to a crash point: before with the new world (nothing run yet), after
+  // with the world stopped at `point`.
+  std::function<void(CrashWorld& world)> before_run;
+  std::function<void(CrashWorld& world, uint64_t point)> after_run;
+};
+
+// Runs the sweep, adding a gtest failure for the first state that breaks the guarantees (and
+// stopping there) and for a sweep that tested nothing; prints what it checked.
+SweepCounts RunCrashSweep(const SweepSpec& spec);
 
 }  // namespace journalkv::testing
 

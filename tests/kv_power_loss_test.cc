@@ -1,8 +1,9 @@
 // The power-loss sweep of the pager (pager_power_loss_test.cc) repeated at the key-value level:
 // a workload of 200 write transactions through the public Db API (puts, overwrites, deletes,
 // values large enough for overflow chains, one transaction in 25 large enough to spill) is cut
-// right after every sync and at 500 further mutation points, each with several power-loss
-// seeds. After reopening: Db::Check passes, the contents equal the model after exactly one
+// after syncs and at further mutation points, each with power-loss seeds, all drawn as the
+// crash sweeps draw them (tests/crash_sweep.h: a sample of the syncs and 150 further points
+// in the default tier, every mutation and five seeds in the long tier; the run seed printed). After reopening: Db::Check passes, the contents equal the model after exactly one
 // transaction t (key "~txn" holds t), and t is at least the last acknowledged commit.
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
 #include "base/test_scale.h"
+#include "tests/crash_sweep.h"
 #include "tests/sweep_testing.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
@@ -30,9 +32,6 @@ constexpr int kTransactions = 200;
 constexpr char kTxnKey[] = "~txn";
 
 using Model = std::map<std::string, std::string>;
-
-// Power-loss seeds per crash point (base/test_scale.h).
-int Seeds() { return journalkv::testing::ScaledForSanitizer(3, 1); }
 
 std::string Value(std::mt19937& rng, int t) {
   const size_t len = rng() % 20 == 0 ? 600 + rng() % 3000 : 1 + rng() % 60;
@@ -132,16 +131,19 @@ TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
     sync_points = fs.sync_mutation_indexes();
     total = fs.mutation_count();
   }
-  const std::vector<uint64_t> points = journalkv::testing::CrashPoints(sync_points, total);
+  const std::string name = journalkv::testing::ModeAndSyncName({GetParam(), 0});
+  const std::vector<uint64_t> points = journalkv::testing::SweepPoints(
+      name, sync_points, total,
+      static_cast<size_t>(journalkv::testing::TierScaled(150, 50, 500)));
   ASSERT_FALSE(points.empty());
   int tried = 0, rollbacks = 0;
   for (uint64_t point : points) {
-    for (int seed = 0; seed < Seeds(); ++seed) {
+    for (uint64_t seed : journalkv::testing::PowerLossSeeds(name, point)) {
       vfs::MemFileSystem base;
       vfs::FaultInjectingFileSystem fs(&base);
       fs.CrashAfterMutations(point);
       RunResult run = RunWorkload(fs, options, false);
-      ASSERT_THAT(fs.SimulatePowerLoss(point * 977 + seed), journalkv::testing::IsOk());
+      ASSERT_THAT(fs.SimulatePowerLoss(seed), journalkv::testing::IsOk());
       const std::string context = absl::StrCat("crash after mutation ", point, " of ", total,
                                                ", seed ", seed, ", acknowledged ",
                                                run.acknowledged);

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -372,6 +375,60 @@ TEST_F(Wal2Test, UnderAContinuousWriterAndReadersTheTwoLogsStayBoundedWhereWalGr
   EXPECT_GT(wal_largest, kBound);
 }
 
+
+// async:N/B bounds both logs in WAL2 even when the background checkpointer does not get to run
+// (a loaded machine may not schedule it for a whole burst of commits): once the two logs hold B
+// frames and the non-current one has frames to copy, a commit waits for that copy (up to the
+// busy timeout), since only the copy lets the writer switch. Blocking used to count the
+// non-current log alone, which never holds much more than wal2_switch_pages frames: with B
+// above that, no commit ever waited and the current log grew without bound (seen in
+// wal_policy_crash_test: 950 frames under async:4/24 at wal2_switch_pages 16).
+std::mutex copy_gate_mu;
+std::condition_variable copy_gate_cv;
+bool copy_gate_closed = false;
+int copies_held = 0;
+void HoldCopies(const char* point) {
+  if (std::string(point) != "copy") return;
+  std::unique_lock<std::mutex> lock(copy_gate_mu);
+  if (copy_gate_closed) ++copies_held;
+  copy_gate_cv.wait(lock, [] { return !copy_gate_closed; });
+}
+
+TEST_F(Wal2Test, AsyncBlocksTheWriterAtBFramesOfBothLogsWhenTheCheckpointerCannotRun) {
+  Options o = ModeOptions(JournalMode::kWal2);
+  o.wal2_switch_pages = 16;
+  o.checkpoint_policy = "async:4/24";
+  o.busy_timeout = absl::Milliseconds(20);
+  std::unique_ptr<Db> db = Open(o);
+  {
+    std::lock_guard<std::mutex> lock(copy_gate_mu);
+    copy_gate_closed = true;
+    copies_held = 0;
+  }
+  checkpoint::SetCheckpointHookForTesting(&HoldCopies);
+  for (int i = 0; i < 60; ++i) ASSERT_THAT(db->Put(Key(i % 50), absl::StrCat(i)), IsOk());
+  const DbStats held = db->Stats();
+  {
+    std::lock_guard<std::mutex> lock(copy_gate_mu);
+    copy_gate_closed = false;
+    EXPECT_GE(copies_held, 1) << "the background checkpointer never reached its copy";
+  }
+  copy_gate_cv.notify_all();
+  // The checkpointer is held: every commit past B frames waits out the busy timeout.
+  std::printf("checkpointer held: %llu commits blocked (%llu timed out), logs %u + %u frames\n",
+              static_cast<unsigned long long>(held.blocked_commits),
+              static_cast<unsigned long long>(held.blocked_timeouts), held.log_frames,
+              held.wal2_log_frames);
+  EXPECT_GT(held.blocked_commits, 20u);
+  EXPECT_EQ(held.blocked_timeouts, held.blocked_commits);
+  // Released, the checkpointer copies while the writer waits, the writer switches, and the
+  // logs come back under B plus a switch's worth.
+  for (int i = 0; i < 200; ++i) ASSERT_THAT(db->Put(Key(i % 50), absl::StrCat("r", i)), IsOk());
+  checkpoint::SetCheckpointHookForTesting(nullptr);
+  const DbStats after = db->Stats();
+  EXPECT_GT(after.log_switches, held.log_switches + 5);
+  EXPECT_LE(after.log_frames + after.wal2_log_frames, 24u + 16u + 4u);
+}
 
 // V6, proven on a state built for it. At NORMAL no commit syncs the log: after a switch, the
 // first frame of the new log could reach the disk while the old log's newest commits do not,

@@ -52,6 +52,7 @@
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
 #include "vfs/fault_injecting_fs.h"
+#include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"
 #include "vfs/posix_fs.h"
 #include "wal/wal_format.h"
@@ -154,25 +155,14 @@ class WalFilesTest : public ::testing::TestWithParam<std::tuple<Logs, bool>> {
  protected:
   void SetUp() override {
     if (posix()) {
-      const char* tmp = std::getenv("TEST_TMPDIR");
-      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-      std::replace(name.begin(), name.end(), '/', '_');
-      dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/wal_files_test_", name);
-      std::string cmd = absl::StrCat("rm -rf '", dir_, "' && mkdir -p '", dir_, "'");
-      ASSERT_EQ(std::system(cmd.c_str()), 0);
+      temp_dir_ = std::make_unique<vfs::ScopedTempDir>();
+      dir_ = temp_dir_->path();
       fs_ = &posix_;
     } else {
       dir_ = "";
       fs_ = &mem_;
     }
     path_ = dir_ + "/x.db";
-  }
-  void TearDown() override {
-    if (posix()) {
-      std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
-      const int rc = std::system(cmd.c_str());
-      (void)rc;
-    }
   }
 
   Logs logs() const { return std::get<0>(GetParam()); }
@@ -434,6 +424,7 @@ class WalFilesTest : public ::testing::TestWithParam<std::tuple<Logs, bool>> {
   vfs::MemFileSystem mem_;
   vfs::PosixFileSystem posix_;
   vfs::FileSystem* fs_ = nullptr;
+  std::unique_ptr<vfs::ScopedTempDir> temp_dir_;  // POSIX: removed with its content
   std::string dir_;
   std::string path_;
   uint32_t other_frames_ = 0;  // wal2: the frames CommitAndCrash left in the other log

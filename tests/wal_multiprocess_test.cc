@@ -27,7 +27,7 @@ namespace journalkv {
 namespace {
 
 using ::journalkv::testing::IsOk;
-using ::journalkv::testing::ScaledForSanitizer;
+using ::journalkv::testing::TierScaled;
 using namespace ::journalkv::wal_process_testing;  // the helpers of this pair of tests
 
 // ---------------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ TEST_P(WalMultiProcessTest, ReadersWriterCheckpointerSurviveSigkill) {
   int kills[3] = {0, 0, 0};
   int self_kills = 0;
   int spill_kills = 0;
-  const absl::Duration run = absl::Seconds(ScaledForSanitizer(15, 8));
+  const absl::Duration run = absl::Seconds(TierScaled(6, 6, 30));
   const absl::Time start = absl::Now();
   const absl::Time end = start + run;
   constexpr int kSpillRounds = 3;

@@ -13,10 +13,12 @@
 // is not vacuous, the states crashed while a background checkpoint was copying (between its
 // "copy" and "synced" points) and while a writer was blocked by the policy. Recovery itself
 // (open, read, close) commits nothing, so the policy never runs in it: crashes during
-// recovery are swept by wal_crash_sweep_test.
+// recovery are swept by wal_crash_sweep_test. The loop is tests/crash_sweep.h's driver, with
+// its nondeterministic mode: 25 crash points a configuration in the default tier, each at a
+// random place in its stretch of the run, 400 in the long tier.
 #include <algorithm>
 #include <cstdio>
-#include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -126,15 +128,6 @@ bool Inside(const std::vector<Span>& spans, uint64_t point) {
 class WalPolicyCrashTest : public ::testing::TestWithParam<PolicyConfig> {
  protected:
   void SetUp() override {
-    options_.pager.journal_mode = GetParam().mode;
-    options_.pager.wal2_switch_pages = kWal2SwitchPages;
-    options_.pager.sync = GetParam().sync;
-    options_.pager.page_size = 512;
-    options_.pager.cache_pages = 16;
-    options_.pager.busy_timeout = absl::Milliseconds(50);
-    options_.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy(GetParam().policy);
-    options_.connections = GetParam().connections;
-    disk_.sector_size = 512;
     checkpoint::SetCheckpointHookForTesting(&CheckpointEvent);
     pager::SetWalHookForTesting(&WalEvent);
   }
@@ -142,107 +135,51 @@ class WalPolicyCrashTest : public ::testing::TestWithParam<PolicyConfig> {
     checkpoint::SetCheckpointHookForTesting(nullptr);
     pager::SetWalHookForTesting(nullptr);
   }
-
-  // RunTo of pager_workload.h, recording where copies and blocked writers were.
-  std::unique_ptr<CrashWorld> RunTo(uint64_t point, bool* mid_copy, bool* mid_block) {
-    auto w = std::make_unique<CrashWorld>();
-    w->fs = std::make_unique<vfs::FaultInjectingFileSystem>(&w->base);
-    w->fs->SetDiskModel(disk_);
-    {
-      base::MutexLock lock(&events_mu);
-      events_fs = w->fs.get();
-      copies.clear();
-      blocked.clear();
-    }
-    w->fs->CrashAfterMutations(point);
-    w->run = RunWorkload(*w->fs, options_, /*record=*/false);
-    base::MutexLock lock(&events_mu);
-    events_fs = nullptr;
-    *mid_copy = Inside(copies, point);
-    *mid_block = Inside(blocked, point);
-    return w;
-  }
-
-  std::vector<int> UpTo(const RunResult& run) {
-    std::vector<int> v;
-    for (int t = 0; t <= std::max(run.acknowledged, run.in_flight); ++t) v.push_back(t);
-    return v;
-  }
-
-  WorkloadOptions options_;
-  vfs::FaultInjectingFileSystem::DiskModel disk_;
 };
 
 TEST_P(WalPolicyCrashTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGuarantees) {
   const PolicyConfig& c = GetParam();
-  const bool power_durable = c.sync >= SyncLevel::kFull;
+  const std::string name = ConfigName({c, 0});
   const bool async = std::string(c.policy).rfind("async:", 0) == 0;
-  std::vector<ModelState> history;
-  uint64_t total = 0;
-  {
-    vfs::MemFileSystem base;
-    vfs::FaultInjectingFileSystem fs(&base);
-    fs.SetDiskModel(disk_);
-    RunResult clean = RunWorkload(fs, options_, /*record=*/true);
-    ASSERT_EQ(clean.acknowledged, options_.transactions);
-    std::printf("%s: clean run: %llu checkpoints, %llu log restarts, %llu log switches, "
-                "largest log %u frames\n",
-                ConfigName({c, 0}).c_str(), static_cast<unsigned long long>(clean.checkpoints),
-                static_cast<unsigned long long>(clean.log_restarts),
-                static_cast<unsigned long long>(clean.log_switches), clean.max_log_frames);
+  SweepSpec spec;
+  spec.name = name;
+  spec.options.pager.journal_mode = c.mode;
+  spec.options.pager.wal2_switch_pages = kWal2SwitchPages;
+  spec.options.pager.sync = c.sync;
+  spec.options.pager.page_size = 512;
+  spec.options.pager.cache_pages = 16;
+  spec.options.pager.busy_timeout = absl::Milliseconds(50);
+  spec.options.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy(c.policy);
+  spec.options.connections = c.connections;
+  spec.disk.sector_size = 512;
+  spec.guarantees.power_loss_durable = c.sync >= SyncLevel::kFull;
+  spec.deterministic = false;
+  spec.further_points = static_cast<size_t>(TierScaled(25, 8, 400));
+  spec.check_clean_run = [&](const RunResult& clean, const std::map<std::string, int>&) {
     if (c.mode == JournalMode::kWal2) {
       EXPECT_GT(clean.log_switches, 3u) << "the workload never switched logs";
     }
-    history = clean.after;
-    total = fs.mutation_count();
-  }
-  // Crash points spread evenly over the run (a run's length varies a little with the
-  // interleaving; points past its end crash nothing and are still verified).
-  const int count = LongSweep() ? 400 : ScaledForSanitizer(60, 15);
-  uint64_t states = 0, mid_copy_states = 0, mid_block_states = 0, lost = 0;
-  for (int i = 1; i <= count; ++i) {
-    const uint64_t point = 1 + (total * i) / (count + 1);
-    const uint64_t seed = point * 131 + RunSeed() % 1000;
-    for (CrashKind kind : {CrashKind::kPowerLoss, CrashKind::kProcessCrash,
-                           CrashKind::kCrashThenPowerLoss}) {
-      const std::string where = absl::StrCat(ConfigName({c, 0}), ": crash after mutation ",
-                                             point, " of ~", total, ", ", CrashKindName(kind),
-                                             kind == CrashKind::kProcessCrash
-                                                 ? std::string()
-                                                 : absl::StrCat(" seed ", seed));
-      bool mid_copy = false, mid_block = false;
-      auto w = RunTo(point, &mid_copy, &mid_block);
-      std::vector<int> allowed = Allowed(w->run);
-      if (kind == CrashKind::kPowerLoss) {
-        const uint64_t before = FilesDigest(w->base);
-        ASSERT_TRUE(w->fs->SimulatePowerLoss(seed).ok());
-        lost += FilesDigest(w->base) != before;
-        if (!power_durable) allowed = UpTo(w->run);
-      } else {
-        w->fs->SimulateProcessCrash();
-      }
-      Recovered r = Verify(*w->fs, options_, history, allowed);
-      ASSERT_EQ(r.problem, "") << where;
-      if (kind == CrashKind::kCrashThenPowerLoss) {
-        // The recovering connection's close checkpointed what it saw (C1 makes the log durable
-        // first at NORMAL): it survives the power loss.
-        ASSERT_TRUE(w->fs->SimulatePowerLoss(seed + 1).ok());
-        Recovered again = Verify(*w->fs, options_, history, {r.t});
-        ASSERT_EQ(again.problem, "") << where << ", after the recovery";
-      }
-      ++states;
-      mid_copy_states += mid_copy;
-      mid_block_states += mid_block;
-    }
-  }
-  std::printf("%s: %llu crash states over ~%llu mutations, %llu during a checkpoint's copy, "
-              "%llu with a writer blocked by the policy, %llu power losses dropped data\n",
-              ConfigName({c, 0}).c_str(), static_cast<unsigned long long>(states),
-              static_cast<unsigned long long>(total),
-              static_cast<unsigned long long>(mid_copy_states),
-              static_cast<unsigned long long>(mid_block_states),
-              static_cast<unsigned long long>(lost));
-  EXPECT_GT(lost, 0u) << "no power loss dropped anything";
+  };
+  // Where the background copies and blocked writers were in each run.
+  uint64_t mid_copy_states = 0, mid_block_states = 0;
+  spec.before_run = [](CrashWorld& w) {
+    base::MutexLock lock(&events_mu);
+    events_fs = w.fs.get();
+    copies.clear();
+    blocked.clear();
+  };
+  spec.after_run = [&](CrashWorld&, uint64_t point) {
+    base::MutexLock lock(&events_mu);
+    events_fs = nullptr;
+    mid_copy_states += Inside(copies, point);
+    mid_block_states += Inside(blocked, point);
+  };
+  const SweepCounts counts = RunCrashSweep(spec);
+  std::printf("%s: %llu crash states during a checkpoint's copy, %llu with a writer blocked by "
+              "the policy\n",
+              name.c_str(), static_cast<unsigned long long>(mid_copy_states),
+              static_cast<unsigned long long>(mid_block_states));
+  if (counts.states == 0) return;
   if (std::string(c.policy) != "manual") {
     EXPECT_GT(mid_copy_states, 0u) << "no crash hit a checkpoint while it copied";
   }

@@ -1,13 +1,15 @@
-// Every sync of WAL mode is proven necessary (the WAL counterpart of pager_sync_test.cc). The
-// crash sweep's workload (tests/pager_workload.h: spills, rollbacks of spilled transactions)
-// runs in journal mode wal with a low autocheckpoint threshold, so the run holds commits (W1),
-// log restarts (W4), the log's creation (W5), checkpoints (C1 at NORMAL, C2) and the last
-// close. For each sync site, a few of its syncs (the first, one in the middle, the last) are
-// turned into no-ops one at a time (SkipSyncs), and the workload is crashed at every later
-// mutation by power loss, and by a process crash followed by recovery (open, read, close), a
-// probe transaction for odd seeds and a power loss: some crash state must then fail the
-// sweep's check. Recovery's own syncs (W6 and the closing checkpoint's) are skipped in turn
-// the same way. The test prints which state catches each sync.
+// Every sync of WAL and WAL2 is proven necessary (the WAL counterpart of pager_sync_test.cc),
+// through the sync-removal driver of tests/sync_sweep.h. The crash sweep's workload
+// (tests/pager_workload.h: spills, rollbacks of spilled transactions, a connection reopened
+// every 7 transactions) runs in journal mode wal and wal2 with a low autocheckpoint threshold,
+// so the run holds commits (W1), log restarts (W4), the log's creation (W5), checkpoints (C1 at
+// NORMAL, C2), the last close and, in wal2, switches of logs (V6 at NORMAL) and restarts of
+// both (R2). The syncs of each site are turned into no-ops one at a time (SkipSyncs; per site
+// the first, the last and one at random in the default tier, every one in the long tier), and
+// the workload is crashed at every later mutation until some crash state fails. Recovery's own
+// syncs (W6 and the closing checkpoint's) are skipped in turn the same way. The test prints
+// which state catches each sync. Two syncs have a state built for them as well: W4 below and V6
+// in wal2_test.cc.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -23,6 +25,7 @@
 #include "pager/pager.h"
 #include "tests/crash_sweep.h"
 #include "tests/pager_workload.h"
+#include "tests/sync_sweep.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
 #include "vfs/sync.h"
@@ -40,189 +43,153 @@ std::vector<std::string>& Sites() {
 }
 void RecordSite(const char* site) { Sites().push_back(site); }
 
-std::string Describe(const SyncRecord& r, const std::string& site) {
-  std::string what = r.path.substr(r.path.find_last_of('/') + 1);
-  if (r.directory) what = "directory";
-  return absl::StrCat("sync #", r.ordinal, " [", site, "] (", what, ", after mutation ",
-                      r.mutation_index, ")");
+struct WalSyncConfig {
+  JournalMode mode;  // kWal or kWal2
+  SyncLevel sync;
+};
+
+std::string Name(const WalSyncConfig& c) {
+  return absl::StrCat(pager::JournalModeName(c.mode), "_", pager::SyncLevelName(c.sync));
 }
 
-// Syncs the sweep's workload seldom needs, each proven by a state built for it below:
-//   W4 (a new generation's log header before its frames). Without it, a power loss can keep
-//   the old header and the old frame 1 while it drops the new frame 1 and keeps a later new
-//   frame: when the old frame 1 was a commit frame, recovery replays that old one-frame
-//   transaction over a database that already holds newer versions of its page. The sweep's
-//   workload rarely starts a generation with a one-frame transaction, so its search here is
-//   short and not asserted; WalRestartSyncTest asserts it.
-bool Unproven(const std::string& site) { return site == "W4 log header"; }
+// Both modes at NORMAL (C1, V6) and FULL (W1, W6) in the default tier; the long tier adds
+// EXTRA, whose own syncs (the journal end, the log's removal) other syncs cover in this
+// workload. OFF syncs nothing.
+std::vector<WalSyncConfig> Configs() {
+  std::vector<WalSyncConfig> out;
+  for (JournalMode mode : {JournalMode::kWal, JournalMode::kWal2}) {
+    for (SyncLevel sync : {SyncLevel::kNormal, SyncLevel::kFull, SyncLevel::kExtra}) {
+      if (sync == SyncLevel::kExtra && !LongTier()) continue;
+      out.push_back({mode, sync});
+    }
+  }
+  return out;
+}
 
-class WalSyncTest : public ::testing::TestWithParam<SyncLevel> {
+// WAL2 switches logs every 16 frames, so the run holds switches (V6 at NORMAL), restarts of
+// the log switched back to, and the last close's restart of both logs (R2).
+constexpr uint32_t kWal2SwitchPages = 16;
+
+// The commit syncs and what each must show:
+//   - the creation's syncs are the rollback journal's (pager_sync_test proves them), and with
+//     one connection reopening, each reopen's I10 covers the one before; the EXTRA syncs of
+//     the last close are covered by the next opener's: searched, not asserted;
+//   - W4 (a new generation's log header before its frames). Without it, a power loss can keep
+//     the old header and the old frame 1 while it drops the new frame 1 and keeps a later new
+//     frame: when the old frame 1 was a commit frame, recovery replays that old one-frame
+//     transaction over a database that already holds newer versions of its page. The sweep's
+//     workload rarely starts a generation with a one-frame transaction, so its search here is
+//     short and not asserted; WalRestartSyncTest below proves it on a state built for it;
+//   - WAL2 checkpoints both logs in a row when a connection closes, each ending with C2: the
+//     first C2 is covered by the second here, since both logs stay whole until the restart
+//     after the second (it is there for another connection, which could restart the first
+//     log as soon as its backfill is published; this workload has none in between);
+//   - WAL2's R2 cuts the older log durably; when that log was cut durably by the R2 before and
+//     nothing was written to it since, it is already empty on disk and the cut changes nothing;
+//   - in WAL2 the other syncs of checkpoints and switches (C1, C2, R2, V6) are each needed by
+//     some state, but not every one of them: a log switched from is synced at the switch (V6)
+//     and then needs no C1 before it is copied, a log whose tail another sync already made
+//     durable needs no V6, and so on. Each is searched and printed; some sync of each of those
+//     sites must be needed (asserted once per site);
+//   - every other sync (W1, W5, and in WAL C1 and C2) must be needed by some state.
+SyncRole CommitRole(bool wal2, SyncLevel sync, const std::vector<std::string>& sites,
+                    const std::vector<vfs::FaultInjectingFileSystem::SyncRecord>& log, size_t i) {
+  const std::string& site = sites[i];
+  if (site.rfind("I", 0) == 0 || site.rfind("EXTRA", 0) == 0) return SyncRole::kCovered;
+  if (site == "W4 log header") return SyncRole::kUnproven;
+  if (site == "C2 database" && i + 1 < sites.size() && sites[i + 1] == "C2 database") {
+    return SyncRole::kCovered;
+  }
+  if (site == "R2 older log cut") {
+    for (size_t j = i; j-- > 0;) {
+      if (log[j].path != log[i].path) continue;
+      if (sites[j] == "R2 older log cut") return SyncRole::kCovered;
+      break;
+    }
+  }
+  // At NORMAL no state of this workload has needed R2 yet (wal2_full needs it at every
+  // close that cuts a log holding frames): searched and printed, not asserted there.
+  if (wal2 && sync == SyncLevel::kNormal && site == "R2 older log cut") return SyncRole::kCovered;
+  if (wal2 && (site == "C1 log" || site == "C2 database" || site == "R2 older log cut" ||
+               site == "V6 previous log")) {
+    return SyncRole::kNeededAtSite;
+  }
+  return SyncRole::kNeeded;
+}
+
+class WalSyncTest : public ::testing::TestWithParam<WalSyncConfig> {
  protected:
-  void SetUp() override {
-    options_.pager.journal_mode = JournalMode::kWal;
-    options_.pager.sync = GetParam();
-    options_.pager.page_size = 4096;  // over 512-byte sectors: pages tear
-    options_.pager.cache_pages = 16;
-    options_.pager.busy_timeout = absl::Milliseconds(10);
-    options_.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy("threshold:20");
-    options_.connections = Connections::kReopen;
-    options_.transactions = 30;
-    disk_.unsynced_entries_may_survive = true;
-    disk_.size_without_data = true;
-    vfs::MemFileSystem base;
-    vfs::FaultInjectingFileSystem fs(&base);
-    fs.SetDiskModel(disk_);
-    Sites().clear();
-    vfs::SetSyncObserverForTesting(&RecordSite);
-    RunResult clean = RunWorkload(fs, options_, /*record=*/true);
-    vfs::SetSyncObserverForTesting(nullptr);
-    sites_ = Sites();
-    ASSERT_EQ(clean.acknowledged, options_.transactions);
-    history_ = clean.after;
-    total_ = fs.mutation_count();
-    log_ = fs.sync_log();
-  }
-
-  std::vector<int> Outcomes(const RunResult& run) {
-    if (GetParam() >= SyncLevel::kFull) return Allowed(run);
-    std::vector<int> v;  // NORMAL: any whole transaction up to the one in flight
-    for (int t = 0; t <= std::max(run.acknowledged, run.in_flight); ++t) v.push_back(t);
-    return v;
-  }
-
-  // The problem of one crash state (empty: it passes). `recovery_skip` > 0 skips that sync of
-  // the recovery after a process crash.
-  std::string FirstProblem(uint64_t point, uint64_t seed, const std::set<uint64_t>& skip,
-                           bool via_recovery, uint64_t recovery_skip = 0) {
-    auto w = RunTo(options_, disk_, point, skip);
-    if (!via_recovery) {
-      if (!w->fs->SimulatePowerLoss(seed).ok()) return "power loss failed";
-      return Verify(*w->fs, options_, history_, Outcomes(w->run)).problem;
-    }
-    w->fs->SimulateProcessCrash();
-    if (recovery_skip != 0) {
-      std::set<uint64_t> all = skip;
-      all.insert(w->fs->sync_log().size() + recovery_skip);
-      w->fs->SkipSyncs(all);
-    }
-    Recovered first = Verify(*w->fs, options_, history_, Allowed(w->run));
-    if (!first.problem.empty()) return first.problem;
-    ModelState expect = first.state;
-    bool probed = false;
-    if (seed % 2 == 1) {
-      expect = Probe(*w->fs, options_, first.state, seed, &probed);
-      if (!probed) return "the probe failed";
-    }
-    if (!w->fs->SimulatePowerLoss(seed).ok()) return "power loss failed";
-    return probed ? Verify(*w->fs, options_, history_, {}, &expect).problem
-                  : Verify(*w->fs, options_, history_, {first.t}).problem;
-  }
-
-  // Looks for a crash state that fails with the syncs `skip` removed, from mutation `from` up to
-  // `to` (0: the end of the run).
-  std::string Search(uint64_t from, const std::set<uint64_t>& skip, uint64_t to = 0) {
-    const int seeds_near = ScaledForSanitizer(24, 8);
-    const int seeds_far = ScaledForSanitizer(6, 2);
-    if (to == 0 || to > total_) to = total_;
-    for (uint64_t point = from; point <= to; ++point) {
-      const int seeds = point < from + 3 ? seeds_near : seeds_far;
-      for (int seed = 0; seed < seeds; ++seed) {
-        for (bool via_recovery : {false, true}) {
-          std::string p = FirstProblem(point, point * 977 + seed, skip, via_recovery);
-          if (!p.empty()) return absl::StrCat("crash after mutation ", point, ": ", p);
-        }
+  SyncSweepSpec Spec() {
+    const WalSyncConfig& c = GetParam();
+    SyncSweepSpec spec;
+    spec.name = Name(c);
+    spec.options.pager.journal_mode = c.mode;
+    spec.options.pager.wal2_switch_pages = kWal2SwitchPages;
+    spec.options.pager.sync = c.sync;
+    spec.options.pager.page_size = 4096;  // over 512-byte sectors: pages tear
+    spec.options.pager.cache_pages = 16;
+    spec.options.pager.busy_timeout = absl::Milliseconds(10);
+    spec.options.pager.checkpoint_policy = *checkpoint::ParseCheckpointPolicy(
+        c.mode == JournalMode::kWal2 ? "threshold:16" : "threshold:20");
+    spec.options.connections = Connections::kReopen;
+    spec.options.transactions = 30;
+    spec.disk.unsynced_entries_may_survive = true;
+    spec.disk.size_without_data = true;
+    spec.guarantees.power_loss_durable = c.sync >= SyncLevel::kFull;
+    spec.commit_role = [wal2 = c.mode == JournalMode::kWal2, sync = c.sync](
+                           const std::vector<std::string>& sites,
+                           const std::vector<vfs::FaultInjectingFileSystem::SyncRecord>& log,
+                           size_t i) { return CommitRole(wal2, sync, sites, log, i); };
+    // W6 and the syncs of the closing checkpoint, when a recovery after a process crash makes
+    // them (the log's creation, W5, and the rollback journal's syncs are proven elsewhere). At
+    // EXTRA the closing checkpoint's durable removal of the log covers W6 in these states (the
+    // log cannot come back shorter); the FULL run shows it needed.
+    // In WAL2 a recovery recovers, copies and cuts two logs in a row (W6, W6, C2, C2, R2): one
+    // of two may cover for the other (see CommitRole), so each such site must be needed once.
+    spec.recovery_role = [sync = c.sync, wal2 = c.mode == JournalMode::kWal2](
+                             const std::string& site) {
+      if (site.rfind("W5", 0) == 0 || site.rfind("I", 0) == 0 || site.rfind("EXTRA", 0) == 0) {
+        return SyncRole::kNotTried;
       }
-    }
-    return "";
+      if (sync == SyncLevel::kExtra && site.rfind("W6", 0) == 0) return SyncRole::kCovered;
+      // At EXTRA the closing connection removes both logs durably right after cutting them,
+      // which covers R2 in these states (the older log cannot come back).
+      if (sync == SyncLevel::kExtra && site.rfind("R2", 0) == 0) return SyncRole::kCovered;
+      return wal2 ? SyncRole::kNeededAtSite : SyncRole::kNeeded;
+    };
+    spec.seeds_near = ScaledForSanitizer(24, 8);
+    spec.seeds_far = ScaledForSanitizer(6, 2);
+    spec.sanity_stride = 5;
+    spec.recovery_stride = 3;
+    spec.recovery_needs_rollback = true;
+    spec.recovery_shapes = 4;  // the commonest shapes are enough
+    spec.recovery_points_per_shape = 8;
+    spec.recovery_seeds = 24;  // cheap: not scaled
+    return spec;
   }
-
-  WorkloadOptions options_;
-  vfs::FaultInjectingFileSystem::DiskModel disk_;
-  std::vector<ModelState> history_;
-  uint64_t total_ = 0;
-  std::vector<SyncRecord> log_;
-  std::vector<std::string> sites_;
 };
 
 TEST_P(WalSyncTest, EverySyncOfCommitCheckpointAndRestartIsNeeded) {
-  ASSERT_EQ(sites_.size(), log_.size()) << "a sync bypassed vfs/sync.h";
-  // Without a skip the same states pass: a failure below is the skipped sync's.
-  for (uint64_t point = 1; point <= total_; point += 5) {
-    for (bool via_recovery : {false, true}) {
-      ASSERT_EQ(FirstProblem(point, point, {}, via_recovery), "") << "point " << point;
+  SyncSweep sweep(Spec());
+  std::map<std::string, int> count;
+  for (const std::string& site : sweep.sites()) ++count[site];
+  if (GetParam().sync != SyncLevel::kOff) {
+    // Not vacuous: the run checkpoints and restarts its log (and, in wal2, switches).
+    EXPECT_TRUE(count.contains("C2 database")) << "the workload never checkpointed";
+    EXPECT_TRUE(count.contains("W4 log header")) << "the log never restarted";
+  }
+  if (GetParam().mode == JournalMode::kWal2) {
+    EXPECT_TRUE(count.contains("R2 older log cut")) << "no restart of both logs";
+    if (GetParam().sync == SyncLevel::kNormal) {
+      EXPECT_TRUE(count.contains("V6 previous log")) << "the writer never switched logs";
     }
   }
-  std::map<std::string, std::vector<size_t>> by_site;
-  for (size_t i = 0; i < log_.size(); ++i) by_site[sites_[i]].push_back(i);
-  if (GetParam() != SyncLevel::kOff) {
-    EXPECT_TRUE(by_site.contains("C2 database")) << "the workload never checkpointed";
-    EXPECT_TRUE(by_site.contains("W4 log header")) << "the log never restarted";
-  }
-  for (const auto& [site, indexes] : by_site) {
-    std::set<size_t> chosen = {indexes.front(), indexes[indexes.size() / 2], indexes.back()};
-    for (size_t i : chosen) {
-      const SyncRecord& sync = log_[i];
-      const bool unproven = Unproven(site);
-      const std::string found =
-          Search(sync.mutation_index, {sync.ordinal}, unproven ? sync.mutation_index + 30 : 0);
-      std::printf("wal_%s %s: %s\n", pager::SyncLevelName(GetParam()).data(),
-                  Describe(sync, site).c_str(),
-                  found.empty() ? "NO crash state notices it" : found.c_str());
-      // The creation's syncs are the rollback journal's (pager_sync_test covers them), and
-      // with one connection reopening, each reopen's I10 covers the one before.
-      const bool covered_elsewhere = site.rfind("I", 0) == 0 || site.rfind("EXTRA", 0) == 0;
-      if (!covered_elsewhere && !unproven) {
-        EXPECT_FALSE(found.empty()) << Describe(sync, site) << " is never needed";
-      }
-    }
-  }
+  sweep.CommitSyncsAreNeeded();
 }
 
-// W6 and the syncs of the closing checkpoint, when a recovery after a process crash makes
-// them.
 TEST_P(WalSyncTest, EverySyncOfRecoveryIsNeeded) {
-  std::map<std::vector<std::string>, std::vector<uint64_t>> by_kind;
-  for (uint64_t point = 1; point <= total_; point += 3) {
-    auto w = RunTo(options_, disk_, point);
-    w->fs->SimulateProcessCrash();
-    Sites().clear();
-    vfs::SetSyncObserverForTesting(&RecordSite);
-    Recovered r = Verify(*w->fs, options_, history_, Allowed(w->run));
-    vfs::SetSyncObserverForTesting(nullptr);
-    ASSERT_EQ(r.problem, "") << "point " << point;
-    if (!Sites().empty() && r.rolled_back) by_kind[Sites()].push_back(point);
-  }
-  ASSERT_FALSE(by_kind.empty()) << "no recovery found frames";
-  int shapes = 0;
-  for (const auto& [kinds, points] : by_kind) {
-    if (++shapes > 4) break;  // the most common shapes are enough
-    std::string shape;
-    for (const std::string& k : kinds) absl::StrAppend(&shape, shape.empty() ? "" : ", ", k);
-    for (uint64_t r = 1; r <= kinds.size(); ++r) {
-      if (kinds[r - 1].rfind("W5", 0) == 0 || kinds[r - 1].rfind("I", 0) == 0 ||
-          kinds[r - 1].rfind("EXTRA", 0) == 0) {
-        continue;
-      }
-      std::string found;
-      for (size_t i = 0; i < points.size() && i < 8 && found.empty(); ++i) {
-        for (int seed = 0; seed < 24 && found.empty(); ++seed) {  // cheap: not scaled
-          found = FirstProblem(points[i], points[i] * 31 + seed, {}, true, r);
-          if (!found.empty()) found = absl::StrCat("crash after mutation ", points[i], ": ", found);
-        }
-      }
-      std::printf("wal_%s: recovery syncing [%s], sync %llu [%s] skipped: %s\n",
-                  pager::SyncLevelName(GetParam()).data(), shape.c_str(),
-                  static_cast<unsigned long long>(r), kinds[r - 1].c_str(),
-                  found.empty() ? "NO crash state notices it" : found.c_str());
-      // At EXTRA the closing checkpoint's durable removal of the log covers W6 in these
-      // states (the log cannot come back shorter); the FULL run shows it needed.
-      const bool covered = GetParam() == SyncLevel::kExtra && kinds[r - 1].rfind("W6", 0) == 0;
-      if (!covered) {
-        EXPECT_FALSE(found.empty()) << "recovery sync " << r << " of [" << shape
-                                    << "] is never needed";
-      }
-    }
-  }
+  SyncSweep sweep(Spec());
+  sweep.RecoverySyncsAreNeeded();
 }
 
 // W4 on the state it exists for. A generation whose first transaction is a one-frame overwrite
@@ -310,12 +277,8 @@ TEST_F(WalRestartSyncTest, W4KeepsAnOldPrefixFromReplayingOverCheckpointedPages)
   EXPECT_GT(lost_with_skip, 0) << "no state needs W4";
 }
 
-INSTANTIATE_TEST_SUITE_P(Levels, WalSyncTest,
-                         ::testing::Values(SyncLevel::kNormal, SyncLevel::kFull,
-                                           SyncLevel::kExtra),
-                         [](const auto& info) {
-                           return std::string(pager::SyncLevelName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Modes, WalSyncTest, ::testing::ValuesIn(Configs()),
+                         [](const auto& info) { return Name(info.param); });
 
 }  // namespace
 }  // namespace journalkv::testing

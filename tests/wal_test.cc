@@ -16,6 +16,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"
 #include "vfs/posix_fs.h"
 
@@ -32,12 +33,8 @@ class WalTest : public ::testing::TestWithParam<std::tuple<JournalMode, bool>> {
   bool wal2() const { return mode() == JournalMode::kWal2; }
   void SetUp() override {
     if (std::get<1>(GetParam())) {
-      const char* tmp = std::getenv("TEST_TMPDIR");
-      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-      std::replace(name.begin(), name.end(), '/', '_');
-      dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/wal_test_", name);
-      std::string cmd = absl::StrCat("rm -rf '", dir_, "' && mkdir -p '", dir_, "'");
-      ASSERT_EQ(std::system(cmd.c_str()), 0);
+      temp_dir_ = std::make_unique<vfs::ScopedTempDir>();
+      dir_ = temp_dir_->path();
       fs_ = &posix_;
     } else {
       dir_ = "";
@@ -62,6 +59,7 @@ class WalTest : public ::testing::TestWithParam<std::tuple<JournalMode, bool>> {
   vfs::MemFileSystem mem_;
   vfs::PosixFileSystem posix_;
   vfs::FileSystem* fs_ = nullptr;
+  std::unique_ptr<vfs::ScopedTempDir> temp_dir_;  // POSIX: removed with its content
   std::string dir_;
   std::string path_;
 };
@@ -317,7 +315,7 @@ TEST_P(WalTest, BankTransfersKeepTheSumForEveryReader) {
     }
     ASSERT_THAT(w->Commit(), IsOk());
   }
-  const auto duration = std::chrono::seconds(testing::ScaledForSanitizer(10, 3));
+  const auto duration = std::chrono::seconds(testing::TierScaled(4, 3, 20));
   std::atomic<bool> stop{false};
   std::atomic<int64_t> writer_commits{0};
   std::atomic<int> bad_sums{0};
