@@ -20,6 +20,12 @@ namespace journalkv::testing {
 
 inline bool UnderSanitizer() { return std::getenv("JKV_SANITIZER") != nullptr; }
 
+// ThreadSanitizer (`--config=tsan`) in particular: CI runs only the concurrency tests under it.
+inline bool UnderThreadSanitizer() {
+  const char* s = std::getenv("JKV_SANITIZER");
+  return s != nullptr && std::strcmp(s, "tsan") == 0;
+}
+
 // True in the long tier.
 inline bool LongTier() {
   const char* tier = std::getenv("JKV_TEST_TIER");

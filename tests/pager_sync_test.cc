@@ -110,7 +110,7 @@ class SyncNecessityTest : public ::testing::TestWithParam<SyncConfig> {
     spec.recovery_role = &RecoveryRole;
     spec.seeds_near = 32;
     spec.seeds_far = ScaledForSanitizer(12, 4);
-    spec.sanity_stride = 7;
+    spec.sanity_stride = ScaledForSanitizer(7, 13);
     spec.recovery_seeds = ScaledForSanitizer(12, 4);
     spec.crash_recovery = true;
     return spec;

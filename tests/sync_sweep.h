@@ -13,7 +13,7 @@
 //
 // Which syncs are skipped: in the long tier every sync of the run; in the default tier, per
 // site, the first, the last and one drawn at random in between (from the run seed the crash
-// sweeps print). A sync whose removal no state notices is either unneeded (then it goes, and
+// sweeps print; under a sanitizer the first and the last only). A sync whose removal no state notices is either unneeded (then it goes, and
 // its saving is measured) or a hole in the harness (then the harness is fixed); the sweep
 // prints a line per skipped sync, so the next engineer sees which state catches which sync.
 // Power-loss seeds here are fixed (the same every run): the sweep asserts that a failing state

@@ -159,12 +159,12 @@ class WalSyncTest : public ::testing::TestWithParam<WalSyncConfig> {
     };
     spec.seeds_near = ScaledForSanitizer(24, 8);
     spec.seeds_far = ScaledForSanitizer(6, 2);
-    spec.sanity_stride = 5;
+    spec.sanity_stride = ScaledForSanitizer(5, 11);
     spec.recovery_stride = 3;
     spec.recovery_needs_rollback = true;
     spec.recovery_shapes = 4;  // the commonest shapes are enough
     spec.recovery_points_per_shape = 8;
-    spec.recovery_seeds = 24;  // cheap: not scaled
+    spec.recovery_seeds = 24;  // not scaled: fewer miss W6 and C1
     return spec;
   }
 };

@@ -18,7 +18,7 @@ top="${2:-25}"
 case "$config" in
   "") logs=bazel-testlogs ;;
   opt) logs=$(readlink -f bazel-out)/k8-opt/testlogs ;;
-  asan | tsan) logs=$(readlink -f bazel-out)/k8-opt-$config/testlogs ;;
+  asan | tsan) logs=$(readlink -f bazel-out)/k8-opt$config/testlogs ;;
   *) echo "usage: tools/test_times.sh [opt|asan|tsan] [N]" >&2; exit 2 ;;
 esac
 if [[ ! -d "$logs" ]]; then
