@@ -179,13 +179,20 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
   }
   header.current_log = static_cast<uint32_t>(current);
   ++header.change;
-  // Readers must see the new generation before any hash entry or frame of the old one goes:
-  // they check the generation after every lookup and frame read (W7).
+  // W8: publish the new generation first, then clear its backfill and target. A reader that
+  // read the old header (G, m) and pins in between re-checks and finds generation G+1: it takes
+  // a newer snapshot. Cleared first (the old order), its re-check found generation G still
+  // published with backfill 0 <= m and accepted a snapshot whose pages past m the database
+  // file already held in a later version. A reader of the new header before the clear sees the
+  // old backfill (> 0 frames of its generation) and retries until it is cleared.
+  // Readers must also see the new generation before any hash entry or frame of the old one
+  // goes: they check the generation after every lookup and frame read (W7).
+  index.WriteHeader(header);
+  Hook("restart:midway");
   for (int log : logs) {
     index.set_backfill(log, 0);
     index.set_ckpt_target(log, EncodeTarget(header.logs[log].ckpt_seq, 0));
   }
-  index.WriteHeader(header);
   for (int log : logs) JKV_RETURN_IF_ERROR(index.Truncate(log, 0));
   return absl::OkStatus();
 }

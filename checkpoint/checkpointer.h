@@ -13,7 +13,7 @@
 //      backfill). A pin whose slot lock is free belongs to a dead connection and is cleared.
 //      The target is lowered to that safe frame. A reader that pins after the scan sees the
 //      announced target and, when it is past its snapshot, takes a newer one (readers never
-//      wait; pager/wal_strategy.h W8);
+//      wait; pager/wal_strategy.h W3);
 //   3. C1: at sync NORMAL, syncs the log before the first database write, so that no page of
 //      a transaction reaches the database file while the log could still lose that
 //      transaction to a power loss (at FULL and EXTRA every commit is already durable);
@@ -153,8 +153,9 @@ inline bool SeqAfter(uint32_t a, uint32_t b) {
 // once the generation has no frames).
 wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
 
-// Test hook: called at named points of a checkpoint ("copy", "synced", "restart") with the
-// point's name; nullptr: none. Set it while no checkpoint runs.
+// Test hook: called at named points of a checkpoint ("copy", "synced", "restart") and of a log
+// restart ("restart:midway": the new generation published, its backfill and target not yet
+// cleared, W8) with the point's name; nullptr: none. Set it while no checkpoint runs.
 using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
 

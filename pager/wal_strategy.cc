@@ -258,11 +258,12 @@ absl::Status WalStrategy::RecoverIndex() {
   }
   // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
   h.change = had_header ? old.change + 1 : static_cast<uint32_t>(RandomId());
+  // W8: the header first, then the backfill and target (checkpoint::RestartLog says why).
+  index_->WriteHeader(h);
   for (int l = 0; l < nlogs_; ++l) {
     index_->set_backfill(l, 0);  // copying again is harmless; what was copied is unknown
     index_->set_ckpt_target(l, checkpoint::EncodeTarget(h.logs[l].ckpt_seq, 0));
   }
-  index_->WriteHeader(h);
   if (found) {
     base::MutexLock lock(&stats_mu_);
     ++stats_.recoveries;
@@ -358,6 +359,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
   }
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
+    Hook("begin_read:header");
     const WalSnapshot snap = SnapshotOf(h);
     for (int l = 0; l < nlogs_; ++l) {
       if (logs_[l] == nullptr && snap.logs[l].mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading(l));

@@ -55,6 +55,13 @@
 //       pins of the old generation stop the new generation's checkpoints until they end. A
 //       reader re-checks the generation after each lookup and frame read, and reads the
 //       database file when it changed.
+//   W8. A new generation is published (index header) before its backfill and checkpoint target
+//       are cleared (checkpoint::RestartLog, RecoverIndex): a reader that read the old header
+//       and pins in between finds the new generation on its re-check (W3) and takes a newer
+//       snapshot; one that read the new header finds the old backfill and retries. Cleared
+//       first, the old generation still published with backfill 0 let a reader accept a
+//       snapshot the database file had already moved past (wal_interleaving_test,
+//       AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot; hook "restart:midway").
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs.
 //
 // WAL2 (two logs, x.db-wal = log 0 and x.db-wal2 = log 1; docs/design-notes.md, "WAL2"):
@@ -166,7 +173,8 @@ struct WalProgress {
   uint32_t total_uncopied = 0;  // of those, not yet copied
 };
 
-// Test hook: called at named points of WAL transactions with the point's name ("begin_read:
+// Test hook: called at named points of WAL transactions with the point's name
+// ("begin_read:header" after a reader read the header and before it pins it, "begin_read:
 // pinned" after a reader stored its pin and before it re-checks, "begin_read:done",
 // "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
 // frames are written and before they are synced and published); nullptr: none. Set it while

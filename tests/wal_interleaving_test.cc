@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,7 +73,62 @@ class Gate {
   bool released_ = false;
 };
 
-void GateHook(const char* point) { Gate::Get().At(point); }
+// Several points at once, each pausing the first thread that reaches it, until released.
+class Gates {
+ public:
+  static Gates& Get() {
+    static Gates gates;
+    return gates;
+  }
+  void Arm(const std::string& point) {
+    std::lock_guard<std::mutex> lock(mu_);
+    points_[point] = State{};
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    points_.clear();
+    cv_.notify_all();
+  }
+  void At(const char* point) {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = points_.find(point);
+    if (it == points_.end() || it->second.reached) return;
+    it->second.reached = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] {
+      auto i = points_.find(point);
+      return i == points_.end() || i->second.released;
+    });
+  }
+  // False when no thread reached `point` within `timeout`.
+  [[nodiscard]] bool WaitUntilReached(const std::string& point,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] {
+      auto i = points_.find(point);
+      return i != points_.end() && i->second.reached;
+    });
+  }
+  void Release(const std::string& point) {
+    std::lock_guard<std::mutex> lock(mu_);
+    points_[point].released = true;
+    cv_.notify_all();
+  }
+
+ private:
+  struct State {
+    bool reached = false;
+    bool released = false;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, State> points_;
+};
+
+void GateHook(const char* point) {
+  Gate::Get().At(point);
+  Gates::Get().At(point);
+}
 
 constexpr uint32_t kWal2SwitchPages = 8;
 
@@ -85,6 +141,7 @@ class WalInterleavingTest : public ::testing::TestWithParam<JournalMode> {
   }
   void TearDown() override {
     Gate::Get().Arm("");
+    Gates::Get().Clear();
     pager::SetWalHookForTesting(nullptr);
     checkpoint::SetCheckpointHookForTesting(nullptr);
   }
@@ -153,6 +210,67 @@ TEST_P(WalInterleavingTest, LogRestartsWhileAReaderBegins) {
   Gate::Get().Release();
   reader.join();
   EXPECT_TRUE(seen == "v1" || seen == "v3") << seen;
+}
+
+// Race 1 of the WAL-races issue: a log restart publishes the new generation before it clears
+// the backfill and the checkpoint target. A reader that read the header (G, m) before a
+// checkpoint copied past m, and stores its pin while a restart is half done, must not accept
+// (G, m): with the backfill cleared first (the old order) its re-check saw generation G, a
+// target of G+1 and backfill 0 <= m, accepted, read some pages from the log and, after the
+// publish, the rest from a database file that holds a later state.
+TEST_P(WalInterleavingTest, AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot) {
+  std::unique_ptr<Db> reader_db = Open();
+  std::unique_ptr<Db> writer_db = Open();
+  std::unique_ptr<Db> checkpoint_db = Open();
+  Fill(*writer_db, "v1");
+  Gates::Get().Arm("begin_read:header");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool read_one = false, restart_done = false;
+  std::string seen;
+  std::thread reader([&] {
+    std::unique_ptr<ReadTransaction> t = *reader_db->BeginRead();
+    seen = Value(*t, 0);
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      read_one = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return restart_done; });
+    }
+    for (int i = 1; i < 200; ++i) {
+      if (Value(*t, i) != seen) {
+        seen = absl::StrCat("mixed at key ", i, ": ", seen, " then ", Value(*t, i));
+        break;
+      }
+    }
+  });
+  ASSERT_TRUE(Gates::Get().WaitUntilReached("begin_read:header"));
+  // The reader holds the header of v1, unpinned. A newer commit, and a RESTART checkpoint that
+  // copies everything (backfill past the reader's snapshot) and pauses halfway through the
+  // restart.
+  Fill(*writer_db, "v2");
+  Gates::Get().Arm("restart:midway");
+  absl::StatusOr<CheckpointResult> restart;
+  std::thread restarter([&] { restart = checkpoint_db->Checkpoint(CheckpointMode::kRestart); });
+  ASSERT_TRUE(Gates::Get().WaitUntilReached("restart:midway"));
+  Gates::Get().Release("begin_read:header");
+  {
+    // A reader that accepted the half-restarted state reads its first key now; one that
+    // waits for a whole snapshot does not get here before the restart ends.
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return read_one; });
+  }
+  Gates::Get().Release("restart:midway");
+  restarter.join();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    restart_done = true;
+    cv.notify_all();
+  }
+  reader.join();
+  ASSERT_THAT(restart, IsOk());
+  EXPECT_TRUE(restart->restarted);
+  EXPECT_TRUE(seen == "v1" || seen == "v2") << seen;
 }
 
 // A reader whose snapshot was fully copied keeps reading it (from the database file) after the
