@@ -72,6 +72,13 @@ absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, 
   return safe;
 }
 
+// The frame of a checkpoint-info word (EncodeTarget) when it names generation `seq` and a frame
+// no later than `mx`, else 0.
+uint32_t FrameOfGeneration(uint64_t word, uint32_t seq, uint32_t mx) {
+  const uint32_t frame = static_cast<uint32_t>(word);
+  return (word >> 32) == seq && frame <= mx ? frame : 0;
+}
+
 // Copies the newest version <= safe of every page written in frames (backfill, safe]. Returns
 // false when files.stop ended it early.
 absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no, uint32_t backfill,
@@ -163,6 +170,7 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
                        uint64_t{std::random_device()()}};
     rng.seed(seed);
   }
+  const shm::IndexHeader before = header;
   uint32_t seq = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
                      ? header.logs[1].ckpt_seq
                      : header.logs[0].ckpt_seq;
@@ -179,19 +187,33 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
   }
   header.current_log = static_cast<uint32_t>(current);
   ++header.change;
-  // W8: publish the new generation first, then clear its backfill and target. A reader that
-  // read the old header (G, m) and pins in between re-checks and finds generation G+1: it takes
-  // a newer snapshot. Cleared first (the old order), its re-check found generation G still
-  // published with backfill 0 <= m and accepted a snapshot whose pages past m the database
-  // file already held in a later version. A reader of the new header before the clear sees the
-  // old backfill (> 0 frames of its generation) and retries until it is cleared.
-  // Readers must also see the new generation before any hash entry or frame of the old one
-  // goes: they check the generation after every lookup and frame read (W7).
-  index.WriteHeader(header);
-  Hook("restart:midway");
+  // W8: every step leaves a state that is whole, so a process killed at any of them leaves
+  // none that a reader or the next writer misreads:
+  //   1. the target names the old generation's last frame: a reader that read the old header
+  //      (G, m < mx) and pins from now on finds the target past its snapshot and takes a newer
+  //      one (the database file already holds every frame of G);
+  //   2. the backfill is cleared: a reader of (G, mx) still settles (every page it does not
+  //      find in the log is in the file as of mx), and a checkpoint would merely copy again;
+  //   3. the new generation is published;
+  //   4. its target and what the file holds of it (C3) start empty. The words of step 1 and of
+  //      C3 name generation G, so for G+1 they read as nothing until then.
+  // (Cleared first with the target of G+1, as before, a reader of (G, m) pinning between the
+  // clear and the publish settled on m, read some pages from the log and, after the publish,
+  // the rest from a file that holds a later state. Published first, a writer killed before
+  // the clear left the new generation with the old backfill, whose frames were then never
+  // copied.) Readers must also see the new generation before any hash entry or frame of the
+  // old one goes: they check the generation after every lookup and frame read (W7).
   for (int log : logs) {
-    index.set_backfill(log, 0);
-    index.set_ckpt_target(log, EncodeTarget(header.logs[log].ckpt_seq, 0));
+    index.set_ckpt_target(log, EncodeTarget(before.logs[log].ckpt_seq, before.logs[log].mx_frame));
+  }
+  for (int log : logs) index.set_backfill(log, 0);
+  Hook("restart:midway");
+  index.WriteHeader(header);
+  for (int log : logs) {
+    const uint64_t none = EncodeTarget(header.logs[log].ckpt_seq, 0);
+    index.set_ckpt_target(log, none);
+    index.set_copied_through(log, none);
+    index.set_written_through(log, none);
   }
   for (int log : logs) JKV_RETURN_IF_ERROR(index.Truncate(log, 0));
   return absl::OkStatus();
@@ -248,42 +270,49 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     result.lock_wait = absl::Now() - start;
     return result;
   }
+  // What the database file holds past the published backfill, from any connection's earlier
+  // checkpoint of this generation: every page complete up to `copied`, none later than
+  // `written` (C3). A deferred copy (CheckpointFiles::publish false) leaves them past the
+  // backfill; a copy stopped part way leaves `written` past `copied`.
+  const uint32_t copied = std::max(backfill, FrameOfGeneration(files.index->copied_through(L),
+                                                               seq, mx));
+  const uint32_t written = std::max(copied, FrameOfGeneration(files.index->written_through(L),
+                                                              seq, mx));
   uint32_t safe = backfill;
   while (true) {
     files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
     bool own_limits = false;
     JKV_ASSIGN_OR_RETURN(safe, SafeFrame(*files.index, L, seq, mx, backfill, files.own_slot,
                                          &own_limits));
-    files.index->set_ckpt_target(L, EncodeTarget(seq, safe));
+    // C4: never below what the file may hold. A reader that pinned a snapshot older than
+    // `written` after an earlier checkpoint's scan sees this target and takes a newer one; a
+    // target lowered to its pin would let it settle on a snapshot whose pages the file already
+    // holds in later versions.
+    files.index->set_ckpt_target(L, EncodeTarget(seq, std::max(safe, written)));
     if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
   }
   const absl::Time work_start = absl::Now();
   result.lock_wait = work_start - start;
-  // Frames up to `from` are in the database file already: the backfill, or further when an
-  // earlier deferred copy of this generation went past it (CheckpointFiles::deferred).
-  uint32_t from = backfill;
-  if (files.deferred != nullptr) {
-    const DeferredCopy& d = *files.deferred;
-    if (d.seq == seq && d.through > backfill && d.through <= mx) from = d.through;
-    *files.deferred = {seq, from};
-  }
-  // No snapshot pinned now is older than one that let those frames be copied (pins only move
-  // forward), so `safe` is never below `from`.
-  JKV_DCHECK(safe >= from);
-  safe = std::max(safe, from);
-  const bool defer = files.deferred != nullptr && !files.publish && safe > from;
-  if (safe > from && files.logs[L] == nullptr) {
+  // C3: copy only when the readers allow every frame the file may already hold: copying the
+  // versions <= safe of pages over later versions another checkpoint wrote would take those
+  // back (and once backfill passed them, the log restart would lose them). Otherwise this
+  // checkpoint copies nothing and may only publish what is complete.
+  const uint32_t from = copied;
+  const uint32_t to = safe >= written ? std::max(safe, from) : from;
+  const bool defer = !files.publish && to > from;
+  if (to > from && files.logs[L] == nullptr) {
     return absl::InternalError(absl::StrCat("checkpoint of log ", L, ", which is not open"));
   }
-  if (safe > from) {
+  if (to > from) {
     if (files.sync_log_before_copy) {
       // C1: the frames about to be copied survive a power loss before the database changes.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(files.logs[L]->file(), vfs::SyncKind::kData, "C1 log"));
       ++result.syncs;
     }
     Hook("copy");
-    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, L, from, safe));
+    files.index->set_written_through(L, EncodeTarget(seq, to));  // C3: before the first write
+    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, L, from, to));
     if (!copied_all) {
       result.stopped = true;
       result.blocked = true;
@@ -291,9 +320,10 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       result.work = absl::Now() - work_start;
       return result;
     }
-    if (files.deferred != nullptr) files.deferred->through = safe;
+    files.index->set_copied_through(L, EncodeTarget(seq, to));
+    Hook("copied");
   }
-  if (!defer && safe > backfill) {
+  if (!defer && to > backfill) {
     if (files.sync_db) {
       // C2: the copied pages are durable before backfill says so; the log may restart (and
       // overwrite those frames) as soon as it does.
@@ -301,8 +331,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       ++result.syncs;
     }
     Hook("synced");
-    files.index->set_backfill(L, safe);
+    files.index->set_backfill(L, to);
   }
+  safe = to;
   const uint32_t published = defer ? backfill : safe;
   result.copied = safe - from;
   result.backfilled = published;

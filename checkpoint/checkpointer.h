@@ -26,6 +26,21 @@
 //      all of it changes nothing). In WAL2 (run on the current log, after the other one was
 //      copied completely) they restart both logs in one publish and cut both files, the older
 //      one first and durably (R2: the older log must never come back without the newer one).
+//   C3. The index records what the database file holds past the published backfill, from any
+//       connection's unpublished (deferred) or stopped copy: copied_through F (every page of
+//       the frames up to F is there in its newest version <= F) and written_through W >= F
+//       (no page version of a frame past W is there), both of the log's current generation and
+//       written under CKPT: W before the first page write, F once the copy is whole. A
+//       checkpoint starts from F, and copies only when the readers allow every frame up to W:
+//       copying the versions <= safe of pages over later versions another checkpoint wrote
+//       would take those back, and once the backfill passed them the log's restart would lose
+//       their commits. Otherwise it copies nothing and may only publish F (after C2).
+//   C4. The checkpoint target a checkpoint leaves is never below W: a reader that pinned a
+//       snapshot older than W after an earlier checkpoint's pin scan sees the target past its
+//       snapshot and takes a newer one (W3). (Before C3 and C4 the deferred copy's frontier was
+//       the copying connection's own: another connection's checkpoint copied older versions
+//       over it and lowered the target to a reader pinned below it, who then read later pages
+//       from the file: wal_interleaving_test, WalDeferredCopyTest.)
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //
@@ -63,13 +78,6 @@ struct CheckpointResult {
   absl::Duration work;       // the rest: copying, syncing, restarting
 };
 
-// Frames of generation `seq` up to `through` that a deferred checkpoint copied into the
-// database file without syncing it or publishing the backfill (CheckpointFiles::deferred).
-struct DeferredCopy {
-  uint32_t seq = 0;
-  uint32_t through = 0;
-};
-
 // How the checkpointer reaches the files. Not owned.
 // CheckpointFiles::log_no for "the log that is not current when the CKPT lock is held" (WAL2:
 // a switch needs CKPT, so it cannot change under the checkpoint).
@@ -99,17 +107,15 @@ struct CheckpointFiles {
   // the busy timeout) and the log is not restarted, so their snapshots stay whole.
   uint64_t private_reader_lock = 0;
   // A PASSIVE checkpoint that may leave its copy unpublished (a background checkpointer at
-  // FULL or EXTRA, where every published frame is already durable, W1): with `deferred` set
-  // it copies only frames past what an earlier deferred copy of the same generation reached,
-  // and with `publish` false, when it copied something, it returns without C2 and without
-  // publishing the backfill. So a checkpointer that runs after every commit flushes the
-  // database once per batch, not once per commit. The unpublished pages are the newest
-  // versions every pinned snapshot allows (as any copied page); a crash before the publish
-  // leaves the backfill where it was and recovery copies them again from the log. A call
-  // with `publish` true (or one that finds nothing new to copy) syncs and publishes it all.
-  // REQUIRES: not at sync NORMAL or OFF (C1 would be needed for each copy, and OFF's log
-  // is not durable).
-  DeferredCopy* deferred = nullptr;
+  // FULL or EXTRA, where every published frame is already durable, W1): with `publish` false,
+  // when it copied something, it returns without C2 and without publishing the backfill. So a
+  // checkpointer that runs after every commit flushes the database once per batch, not once
+  // per commit. What it copied is recorded in the index (copied_through, written_through: C3),
+  // so the next checkpoint of any connection starts past it, and one that copies nothing new
+  // (or is called with `publish` true) syncs and publishes it all. A crash before the publish
+  // leaves the backfill where it was and recovery copies the frames again from the log.
+  // REQUIRES for `publish` false: not at sync NORMAL or OFF (C1 would be needed for each copy,
+  // and OFF's log is not durable).
   bool publish = true;
 };
 
@@ -153,7 +159,8 @@ inline bool SeqAfter(uint32_t a, uint32_t b) {
 // once the generation has no frames).
 wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
 
-// Test hook: called at named points of a checkpoint ("copy", "synced", "restart") and of a log
+// Test hook: called at named points of a checkpoint ("copy" before the first page write,
+// "copied" after the last, "synced", "restart") and of a log
 // restart ("restart:midway": the new generation published, its backfill and target not yet
 // cleared, W8) with the point's name; nullptr: none. Set it while no checkpoint runs.
 using CheckpointHook = void (*)(const char* point);

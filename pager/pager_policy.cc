@@ -93,9 +93,10 @@ absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
   // At FULL and EXTRA a step that copies something leaves it unsynced and unpublished (the
   // frames are durable already, W1), so a checkpointer woken after every commit flushes the
   // database once per batch: the step that finds nothing new, or the one a blocked writer
-  // asks for, syncs and publishes it all (CheckpointFiles::deferred).
+  // asks for, syncs and publishes it all (CheckpointFiles::publish, checkpointer.h C3).
   const bool defer = !background_->writers_waiting();
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop, defer));
+  if (r.copied > 0 && r.backfilled < r.log_frames) CallWalHook("background:stepped");
   // Commits that arrive meanwhile wake the checkpointer again; a writer blocked by the policy
   // makes it poll. An unpublished copy asks for one more step, which publishes it when nothing
   // new has come.

@@ -179,15 +179,20 @@ absl::Status WriteTxn::CommitToLog() {
 }
 
 absl::Status Pager::AdoptLogPageSizeLocked(const absl::Status& failure) {
-  absl::StatusOr<std::unique_ptr<vfs::File>> log =
-      fs_->Open(path_ + "-wal", {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
-  if (!log.ok() && options_.journal_mode == JournalMode::kWal2) {
-    log = fs_->Open(path_ + "-wal2", {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+  // Either log may be the one with a header: in WAL2 a TRUNCATE leaves -wal empty (or a power
+  // loss leaves it so) while -wal2 holds the frames, page 1 among them. (Looking at -wal only
+  // as long as it existed left a WAL2 database whose page 1 a power loss tore during a
+  // checkpoint unopenable: wal_crash_sweep_test, a recovery cut and a second power loss.)
+  absl::StatusOr<wal::WalHeader> header = failure;
+  for (const char* suffix : {"-wal", "-wal2"}) {
+    absl::StatusOr<std::unique_ptr<vfs::File>> log =
+        fs_->Open(path_ + suffix, {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+    if (!log.ok()) continue;
+    uint8_t bytes[wal::kWalHeaderSize];
+    if (!(*log)->Read(0, absl::MakeSpan(bytes)).ok()) continue;
+    header = wal::DecodeWalHeader(absl::MakeConstSpan(bytes));
+    if (header.ok()) break;
   }
-  if (!log.ok()) return failure;
-  uint8_t bytes[wal::kWalHeaderSize];
-  if (!(*log)->Read(0, absl::MakeSpan(bytes)).ok()) return failure;
-  absl::StatusOr<wal::WalHeader> header = wal::DecodeWalHeader(absl::MakeConstSpan(bytes));
   if (!header.ok()) return failure;
   DbHeader placeholder;  // replaced by page 1 as the log has it at the first snapshot
   placeholder.page_size = header->page_size;

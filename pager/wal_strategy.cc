@@ -258,12 +258,18 @@ absl::Status WalStrategy::RecoverIndex() {
   }
   // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
   h.change = had_header ? old.change + 1 : static_cast<uint32_t>(RandomId());
-  // W8: the header first, then the backfill and target (checkpoint::RestartLog says why).
-  index_->WriteHeader(h);
+  // Copying again is harmless; what was copied is unknown: the file may hold page versions of
+  // any frame of the rebuilt logs (C3), so written_through and the target cover them whole
+  // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
+  // an older header of the same generation then finds the target past its snapshot.
   for (int l = 0; l < nlogs_; ++l) {
-    index_->set_backfill(l, 0);  // copying again is harmless; what was copied is unknown
-    index_->set_ckpt_target(l, checkpoint::EncodeTarget(h.logs[l].ckpt_seq, 0));
+    const uint32_t seq = h.logs[l].ckpt_seq;
+    index_->set_ckpt_target(l, checkpoint::EncodeTarget(seq, h.logs[l].mx_frame));
+    index_->set_written_through(l, checkpoint::EncodeTarget(seq, h.logs[l].mx_frame));
+    index_->set_copied_through(l, checkpoint::EncodeTarget(seq, 0));
+    index_->set_backfill(l, 0);
   }
+  index_->WriteHeader(h);
   if (found) {
     base::MutexLock lock(&stats_mu_);
     ++stats_.recoveries;
@@ -644,9 +650,8 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
   base::MutexLock lock(&ckpt_mu_);
   checkpoint::CheckpointFiles files = Files();
   files.stop = stop;
-  // Every checkpoint of this connection starts past its own unpublished copy; only a deferred
-  // one may leave its copy unpublished, and only where published frames are durable (W1).
-  files.deferred = &deferred_;
+  // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
+  // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
   CheckpointResult r;
   if (!wal2_) {

@@ -55,13 +55,19 @@
 //       pins of the old generation stop the new generation's checkpoints until they end. A
 //       reader re-checks the generation after each lookup and frame read, and reads the
 //       database file when it changed.
-//   W8. A new generation is published (index header) before its backfill and checkpoint target
-//       are cleared (checkpoint::RestartLog, RecoverIndex): a reader that read the old header
-//       and pins in between finds the new generation on its re-check (W3) and takes a newer
-//       snapshot; one that read the new header finds the old backfill and retries. Cleared
-//       first, the old generation still published with backfill 0 let a reader accept a
-//       snapshot the database file had already moved past (wal_interleaving_test,
-//       AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot; hook "restart:midway").
+//   W8. A restart moves the index from one whole state to the next at every store
+//       (checkpoint::RestartLog): the target first names the old generation's last frame, then
+//       the backfill is cleared, then the new generation is published, then its target and
+//       copy frontier (C3) start empty. A reader that read the old header and pins in between
+//       finds the target past its snapshot (W3) and takes a newer one; a process killed in
+//       between leaves either the old generation with backfill 0 (copied again) or the new one
+//       with nothing copied. RecoverIndex sets its words before its header the same way. (The
+//       old order, backfill and target cleared with the target of the next generation before
+//       the publish, let a reader settle on a snapshot the database file had already moved
+//       past: wal_interleaving_test, AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot,
+//       hook "restart:midway"; publishing first instead left, for a writer killed in between,
+//       the new generation with the old backfill, whose frames were then never copied:
+//       wal_multiprocess_test's checkpointer that kills itself at that hook.)
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs.
 //
 // WAL2 (two logs, x.db-wal = log 0 and x.db-wal2 = log 1; docs/design-notes.md, "WAL2"):
@@ -180,7 +186,9 @@ struct WalProgress {
 // frames are written and before they are synced and published); nullptr: none. Set it while
 // no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
-// to be copied and "policy:released" when it stops (pager_policy.cc), and a WAL opener of a
+// to be copied and "policy:released" when it stops, "background:stepped" after a background
+// checkpoint step that copied frames and left some unpublished (at FULL and EXTRA, a deferred
+// copy; pager_policy.cc), and a WAL opener of a
 // rollback database "open:family_switched" after it committed the switch, before it takes
 // SHARED again (pager.cc).
 using WalHook = void (*)(const char* point);
@@ -228,7 +236,7 @@ class WalStrategy {
   // (BeginWrite ... EndWrite around the call).
   // `stop` (may be null): see checkpoint::CheckpointFiles::stop. `defer` (PASSIVE at FULL or
   // EXTRA only; ignored otherwise): leave the copy unsynced and unpublished when it copied
-  // something (CheckpointFiles::deferred); a later checkpoint of this connection publishes it.
+  // something (CheckpointFiles::publish); a later checkpoint of any connection publishes it.
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode,
                                                           const std::atomic<bool>* stop = nullptr,
                                                           bool defer = false);
@@ -313,7 +321,6 @@ class WalStrategy {
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
-  checkpoint::DeferredCopy deferred_ ABSL_GUARDED_BY(ckpt_mu_);
   base::Mutex stats_mu_;
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

@@ -61,6 +61,12 @@ std::atomic_ref<uint32_t> Backfill(uint8_t* r0, int log) {
 std::atomic_ref<uint64_t> CkptTarget(uint8_t* r0, int log) {
   return Word<uint64_t>(r0, kCkptInfoOffset + kCkptInfoStride * log + 8);
 }
+std::atomic_ref<uint64_t> CopiedThrough(uint8_t* r0, int log) {
+  return Word<uint64_t>(r0, kCkptInfoOffset + kCkptInfoStride * log + 16);
+}
+std::atomic_ref<uint64_t> WrittenThrough(uint8_t* r0, int log) {
+  return Word<uint64_t>(r0, kCkptInfoOffset + kCkptInfoStride * log + 24);
+}
 std::atomic_ref<uint64_t> SlotWord(uint8_t* r0, int slot, int word) {  // pin0, pin1, owner, -
   return Word<uint64_t>(r0, kSlotsOffset + kSlotStride * slot + 8 * word);
 }
@@ -150,6 +156,8 @@ void InitializeRegion0(uint8_t* r0) {
   for (int log = 0; log < 2; ++log) {
     Backfill(r0, log).store(0);
     CkptTarget(r0, log).store(0);
+    CopiedThrough(r0, log).store(0);
+    WrittenThrough(r0, log).store(0);
   }
   for (int slot = 0; slot < kMaxSlots; ++slot) {
     for (int word = 0; word < 4; ++word) SlotWord(r0, slot, word).store(0);
@@ -451,6 +459,12 @@ void WalIndex::set_backfill(int log, uint32_t frames) { Backfill(region0(), log)
 uint64_t WalIndex::ckpt_target(int log) const { return CkptTarget(region0(), log).load(); }
 void WalIndex::set_ckpt_target(int log, uint64_t target) {
   CkptTarget(region0(), log).store(target);
+}
+uint64_t WalIndex::copied_through(int log) const { return CopiedThrough(region0(), log).load(); }
+void WalIndex::set_copied_through(int log, uint64_t v) { CopiedThrough(region0(), log).store(v); }
+uint64_t WalIndex::written_through(int log) const { return WrittenThrough(region0(), log).load(); }
+void WalIndex::set_written_through(int log, uint64_t v) {
+  WrittenThrough(region0(), log).store(v);
 }
 
 // --- reader slots

@@ -22,6 +22,13 @@
 //          |       |       into the database file (and, at sync != OFF, synced)
 //          |       |   +8  u64 ckpt_target: ckpt_seq << 32 | the frame a running checkpoint
 //          |       |       may copy up to (readers retry when it is past their snapshot)
+//          |       |   +16 u64 copied_through: ckpt_seq << 32 | F: for every page of the
+//          |       |       frames up to F, the database file holds its newest version <= F
+//          |       |       (copied, maybe not yet synced nor published as backfill)
+//          |       |   +24 u64 written_through: ckpt_seq << 32 | W: the database file may hold
+//          |       |       page versions of frames up to W, none later (W >= F; a copy that
+//          |       |       stopped part way leaves W past F). Both are written under CKPT
+//          |       |       (checkpoint/checkpointer.h C3, C4)
 //   320    | 704   | reserved
 //   1024   | 32*kMaxSlots | reader slots: slot i at 1024 + 32*i:
 //          |       |   +0  u64 pin[0]: the snapshot of log 0 the slot's connection still
@@ -78,7 +85,7 @@
 
 namespace journalkv::shm {
 
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5301;  // "JKS" + layout 1
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5302;  // "JKS" + layout 2
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
@@ -179,6 +186,10 @@ class WalIndex {
   void set_backfill(int log, uint32_t frames);
   uint64_t ckpt_target(int log) const;
   void set_ckpt_target(int log, uint64_t target);
+  uint64_t copied_through(int log) const;
+  void set_copied_through(int log, uint64_t value);
+  uint64_t written_through(int log) const;
+  void set_written_through(int log, uint64_t value);
 
   // --- reader slots (pin loads and stores are seq_cst)
   uint64_t pin(int slot, int log) const;

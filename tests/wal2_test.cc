@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
+#include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"
 #include "vfs/sync.h"
 
@@ -191,6 +192,55 @@ TEST_F(Wal2Test, SwitchingModesCopiesLogsLeftByACrashInOrder) {
     JKV_ASSERT_OK_AND_ASSIGN(bool wal2_left, fs.Exists(std::string(kPath) + "-wal2"));
     EXPECT_FALSE(wal2_left);
   }
+}
+
+// A WAL2 database whose page 1 a power loss tore in the database file (a checkpoint's first
+// write, unsynced) opens from the logs, whichever of the two holds the frames: the opener takes
+// the page size from a log header, and used to look at -wal alone whenever it existed, so with
+// -wal empty (cut by a TRUNCATE) and the frames in -wal2 nothing could open the database
+// (found by wal_crash_sweep_test once it crashed recoveries: a power loss, a recovery cut after
+// its first page write, a second power loss).
+TEST_F(Wal2Test, ATornPage1OpensFromWhicheverLogHoldsTheFrames) {
+  vfs::MemFileSystem mem;
+  vfs::FaultInjectingFileSystem fs(&mem);
+  Options o;
+  o.file_system = &fs;
+  o.journal_mode = JournalMode::kWal2;
+  o.checkpoint_policy = "manual";
+  o.wal2_switch_pages = 1000;
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+    for (int i = 0; i < 50; ++i) ASSERT_THAT(db->Put(Key(i), "v1"), IsOk());
+    JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, db->Checkpoint(CheckpointMode::kTruncate));
+    ASSERT_TRUE(r.restarted);
+    // Commits into the current log until it is -wal2 (the other stays cut to 0 bytes).
+    if (db->Stats().current_log != 1) {
+      ASSERT_THAT(db->Put("switch", "x"), IsOk());
+      ASSERT_THAT(db->Checkpoint(CheckpointMode::kTruncate), IsOk());
+    }
+    ASSERT_EQ(db->Stats().current_log, 1);
+    // New pages: the header changes, so page 1 is in -wal2 too (the file's copy is what tears).
+    for (int i = 0; i < 50; ++i) ASSERT_THAT(db->Put(Key(i), std::string(1000, 'b')), IsOk());
+    ASSERT_EQ(db->Stats().log_frames, db->Stats().wal2_log_frames);  // all in -wal2
+    fs.SimulateProcessCrash();  // the close that follows touches nothing
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(std::string wal, vfs::ReadFileToString(mem, std::string(kPath) + "-wal"));
+  ASSERT_EQ(wal.size(), 0u);
+  // Tear page 1 of the database file: its second sector as garbage.
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<vfs::File> db_file,
+                             mem.Open(kPath, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase}));
+    ASSERT_THAT(vfs::WriteString(*db_file, 512, std::string(512, '\x5a')), IsOk());
+  }
+  Options reopen = o;
+  reopen.file_system = &mem;
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, reopen));
+  for (int i = 0; i < 50; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(i)));
+    EXPECT_EQ(v, std::string(1000, 'b'));
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+  EXPECT_TRUE(check.ok());
 }
 
 // While another connection has a wal2 database open, openers in other modes are refused and
