@@ -306,23 +306,37 @@ absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time dea
     for (int i = 0; i < kTornHeaderSpins; ++i) {
       if (index_->ReadHeader(&h)) return h;
     }
-    if (may_recover || write_locked_) {
-      bool write = write_locked_;
-      if (!write) {
-        JKV_ASSIGN_OR_RETURN(write, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
-      }
-      if (write) {
-        absl::Status s;
-        JKV_ASSIGN_OR_RETURN(bool r,
-                             index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
-        if (r) {
-          if (!index_->ReadHeader(&h)) s = RepairHeader();
-          index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+    // W9: this connection's writer thread repairs under the WRITE it holds; another thread
+    // repairs only when this connection holds no WRITE, taking it under write_role_mu_ (the
+    // lock is granted to every thread of the File, so it tells nothing about this
+    // connection's own writer); while this connection's writer holds WRITE it waits.
+    const bool own_write = write_locked_.load(std::memory_order_acquire) &&
+                           writer_thread_.load(std::memory_order_acquire) ==
+                               std::this_thread::get_id();
+    if (own_write || may_recover) {
+      absl::Status s;
+      bool repaired = false;
+      {
+        std::optional<base::MutexLock> role;
+        if (!own_write) role.emplace(&write_role_mu_);
+        bool write = own_write;
+        if (!own_write && !write_locked_.load(std::memory_order_acquire)) {
+          JKV_ASSIGN_OR_RETURN(write,
+                               index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }
-        if (!write_locked_) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
-        JKV_RETURN_IF_ERROR(s);
-        continue;
+        if (write) {
+          JKV_ASSIGN_OR_RETURN(bool r,
+                               index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
+          if (r) {
+            if (!index_->ReadHeader(&h)) s = RepairHeader();
+            index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+          }
+          if (!own_write) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+          repaired = true;
+        }
       }
+      JKV_RETURN_IF_ERROR(s);
+      if (repaired) continue;
     }
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError(
@@ -464,12 +478,19 @@ absl::Status WalStrategy::ReadPage(const WalSnapshot& snapshot, PageNo page_no,
 }
 
 absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
-  JKV_DCHECK(!write_locked_);
+  JKV_DCHECK(!write_locked_.load());
   absl::Duration sleep = absl::Microseconds(20);
   while (true) {
-    JKV_ASSIGN_OR_RETURN(write_locked_,
-                         index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
-    if (write_locked_) break;
+    {
+      base::MutexLock role(&write_role_mu_);  // W9
+      JKV_ASSIGN_OR_RETURN(bool locked,
+                           index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+      if (locked) {
+        writer_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+        write_locked_.store(true, std::memory_order_release);
+        break;
+      }
+    }
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
@@ -617,8 +638,10 @@ absl::Status WalStrategy::Rollback() {
 }
 
 void WalStrategy::EndWrite() {
-  if (!write_locked_) return;
-  write_locked_ = false;
+  if (!write_locked_.load(std::memory_order_acquire)) return;
+  base::MutexLock role(&write_role_mu_);  // W9
+  write_locked_.store(false, std::memory_order_release);
+  writer_thread_.store(std::thread::id(), std::memory_order_release);
   index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
 }
 

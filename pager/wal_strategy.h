@@ -68,7 +68,16 @@
 //       hook "restart:midway"; publishing first instead left, for a writer killed in between,
 //       the new generation with the old backfill, whose frames were then never copied:
 //       wal_multiprocess_test's checkpointer that kills itself at that hook.)
-//   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs.
+//   W9. Holding WRITE is one role per connection, not per thread: byte-range locks belong to
+//       the -shm File, which the connection's threads share, so a reader thread is granted
+//       WRITE and RECOVER while the writer thread holds them. Only the writer thread repairs a
+//       torn header while the connection writes; other threads take WRITE to repair only
+//       under write_role_mu_ and only while the connection holds none (ReadHeaderOrRecover).
+//       A reader thread that repaired under the writer truncated the writer's appended,
+//       unpublished index entries, and its commit's pages were then not found
+//       (wal_interleaving_test, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter).
+//   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
+//       file holds past the backfill.
 //
 // WAL2 (two logs, x.db-wal = log 0 and x.db-wal2 = log 1; docs/design-notes.md, "WAL2"):
 //   V1. Every new generation of either log gets a ckpt_seq one past the newest of both
@@ -104,6 +113,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -313,8 +323,16 @@ class WalStrategy {
   // mutex; the slot holds the oldest (pins of either log only grow with time, V1).
   std::multimap<PinPair, int> open_pins_;
 
-  // Writer state (the pager's one writer).
-  bool write_locked_ = false;
+  // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
+  // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
+  // the writer thread holds it. `write_role_mu_` makes holding WRITE this connection's one role:
+  // BeginWrite and EndWrite take or drop WRITE and set `write_locked_` under it, and a reader
+  // thread that would repair a torn header (ReadHeaderOrRecover) takes WRITE only under it and
+  // only while `write_locked_` is false; while this connection's writer holds WRITE only the
+  // writer thread (`writer_thread_`) repairs, and other threads wait for its publish.
+  base::Mutex write_role_mu_;
+  std::atomic<bool> write_locked_{false};
+  std::atomic<std::thread::id> writer_thread_{};
   int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes

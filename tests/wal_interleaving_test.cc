@@ -22,6 +22,7 @@
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "pager/wal_strategy.h"
+#include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
 
 namespace journalkv {
@@ -410,6 +411,52 @@ TEST_P(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone
   ASSERT_THAT(after, IsOk());
   EXPECT_EQ(**(*after)->Get("a"), "1");
   EXPECT_EQ(**(*after)->Get("b"), "2");
+}
+
+// Race 3 of the WAL-races issue: byte-range locks belong to the open file, so a reader thread
+// of a handle whose writer thread holds WRITE is granted WRITE and RECOVER too. When such a
+// reader found the header torn (here: copy A damaged while the writer, paused, has appended its
+// frames and their index entries but not yet published), it repaired the index as if it were
+// the writer, truncating the entries past the published mx_frame: the writer's. After the
+// writer published, its pages were no longer found in the index and reads returned the old
+// version. A reader thread must leave the repair to the handle's writer (or wait for it).
+TEST_P(WalInterleavingTest, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter) {
+  std::unique_ptr<Db> db = Open();
+  for (int i = 0; i < 20; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", 100 + i), "v1"), IsOk());
+  Gates::Get().Arm("commit:appended");
+  std::thread writer([&] { ASSERT_THAT(db->Put("k100", "v2"), IsOk()); });
+  ASSERT_TRUE(Gates::Get().WaitUntilReached("commit:appended"));
+  // Tear the published header: copy A's checksum no longer matches (what a publish that is
+  // under way, or died, looks like).
+  {
+    absl::StatusOr<std::unique_ptr<vfs::File>> shm =
+        fs_.Open("/x.db-shm", {vfs::OpenMode::kReadWrite, vfs::FileKind::kOther});
+    ASSERT_THAT(shm, IsOk());
+    absl::StatusOr<uint8_t*> r0 = (*shm)->MapSharedRegion(0, shm::kRegionSize);
+    ASSERT_THAT(r0, IsOk());
+    (*r0)[shm::kHeaderAOffset + shm::kHeaderBytes - 8] ^= 0x5a;
+  }
+  absl::Status read_status;
+  std::string read_value;
+  std::thread reader([&] {
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> t = db->BeginRead();
+    read_status = t.status();
+    if (t.ok()) read_value = Value(**t, 0);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reader meets the torn header
+  Gates::Get().Release("commit:appended");  // the writer publishes: both copies whole again
+  writer.join();
+  reader.join();
+  // The reader waited for the writer (or gave up busy); it saw v1 or v2, whole.
+  if (read_status.ok()) {
+    EXPECT_TRUE(read_value == "v1" || read_value == "v2") << read_value;
+  } else {
+    EXPECT_TRUE(absl::IsResourceExhausted(read_status)) << read_status;
+  }
+  absl::StatusOr<std::optional<std::string>> v = db->Get("k100");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(v->value_or("<missing>"), "v2") << "the committed write is not found";
+  EXPECT_TRUE(db->Check()->problems.empty());
 }
 
 // Race 2 of the WAL-races issue, in WAL mode (the scripted order needs the background copy to
