@@ -59,7 +59,11 @@ def check_writers(r, where):
         fail(f"{where}: writer_busy_errors outside [0, busy_errors]")
     if r["writer_ops"] > 0 and not r["writer_ops_per_sec"] > 0:
         fail(f"{where}: writer commits but no writer_ops_per_sec")
-    if r["writer_ops"] <= 0:
+    # journalkv lets a waiting writer in (README, "Concurrency"); SQLite's rollback modes may
+    # starve it behind busy readers on a loaded machine (seen: truncate/full, 0 commits in the
+    # long test tier's run beside the crash sweeps), which is a result, not a broken record.
+    sqlite_rollback = r["engine"] == "sqlite" and r["mode"] not in ("wal", "wal2")
+    if r["writer_ops"] <= 0 and not sqlite_rollback:
         fail(f"{where}: contention needs writer iterations")
 
 

@@ -19,6 +19,7 @@
 #include "base/status_matchers.h"
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
+#include "pager/wal_strategy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
@@ -285,6 +286,23 @@ TEST_F(CheckpointPolicyTest, StarvationAsyncKeepsTheLogUnderItsBlockingThreshold
   EXPECT_EQ(r.stats.background_errors, 0u);
 }
 
+// Holds the background checkpointer before it copies while `g_hold_copies` is set; a commit
+// that starts waiting for the copy ("policy:blocked") lets it go. A step that a commit woke
+// before the reader ended can otherwise run after it and copy the whole log before the next
+// commit looks (it did, under ASan). The hold gives up after 20 s, so a commit that never
+// blocks fails the test instead of hanging it.
+std::atomic<bool> g_hold_copies{false};
+void HoldCopyWhileAsked(const char* point) {
+  if (std::string(point) != "copy") return;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (g_hold_copies.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+void ReleaseCopiesWhenBlocked(const char* point) {
+  if (std::string(point) == "policy:blocked") g_hold_copies = false;
+}
+
 TEST_F(CheckpointPolicyTest, AWriterIsNotBlockedByItsOwnThreadsReader) {
   Options o = WalOptions();
   o.checkpoint_policy = "async:0/4";
@@ -298,8 +316,13 @@ TEST_F(CheckpointPolicyTest, AWriterIsNotBlockedByItsOwnThreadsReader) {
   EXPECT_GT(s.log_frames, 4u);  // the reader holds the checkpoint back
   JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, reader->Get(Key(5)));
   EXPECT_EQ(v, std::nullopt);  // its snapshot
+  g_hold_copies = true;
+  checkpoint::SetCheckpointHookForTesting(HoldCopyWhileAsked);
+  pager::SetWalHookForTesting(ReleaseCopiesWhenBlocked);
   reader.reset();
   ASSERT_THAT(db->Put(Key(30), "v"), IsOk());  // now it blocks until copied, and returns
+  pager::SetWalHookForTesting(nullptr);
+  checkpoint::SetCheckpointHookForTesting(nullptr);
   s = db->Stats();
   EXPECT_EQ(s.blocked_commits, 1u);
   EXPECT_EQ(s.log_unbackfilled, 0u);
