@@ -56,7 +56,8 @@ Pager::~Pager() {
 }
 
 absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
-                                                     const std::string& path) {
+                                                     const std::string& given_path) {
+  JKV_ASSIGN_OR_RETURN(const std::string path, fs->ResolveLinks(given_path));
   JKV_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
   if (!exists) return JournalMode::kWal;
   JKV_ASSIGN_OR_RETURN(bool has_log2, fs->Exists(path + "-wal2"));
@@ -81,12 +82,17 @@ absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
   }
 }
 
-absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const std::string& path,
+absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
+                                                   const std::string& given_path,
                                                    const PagerOptions& options) {
   if (!IsValidPageSize(options.page_size)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "page size ", options.page_size, " is not a power of two in [512, 65536]"));
   }
+  // The side files (-journal, -wal, -wal2, -shm) are named after the file itself, not after a
+  // symbolic link to it: two names would otherwise mean two logs and two write locks for one
+  // database, and commits through one name lost to the other's checkpoints.
+  JKV_ASSIGN_OR_RETURN(const std::string path, fs->ResolveLinks(given_path));
   JKV_ASSIGN_OR_RETURN(bool is_dir, fs->IsDirectory(path));
   if (is_dir) return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
   const bool read_only = options.access == AccessMode::kReadOnly;
@@ -94,6 +100,15 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs, const st
       std::unique_ptr<vfs::File> file,
       fs->Open(path, {read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate,
                       vfs::FileKind::kDatabase}));
+  // A hard link is a second name no path can be resolved from, and its side files would be
+  // another database's: refused, in every mode, before anything is read or written.
+  JKV_ASSIGN_OR_RETURN(const uint64_t links, file->LinkCount());
+  if (links > 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the database file has ", links,
+        " names (hard links); its -wal, -shm and -journal are named after the name it is "
+        "opened by, so every name but one must be removed before it is opened"));
+  }
   std::unique_ptr<Pager> pager(new Pager(fs, path, options, std::move(file)));
   const bool wal = IsWalMode(options.journal_mode);
   const JournalFamily target = FamilyOf(options.journal_mode);
@@ -197,14 +212,34 @@ absl::Status Pager::OpenLocked() {
       return absl::FailedPreconditionError(
           absl::StrCat(path_, ": empty file cannot be opened read-only"));
     }
+    CallWalHook("open:creating");
     return InitializeNewLocked(deadline);
   }
   return RecoverLocked(deadline);
 }
 
 absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
-  JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is creating the database",
-                            &DbLock::TryReserved));
+  // Two openers of an empty file both hold SHARED; the one that takes RESERVED first waits for
+  // EXCLUSIVE, that is for the other's SHARED to go. So an opener that finds RESERVED taken lets
+  // go of SHARED while it waits, then takes SHARED again and looks at the file anew: the other
+  // opener has usually created the database by then. (Waiting for RESERVED while holding
+  // SHARED deadlocked both until one's busy timeout ran out: "busy: another connection is
+  // creating the database" from one-shot openers started together.)
+  absl::Duration sleep = absl::Microseconds(20);
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
+    if (reserved) break;
+    if (absl::Now() >= deadline) {
+      return absl::ResourceExhaustedError("busy: another connection is creating the database");
+    }
+    JKV_RETURN_IF_ERROR(lock_.Release());
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+    sleep = std::min(sleep * 2, kMaxBusySleep);
+    JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is writing the database",
+                              &DbLock::TryShared));
+    JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
+    if (size != 0) return RecoverLocked(deadline);  // the other opener created it
+  }
   JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is reading the database",
                             &DbLock::TryExclusive));
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());

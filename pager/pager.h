@@ -241,8 +241,10 @@ class Pager {
  public:
   // Opens (creating when missing, unless read-only) the database at `path`. Rolls back a hot
   // journal. InvalidArgument for a directory or a file that is not a journalkv database,
-  // FailedPrecondition for a newer format, DataLoss for a truncated or damaged header. A file
-  // that is refused is left untouched.
+  // FailedPrecondition for a newer format, for a file that is not a regular file (a named
+  // pipe, a device) and for one with a second name (a hard link), DataLoss for a truncated or
+  // damaged header. A file that is refused is left untouched. A symbolic link is followed
+  // (vfs::FileSystem::ResolveLinks), and the side files and messages name its target.
   // The journal mode of an opener that names none: wal for a database that does not exist yet
   // (or is empty), and for one whose header or log says it was last used in a WAL mode;
   // delete for one of the rollback family. A file that is not a journalkv database gets wal,

@@ -200,7 +200,8 @@ struct WalProgress {
 // checkpoint step that copied frames and left some unpublished (at FULL and EXTRA, a deferred
 // copy; pager_policy.cc), and a WAL opener of a
 // rollback database "open:family_switched" after it committed the switch, before it takes
-// SHARED again (pager.cc).
+// SHARED again, and an opener of an empty file "open:creating" once it holds SHARED, before it
+// creates the database (pager.cc).
 using WalHook = void (*)(const char* point);
 void SetWalHookForTesting(WalHook hook);
 void CallWalHook(const char* point);

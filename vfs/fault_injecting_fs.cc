@@ -69,6 +69,7 @@ class FaultInjectingFile final : public File {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->Size();
   }
+  absl::StatusOr<uint64_t> LinkCount() override { return base_->LinkCount(); }
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->TryLock(offset, length, mode);
@@ -323,6 +324,10 @@ absl::StatusOr<std::shared_ptr<FaultInjectingFileSystem::Inode>> FaultInjectingF
 
 absl::StatusOr<bool> FaultInjectingFileSystem::Exists(const std::string& path) {
   return base_->Exists(path);
+}
+
+absl::StatusOr<std::string> FaultInjectingFileSystem::ResolveLinks(const std::string& path) {
+  return base_->ResolveLinks(path);
 }
 
 absl::StatusOr<bool> FaultInjectingFileSystem::IsDirectory(const std::string& path) {

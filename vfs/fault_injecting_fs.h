@@ -125,6 +125,7 @@ class FaultInjectingFileSystem : public FileSystem {
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
   absl::Status SyncDirectory(const std::string& dir_path) override;
+  absl::StatusOr<std::string> ResolveLinks(const std::string& path) override;
 
   // Power loss. Rewrites every tracked file in the base to a state drawn with
   // std::mt19937_64(seed) (the same seed and history give the same state), kills every open

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -76,6 +78,7 @@ class PosixFile final : public File {
   absl::Status Sync(SyncKind kind) override;
   absl::Status Truncate(uint64_t size_bytes) override;
   absl::StatusOr<uint64_t> Size() override;
+  absl::StatusOr<uint64_t> LinkCount() override;
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
@@ -180,6 +183,12 @@ absl::StatusOr<uint64_t> PosixFile::Size() {
   return static_cast<uint64_t>(st.st_size);
 }
 
+absl::StatusOr<uint64_t> PosixFile::LinkCount() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, absl::StrCat(path_, ": fstat"));
+  return static_cast<uint64_t>(st.st_nlink);
+}
+
 absl::StatusOr<bool> PosixFile::TryLock(uint64_t offset, uint64_t length, LockMode mode) {
   // fcntl would fail with EBADF: a write lock needs a descriptor open for writing.
   if (read_only_ && mode == LockMode::kExclusive) return ReadOnlyError(path_, "exclusive lock");
@@ -264,21 +273,61 @@ absl::StatusOr<std::unique_ptr<File>> PosixFileSystem::Open(const std::string& p
                                                             const OpenOptions& options) {
   int fd;
   do {
-    fd = ::open(path.c_str(), OpenFlags(options.mode), 0644);
+    // O_NONBLOCK: opening a named pipe for reading would otherwise wait for a writer forever.
+    // It changes nothing for a regular file, and is cleared below.
+    fd = ::open(path.c_str(), OpenFlags(options.mode) | O_NONBLOCK, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat(path, ": open"));
   struct stat st;
   int err = 0;
+  const char* not_regular = nullptr;
   if (::fstat(fd, &st) != 0) {
     err = errno;
   } else if (S_ISDIR(st.st_mode)) {
     err = EISDIR;  // open(2) lets O_RDONLY through; a database path must never be a directory
+  } else if (!S_ISREG(st.st_mode)) {
+    not_regular = S_ISFIFO(st.st_mode)  ? "a named pipe"
+                  : S_ISCHR(st.st_mode) ? "a character device"
+                  : S_ISBLK(st.st_mode) ? "a block device"
+                  : S_ISSOCK(st.st_mode) ? "a socket"
+                                         : "of an unknown type";
+  } else {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) err = errno;
   }
-  if (err != 0) {
+  if (err != 0 || not_regular != nullptr) {
     ::close(fd);
+    if (not_regular != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": not a regular file (", not_regular, ")"));
+    }
     return ErrnoToStatus(err, absl::StrCat(path, ": open"));
   }
   return std::make_unique<PosixFile>(path, fd, options, &stats());
+}
+
+absl::StatusOr<std::string> PosixFileSystem::ResolveLinks(const std::string& path) {
+  constexpr int kMaxLinks = 40;  // Linux's own limit for one lookup
+  std::string current = path;
+  for (int hops = 0; hops <= kMaxLinks; ++hops) {
+    struct stat st;
+    if (::lstat(current.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT || err == ENOTDIR) return current;  // a file still to be created
+      return ErrnoToStatus(err, absl::StrCat(current, ": lstat"));
+    }
+    if (!S_ISLNK(st.st_mode)) return current;
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+    if (n < 0) return ErrnoToStatus(errno, absl::StrCat(current, ": readlink"));
+    target.resize(static_cast<size_t>(n));
+    // A relative target is relative to the directory holding the link.
+    current = target.starts_with('/') || current.find('/') == std::string::npos
+                  ? target
+                  : absl::StrCat(DirName(current), "/", target);
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(path, ": more than ", kMaxLinks, " symbolic links to follow (a loop?)"));
 }
 
 absl::Status PosixFileSystem::Delete(const std::string& path) {

@@ -42,6 +42,9 @@ class PosixFileSystem : public FileSystem {
   PosixFileSystem(const PosixFileSystem&) = delete;
   PosixFileSystem& operator=(const PosixFileSystem&) = delete;
 
+  // Opens regular files only: a directory is refused with EISDIR's error and anything else (a
+  // named pipe, a device, a socket) with FailedPrecondition naming what it is, before any read
+  // or write (a named pipe is opened without blocking, so refusing it does not hang).
   absl::StatusOr<std::unique_ptr<File>> Open(const std::string& path,
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
@@ -49,6 +52,8 @@ class PosixFileSystem : public FileSystem {
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
   absl::Status SyncDirectory(const std::string& dir_path) override;
+  // Follows up to 40 links (ELOOP past that, as the kernel does).
+  absl::StatusOr<std::string> ResolveLinks(const std::string& path) override;
 };
 
 }  // namespace journalkv::vfs

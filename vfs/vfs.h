@@ -125,6 +125,11 @@ class File {
   // Unimplemented on file systems without shared memory.
   virtual absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) = 0;
 
+  // How many directory entries name this file (st_nlink). A database with a second name (a
+  // hard link) would get a second -wal, -shm and -journal under it, so the pager refuses one.
+  // 1 on file systems without hard links.
+  virtual absl::StatusOr<uint64_t> LinkCount() { return 1; }
+
   virtual const std::string& path() const = 0;
 };
 
@@ -141,6 +146,12 @@ class FileSystem {
   virtual absl::StatusOr<bool> IsDirectory(const std::string& path) = 0;
   // Makes the creates and deletes of entries of the directory `dir_path` durable.
   virtual absl::Status SyncDirectory(const std::string& dir_path) = 0;
+  // `path` with every symbolic link in its last component followed (the target of a link that
+  // names a missing file too), so that side files named after the result sit next to the file
+  // itself whichever name it was opened by; `path` unchanged when it is not a link. Links in
+  // the directory part are left: they reach the same directory, and so the same side files.
+  // The identity on file systems without links.
+  virtual absl::StatusOr<std::string> ResolveLinks(const std::string& path) { return path; }
 
   // The I/O counters of every file this file system opened.
   IoStats& stats() { return stats_; }
