@@ -775,7 +775,7 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
   uint32_t oldest = p.log_frames;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
     const uint64_t pin = index_->pin(slot, p.log);
-    if (pin == 0) continue;
+    if (pin == 0 || !SlotLive(slot)) continue;
     ++log.active_readers;
     // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
     const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);
@@ -783,6 +783,14 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
   }
   log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
   return log;
+}
+
+// A pin of a slot whose owner died holds nothing back (checkpoints skip it, SafeFrame), so the
+// views the policy and Stats give skip it too. Costs one lock test per pinned slot.
+bool WalStrategy::SlotLive(int slot) {
+  if (slot == slot_) return true;
+  absl::StatusOr<bool> gone = index_->SlotOwnerGone(slot);
+  return !gone.ok() || !*gone;
 }
 
 absl::Status WalStrategy::CloseLast() {
@@ -821,7 +829,7 @@ WalStats WalStrategy::Stats() {
   uint64_t oldest = 0;
   for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
     const uint64_t pin = index_->pin(slot, s.current_log);
-    if (pin == 0) continue;
+    if (pin == 0 || !SlotLive(slot)) continue;
     ++s.pinned_slots;
     if (oldest == 0 || pin < oldest) oldest = pin;
   }

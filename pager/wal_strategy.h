@@ -276,6 +276,8 @@ class WalStrategy {
   absl::Status RefreshPrivate();
   bool RestartAllowed();
   absl::Status ClaimSlot();
+  // False for a slot whose owner is gone (a dead process's pin). Never for this connection's.
+  bool SlotLive(int slot);
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it. REQUIRES: the pager's mutex.
   absl::Status OpenLogForReading(int log);

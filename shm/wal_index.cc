@@ -1,6 +1,7 @@
 #include "shm/wal_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -344,6 +345,11 @@ bool WalIndex::ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out) {
 bool WalIndex::GenerationIs(int log, uint32_t ckpt_seq) const {
   JKV_DCHECK(log == 0 || log == 1);
   const int word = 4 + 7 * log;  // LogState::ckpt_seq of `log` (EncodeHeader)
+  // The caller's reads before this check (a hash lookup, a pread of a frame) must not be
+  // satisfied after it: an acquire load orders only what follows it. With the release fence
+  // at the end of WriteHeader, a read that saw anything the next generation wrote sees that
+  // generation here. (A compiler barrier on x86; a real barrier on weakly ordered CPUs.)
+  std::atomic_thread_fence(std::memory_order_acquire);
   return LoadHeaderWord(region0(), kHeaderAOffset, word) == ckpt_seq &&
          LoadHeaderWord(region0(), kHeaderBOffset, word) == ckpt_seq;
 }
@@ -365,6 +371,10 @@ void WalIndex::WriteHeader(const IndexHeader& header) {
   // B first: until A matches it again, readers see the copies disagree and retry.
   StoreCopy(region0(), kHeaderBOffset, words);
   StoreCopy(region0(), kHeaderAOffset, words);
+  // Pairs with the acquire fence in GenerationIs: every store after this one (a restart's
+  // cleared hash entries, its new frames written into the log) becomes visible after the new
+  // generation does. Release stores alone order only what came before them.
+  std::atomic_thread_fence(std::memory_order_release);
 }
 
 void WalIndex::CorruptHeaderForTesting() {

@@ -154,7 +154,10 @@ class WalIndex {
   bool ReadHeader(IndexHeader* out) const;
   // True when both header copies name generation `ckpt_seq` for log `log` (acquire loads, no
   // checksum): a reader's cheap check, after a lookup or frame read, that the log has not
-  // restarted under it. A restart publishes its new generation before it clears any entry.
+  // restarted under it. A restart publishes its new generation before it clears any entry,
+  // and a fence on each side (WriteHeader's release, this check's acquire) keeps a read made
+  // before this check from seeing the next generation's entries or frames while this check
+  // still sees the old generation, on weakly ordered CPUs too.
   bool GenerationIs(int log, uint32_t ckpt_seq) const;
   // One copy (0: A, 1: B) on its own, when its checksum matches: after a writer died between
   // the copies, B (written first) holds the newest header and A the one before.

@@ -483,6 +483,78 @@ TEST_P(WalMultiProcessTest, TornHeaderRecoveryKeepsOtherProcessesSnapshotsWhole)
   }
 }
 
+// A reader process SIGKILLed with a snapshot pinned leaves its pin in the -shm. Checkpoints
+// skip it (its slot's lock is free); the reader counts Stats and the checkpoint policy see must
+// skip it too, or a policy that waits for readers to go waits for a dead one, and `jkv info`
+// shows a reader that is not there.
+struct PinnedShared {
+  std::atomic<int> ready{0};
+};
+
+int PinnedReaderMain(const std::string& path, JournalMode mode, PinnedShared* shared) {
+  Options o = WalOptions(mode);
+  o.checkpoint_policy = "manual";
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
+  if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = (*db)->BeginRead();
+  if (!txn.ok()) return StatusFail(txn.status(), "BeginRead");
+  shared->ready.store(1);
+  for (int i = 0; i < 6000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return ChildFail(kExitNotKilled, "not killed");
+}
+
+// Records the readers the policy is told of at each commit.
+class ReaderCountingPolicy final : public CheckpointPolicy {
+ public:
+  PolicyDecision AfterCommit(const LogSnapshot& log) override {
+    last_readers.store(log.active_readers);
+    return PolicyDecision::None();
+  }
+  std::string Name() const override { return "reader-counting"; }
+  std::atomic<int> last_readers{0};
+};
+
+TEST_P(WalMultiProcessTest, ADeadProcesssPinIsNoReader) {
+  const std::string dir = TempDir("jkv_wal_deadpin");
+  const std::string path = dir + "/deadpin.db";
+  auto policy = std::make_shared<ReaderCountingPolicy>();
+  Options o = WalOptions(mode());
+  o.custom_checkpoint_policy = policy;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);  // stays open: the -shm survives
+  ASSERT_THAT(db, IsOk());
+  ASSERT_THAT((*db)->Put("k", "0"), IsOk());
+  PinnedShared* shared = MapShared<PinnedShared>();
+  ASSERT_NE(shared, nullptr);
+  ChildGuard guard;
+  const pid_t reader = guard.Add(Spawn([&] { return PinnedReaderMain(path, mode(), shared); }));
+  ASSERT_GT(reader, 0);
+  const absl::Time ready_by = absl::Now() + absl::Seconds(60);
+  while (shared->ready.load() == 0 && absl::Now() < ready_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(shared->ready.load(), 1) << "the reader hangs";
+  ASSERT_THAT((*db)->Put("k", "1"), IsOk());
+  EXPECT_EQ((*db)->Stats().pinned_connections, 1);  // alive, it is a reader
+  EXPECT_EQ(policy->last_readers.load(), 1);
+  ASSERT_EQ(kill(reader, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(reader, &status, 0), reader);
+  ASSERT_TRUE(KilledBySigkill(status)) << DescribeStatus(status);
+  ASSERT_THAT((*db)->Put("k", "2"), IsOk());
+  const DbStats stats = (*db)->Stats();
+  std::printf("after the reader's SIGKILL: %d pinned connections, the policy told of %d readers\n",
+              stats.pinned_connections, policy->last_readers.load());
+  EXPECT_EQ(stats.pinned_connections, 0) << "the dead process's pin is counted";
+  EXPECT_EQ(policy->last_readers.load(), 0) << "the policy is told of a dead reader";
+  // And it holds no checkpoint back.
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, (*db)->Checkpoint(CheckpointMode::kPassive));
+  EXPECT_FALSE(r.blocked);
+  // (WAL2 copies the non-current log only; the current one holds the last commits.)
+  if (!wal2()) {
+    EXPECT_EQ((*db)->Stats().log_unbackfilled, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WalMultiProcessTest,
                          ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
                          [](const ::testing::TestParamInfo<JournalMode>& info) {
