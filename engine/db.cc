@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "btree/btree.h"
 #include "pager/pager.h"
+#include "shm/wal_index.h"
 #include "vfs/posix_fs.h"
 
 namespace journalkv {
@@ -54,8 +55,10 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
     JKV_ASSIGN_OR_RETURN(po.checkpoint_policy, ParseCheckpointPolicy(options.checkpoint_policy));
   }
   po.exclusive_locking = options.exclusive_locking;
-  if (options.wal2_switch_pages == 0) {
-    return absl::InvalidArgumentError("wal2_switch_pages must be > 0");
+  if (options.wal2_switch_pages == 0 || options.wal2_switch_pages > shm::kMaxLogFrames / 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wal2_switch_pages must be in [1, ", shm::kMaxLogFrames / 2,
+        "] (half the frames a log holds)"));
   }
   po.wal2_switch_pages = options.wal2_switch_pages;
   absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);

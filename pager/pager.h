@@ -54,7 +54,12 @@
 //   I7. A failed sync is never retried, and nothing it covered is trusted: the transaction is
 //       undone in-process by rewriting every page it touched from the journal (so the undo
 //       depends only on writes made, and synced, after the failure), and the handle enters its
-//       error state whether or not the undo succeeds; reopening recovers from the disk.
+//       error state whether or not the undo succeeds; reopening recovers from the disk. The
+//       failed transaction is then in the database or not (the sync may have reached the disk
+//       before it failed, and in WAL mode its commit frame is in the log): a commit that
+//       returned an error "may be present" after a crash, never half present. Checks that
+//       can refuse a commit run before its first write (WAL: the frame limit and the -shm's
+//       room, WalIndex::Reserve).
 //   I8. Recovery makes a hot journal durable before it rewrites any database page, so a power
 //       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
 //   I9. Creating the database is journaled like a transaction from the empty file, so a torn

@@ -122,7 +122,7 @@ absl::Status WalStrategy::RefreshPrivate() {
       }
       continue;
     }
-    JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_));
+    JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_, shm::MaxLogFrames()));
   }
   shm::IndexHeader h;
   if (published) {

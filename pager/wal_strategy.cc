@@ -196,7 +196,7 @@ absl::StatusOr<std::array<wal::ScanResult, 2>> WalStrategy::ScanLogs() {
   std::array<wal::ScanResult, 2> scans;  // no log file (a read-only connection found none): empty
   for (int l = 0; l < nlogs_; ++l) {
     if (logs_[l] != nullptr) {
-      JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_));
+      JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_, shm::MaxLogFrames()));
     }
   }
   return scans;
@@ -510,7 +510,10 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
       // An empty current log restarts in place (salts of its own, as in WAL).
       s = MaybeRestart(*h, cur, true);
     } else if (index_->backfill(other) == h->logs[other].mx_frame &&
-               (c.mx_frame >= options_.wal2_switch_pages || index_->backfill(cur) == c.mx_frame)) {
+               (c.mx_frame >= std::min(options_.wal2_switch_pages, shm::MaxLogFrames() / 2) ||
+                index_->backfill(cur) == c.mx_frame)) {
+      // (At half the frame limit at the latest, so that a log near it is left while the
+      // other one can take a whole transaction.)
       // V3: the switch. The other log is in the database file: it becomes the current one.
       const uint32_t before = h->current_log;
       s = MaybeRestart(*h, other, true);
@@ -570,7 +573,20 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool m
 absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,
                                       uint32_t commit_db_size, std::vector<uint32_t>* frames) {
   JKV_DCHECK(write_locked_);
+  JKV_DCHECK(!pages.empty());
   wal::WalLog& log = *logs_[cur_];
+  // A transaction the index cannot take (past the frame limit, or a -shm that cannot grow)
+  // fails here, before the log holds any of it: its frames written first, the commit frame
+  // among them, would be recovered after a crash although the commit was refused.
+  if (pages.size() > shm::MaxLogFrames() || next_frame_ > shm::MaxLogFrames() - pages.size() + 1) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        log.path(), ": the log is full: ", pages.size(), " frames from frame ", next_frame_,
+        " would pass the limit of ", shm::MaxLogFrames(),
+        " frames a log generation holds; checkpoint it (the log restarts once no reader holds "
+        "an older snapshot) or commit smaller transactions"));
+  }
+  JKV_RETURN_IF_ERROR(index_->Reserve(cur_, next_frame_,
+                                      next_frame_ + static_cast<uint32_t>(pages.size()) - 1));
   const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
   if (next_frame_ == 1) {
     JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));

@@ -21,7 +21,7 @@ namespace {
 using vfs::LockMode;
 
 constexpr uint32_t kNumRegions = 1 + 2 * kMaxBlocksPerLog;
-constexpr uint32_t kMaxFrames = kMaxBlocksPerLog * kFramesPerBlock;
+std::atomic<uint32_t> max_log_frames{kMaxLogFrames};
 constexpr size_t kHashOffset = kFramesPerBlock * 4;  // in a hash block, after pages[]
 constexpr int kHeaderWords = 18;                     // IndexHeader, without the checksum
 constexpr int kCopyWords = kHeaderWords + 2;         // plus the checksum, low word first
@@ -237,9 +237,10 @@ absl::string_view Name(const vfs::File* file) {
 }
 
 absl::Status CheckFrame(uint32_t frame, const char* what) {
-  if (frame <= kMaxFrames) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " ", frame, " is past the wal-index's limit of ", kMaxFrames, " frames"));
+  if (frame <= MaxLogFrames()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " ", frame,
+                                                 " is past the wal-index's limit of ",
+                                                 MaxLogFrames(), " frames"));
 }
 
 absl::Status CheckSlot(int slot) {
@@ -248,6 +249,13 @@ absl::Status CheckSlot(int slot) {
 }
 
 }  // namespace
+
+uint32_t MaxLogFrames() { return max_log_frames.load(std::memory_order_relaxed); }
+
+void SetMaxLogFramesForTesting(uint32_t frames) {
+  max_log_frames.store(frames == 0 || frames > kMaxLogFrames ? kMaxLogFrames : frames,
+                       std::memory_order_relaxed);
+}
 
 WalIndex::WalIndex(vfs::File* file)
     : file_(file), regions_(std::make_unique<std::atomic<uint8_t*>[]>(kNumRegions)) {}
@@ -383,6 +391,17 @@ void WalIndex::CorruptHeaderForTesting() {
 }
 
 // --- hash tables
+
+absl::Status WalIndex::Reserve(int log, uint32_t first_frame, uint32_t last_frame) {
+  JKV_DCHECK(log == 0 || log == 1);
+  JKV_DCHECK(first_frame >= 1 && first_frame <= last_frame);
+  JKV_RETURN_IF_ERROR(CheckFrame(last_frame, "frame"));
+  for (uint32_t k = (first_frame - 1) / kFramesPerBlock; k <= (last_frame - 1) / kFramesPerBlock;
+       ++k) {
+    JKV_RETURN_IF_ERROR(Region(BlockRegion(log, k)).status());
+  }
+  return absl::OkStatus();
+}
 
 absl::Status WalIndex::Append(int log, uint32_t frame, uint32_t page_no) {
   JKV_DCHECK(log == 0 || log == 1);

@@ -91,6 +91,13 @@ inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
 inline constexpr int kMaxSlots = 512;  // reader slots: connections open at once, all processes
 inline constexpr uint32_t kMaxBlocksPerLog = 16384;  // 64M frames per log
+inline constexpr uint32_t kMaxLogFrames = kMaxBlocksPerLog * kFramesPerBlock;
+
+// The most frames one generation of a log may hold: kMaxLogFrames, or the lower limit a test
+// set. A commit that would pass it is refused before any of its frames is written, and
+// recovery adopts no commit past it (pager/wal_strategy.h W2).
+uint32_t MaxLogFrames();
+void SetMaxLogFramesForTesting(uint32_t frames);  // 0: kMaxLogFrames again
 
 // Byte offsets in region 0.
 inline constexpr size_t kLayoutVersionOffset = 0;
@@ -176,6 +183,11 @@ class WalIndex {
   // Records that frame `frame` of log `log` holds page `page_no`. REQUIRES: WRITE held, and
   // frames appended in increasing order after Truncate(log, frame - 1).
   absl::Status Append(int log, uint32_t frame, uint32_t page_no);
+  // Makes sure Append of frames `first_frame`..`last_frame` of log `log` can succeed: the frame
+  // limit (MaxLogFrames) and the -shm regions of the blocks holding them (an
+  // I/O error when the file cannot grow). A writer calls it before it writes frames, so that a
+  // commit the index cannot take fails before the log holds it. REQUIRES: WRITE held.
+  absl::Status Reserve(int log, uint32_t first_frame, uint32_t last_frame);
   // The newest frame <= mx_frame of log `log` that holds `page_no`, or 0 when none. Visits the
   // blocks from the one holding mx_frame down to block 0, one hash probe sequence each.
   absl::StatusOr<uint32_t> Lookup(int log, uint32_t page_no, uint32_t mx_frame);

@@ -1,6 +1,7 @@
 // A pinned reader holds every checkpoint back while the writer grows the log to a million
 // frames (100,000 under sanitizers), in wal and in wal2: old and new snapshots stay correct and
-// point reads stay fast.
+// point reads stay fast. And at the log's frame limit (lowered for the test): a commit past it
+// is refused before it writes a frame, and recovery opens a log that holds frames past it.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,12 +16,15 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "shm/wal_index.h"
+#include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
 
 namespace journalkv {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -168,6 +172,135 @@ TEST_P(WalFilesBigLogTest, ReadingAnOldSnapshotStaysCorrectWhileTheLogGrowsToAMi
   after.reset();
   EXPECT_THAT((*db)->Check()->problems, ::testing::IsEmpty());
   std::printf("total %.2f s\n", Seconds(std::chrono::steady_clock::now() - t_start));
+}
+
+// The frame limit of one log generation, lowered to 300 frames for a test and restored after.
+class ScopedFrameLimit {
+ public:
+  explicit ScopedFrameLimit(uint32_t frames) { shm::SetMaxLogFramesForTesting(frames); }
+  ~ScopedFrameLimit() { shm::SetMaxLogFramesForTesting(0); }
+};
+
+Options LimitOptions(JournalMode mode, vfs::FileSystem* fs) {
+  Options o;
+  o.journal_mode = mode;
+  o.file_system = fs;
+  o.page_size = 512;
+  o.checkpoint_policy = "manual";  // the log keeps every commit
+  return o;
+}
+
+// With a reader pinned (so the log cannot restart) commits fill the log until one would pass
+// the limit: that one is refused with ResourceExhausted naming the limit, before any of its
+// frames is written, and a process crash then loses nothing acknowledged and brings nothing
+// refused back. (Before, its frames, commit frame included, were written before the index
+// refused them; the next open recovered it and then failed on the index's limit, every time.)
+TEST_P(WalFilesBigLogTest, ACommitPastTheFrameLimitIsRefusedBeforeItWritesAFrame) {
+  const ScopedFrameLimit limit(300);
+  vfs::MemFileSystem base;
+  vfs::FaultInjectingFileSystem fs(&base);
+  const std::string path = "/limit.db";
+  int acked = 0;
+  absl::Status refused;
+  uint64_t log_bytes = 0;
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path, LimitOptions(GetParam(), &fs)));
+    ASSERT_THAT(db->Put("pinned", "x"), IsOk());
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> pin, db->BeginRead());
+    for (int txn = 0; txn < 400 && refused.ok(); ++txn) {
+      // 20 keys of 100 bytes: a handful of frames a commit.
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WriteTransaction> w, db->BeginWrite());
+      for (int i = 0; i < 20; ++i) {
+        ASSERT_THAT(w->Put(absl::StrFormat("t%04d-%02d", txn, i), std::string(100, 'v')), IsOk());
+      }
+      const uint64_t before = base.stats().Snapshot(vfs::FileKind::kWal).bytes_written;
+      refused = w->Commit();
+      if (refused.ok()) {
+        ++acked;
+      } else {
+        log_bytes = base.stats().Snapshot(vfs::FileKind::kWal).bytes_written - before;
+      }
+    }
+    std::printf("%s: %d commits acknowledged, then: %s\n",
+                std::string(JournalModeName(GetParam())).c_str(), acked,
+                refused.ToString().c_str());
+    EXPECT_THAT(refused, StatusIs(absl::StatusCode::kResourceExhausted, "the log is full"));
+    EXPECT_EQ(log_bytes, 0u) << "the refused commit wrote to the log";
+    EXPECT_GT(acked, 10);
+    // The handle goes on: what it acknowledged is there, the refused transaction is not.
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> last,
+                             db->Get(absl::StrFormat("t%04d-%02d", acked - 1, 0)));
+    EXPECT_TRUE(last.has_value());
+    fs.SimulateProcessCrash();
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path, LimitOptions(GetParam(), &base)));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, db->BeginRead());
+  for (int txn = 0; txn < acked; ++txn) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v,
+                             r->Get(absl::StrFormat("t%04d-%02d", txn, 19)));
+    ASSERT_TRUE(v.has_value()) << "acknowledged commit " << txn << " was lost";
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> refused_key,
+                           r->Get(absl::StrFormat("t%04d-%02d", acked, 0)));
+  EXPECT_FALSE(refused_key.has_value()) << "the refused commit came back";
+  r.reset();
+  EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
+}
+
+// A log that holds commits past the limit (an earlier build wrote them, or the limit was
+// higher) still opens: recovery adopts the commits that end within the limit, as if the log
+// ended there, and the database can be used, checkpointed and switched out of WAL.
+TEST_P(WalFilesBigLogTest, RecoveryOpensALogThatHoldsFramesPastTheLimit) {
+  vfs::MemFileSystem base;
+  const std::string path = "/over.db";
+  int commits = 0;
+  uint32_t frames = 0;
+  {
+    vfs::FaultInjectingFileSystem fs(&base);
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path, LimitOptions(GetParam(), &fs)));
+    while (db->Stats().log_frames < 600) {
+      ASSERT_THAT(db->Put(absl::StrFormat("k%04d", commits), std::string(100, 'v')), IsOk());
+      ++commits;
+    }
+    frames = db->Stats().log_frames;
+    fs.SimulateProcessCrash();
+  }
+  const ScopedFrameLimit limit(300);
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, LimitOptions(GetParam(), &base));
+  ASSERT_THAT(db, IsOk()) << "a log of " << frames << " frames, limit 300";
+  const DbStats stats = (*db)->Stats();
+  std::printf("%s: a log of %u frames (%d commits) under a limit of 300: %u frames adopted\n",
+              std::string(JournalModeName(GetParam())).c_str(), frames, commits,
+              stats.log_frames);
+  if (GetParam() == JournalMode::kWal) {
+    EXPECT_LE(stats.log_frames, 300u);
+    EXPECT_GT(stats.log_frames, 250u);
+  }
+  // Every commit is a prefix: the adopted ones are there, the rest are not, none half.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, (*db)->BeginRead());
+  JKV_ASSERT_OK_AND_ASSIGN(uint64_t count, r->Count());
+  EXPECT_GT(count, 0u);
+  EXPECT_LT(count, static_cast<uint64_t>(commits));
+  for (int i = 0; i < commits; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, r->Get(absl::StrFormat("k%04d", i)));
+    EXPECT_EQ(v.has_value(), static_cast<uint64_t>(i) < count) << "key " << i;
+  }
+  r.reset();
+  EXPECT_THAT((*db)->Check()->problems, ::testing::IsEmpty());
+  // WAL: the log is full, and a commit is refused until a checkpoint lets it restart. WAL2:
+  // the writer switches to the other log (it does at half the limit at the latest).
+  if (GetParam() == JournalMode::kWal) {
+    EXPECT_THAT((*db)->Put("after", "1"),
+                StatusIs(absl::StatusCode::kResourceExhausted, "the log is full"));
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult ckpt, (*db)->Checkpoint(CheckpointMode::kPassive));
+  EXPECT_FALSE(ckpt.blocked);
+  ASSERT_THAT((*db)->Put("after", "1"), IsOk());
+  db = absl::UnknownError("closed");
+  Options rollback = LimitOptions(JournalMode::kDelete, &base);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> back, Db::Open(path, rollback));
+  JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> after, back->Get("after"));
+  EXPECT_EQ(after, "1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, WalFilesBigLogTest,

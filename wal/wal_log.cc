@@ -76,9 +76,9 @@ uint32_t FramesInFile(uint64_t file_size, uint32_t page_size) {
 
 // Reads the frames of `file` (`size` bytes) in big chunks and keeps the valid prefix in
 // `result`, whose header checked out.
-absl::Status ScanFrames(vfs::File& file, uint64_t size, ScanResult& result) {
+absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, ScanResult& result) {
   const uint32_t page_size = result.header.page_size;
-  const uint32_t frames = FramesInFile(size, page_size);
+  const uint32_t frames = std::min(FramesInFile(size, page_size), max_frames);
   const uint64_t frame_size = FrameSize(page_size);
   const uint64_t per_chunk = std::max(kScanChunkFrames, kScanChunkBytes / frame_size);
   FrameScanner scanner(result);
@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
   return std::unique_ptr<WalLog>(new WalLog(std::move(file)));
 }
 
-absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size) {
+absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size, uint32_t max_frames) {
   ScanResult result;
   // The size bounds the reads, so that the last chunk holds only whole frames that exist (a
   // short Read returns no bytes at all).
@@ -129,7 +129,7 @@ absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size) {
   result.header = *header;
   result.last_checksum = header->checksum;
 
-  JKV_RETURN_IF_ERROR(ScanFrames(*file_, size, result));
+  JKV_RETURN_IF_ERROR(ScanFrames(*file_, size, max_frames, result));
   return result;
 }
 

@@ -20,6 +20,7 @@
 #define JOURNALKV_WAL_WAL_LOG_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,7 +65,10 @@ class WalLog {
   // database's: a header with another page size is treated as an empty log. I/O errors (not a
   // short file) are returned, and FailedPrecondition for a log of a newer version (so that it
   // is not taken as empty and overwritten).
-  absl::StatusOr<ScanResult> Scan(uint32_t page_size);
+  // Frames past `max_frames` are not looked at: the valid prefix ends at the last commit frame
+  // no later than it (the wal-index's limit, so that recovery adopts only what it can index).
+  absl::StatusOr<ScanResult> Scan(uint32_t page_size,
+                                  uint32_t max_frames = std::numeric_limits<uint32_t>::max());
 
   // Writes `header` (checksum computed) at offset 0; returns its checksum, the seed of frame 1.
   absl::StatusOr<uint64_t> WriteHeader(const WalHeader& header);
