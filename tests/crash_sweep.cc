@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <utility>
@@ -27,6 +28,11 @@ const char* CrashKindName(CrashKind kind) {
   return "?";
 }
 
+bool EveryRecoveryCrashed() {
+  const char* env = std::getenv("JKV_EVERY_RECOVERY");
+  return env != nullptr && std::string(env) == "1";
+}
+
 uint64_t RunSeed() {
   static const uint64_t seed = [] {
     uint64_t s = 0;
@@ -36,7 +42,8 @@ uint64_t RunSeed() {
     }
     std::printf("crash sweep run seed %llu (replay: --test_env=JKV_CRASH_SEED=%llu), tier %s\n",
                 static_cast<unsigned long long>(s), static_cast<unsigned long long>(s),
-                LongTier() ? "long" : (UnderSanitizer() ? "default, sanitizer" : "default"));
+                LongTier() ? (EveryRecoveryCrashed() ? "long, every recovery crashed" : "long")
+                           : (UnderSanitizer() ? "default, sanitizer" : "default"));
     return s;
   }();
   return seed;
@@ -82,7 +89,7 @@ std::vector<uint64_t> SweepPoints(const std::string& salt, const std::vector<uin
 
 std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t>& all,
                              size_t cap) {
-  if (LongTier() || all.size() <= cap) return all;
+  if (EveryRecoveryCrashed() || all.size() <= cap) return all;
   std::vector<uint64_t> out;
   std::mt19937_64 rng(DrawSeed(salt, cap));
   std::sample(all.begin(), all.end(), std::back_inserter(out), cap, rng);

@@ -29,6 +29,10 @@
 //     ones at random; the long tier takes every mutation index.
 //   - power-loss seeds: one fixed per crash point and one drawn at random (default tier; the
 //     fixed one only under a sanitizer), five in the long tier.
+//   - crashed recoveries: a random sample of the states whose recovery writes anything, a few
+//     in the default tier, a few hundred in the long tier (SweepSpec::recovery_crash_states);
+//     JKV_EVERY_RECOVERY=1 crashes the recovery of every such state (about 90% of a long WAL
+//     sweep's states then: hours on two cores).
 //   Every random choice comes from the per-run seed, new each run and printed at the start
 //   ("crash sweep run seed N"); --test_env=JKV_CRASH_SEED=N replays a run exactly.
 // Nondeterministic workloads (a background checkpointer's writes interleave with the writer's
@@ -71,7 +75,11 @@ std::vector<uint64_t> PowerLossSeeds(const std::string& salt, uint64_t point);
 std::vector<uint64_t> SweepPoints(const std::string& salt, const std::vector<uint64_t>& must,
                                   uint64_t total, size_t further);
 
-// At most `cap` elements of `all` (all of them in the long tier): a random sample, in order.
+// JKV_EVERY_RECOVERY=1: Sample() takes everything, so every recovery is crashed.
+bool EveryRecoveryCrashed();
+
+// At most `cap` elements of `all` (all of them under JKV_EVERY_RECOVERY=1): a random sample,
+// in order.
 std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t>& all,
                              size_t cap);
 
