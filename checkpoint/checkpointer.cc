@@ -155,7 +155,7 @@ namespace {
 // after the newest of both (so the last one listed is the newest, V1), new salts and no
 // frames; `current` becomes the current log. REQUIRES: every frame of each copied (C2).
 absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
-                         std::initializer_list<int> logs, int current) {
+                         std::initializer_list<int> logs, int current, bool two_logs) {
   // Salts must differ between generations and between processes: one generator per thread,
   // seeded from the system's entropy once per process (a std::random_device per restart cost
   // an open and a read of /dev/urandom each time). A forked child, which inherits the parent's
@@ -171,7 +171,9 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
     rng.seed(seed);
   }
   const shm::IndexHeader before = header;
-  uint32_t seq = SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
+  // The newest generation of the logs in use. In WAL mode log 1's words stay 0, and 0 is the
+  // later generation whenever log 0's is past 2^30: counted, it sent the generation back to 1.
+  uint32_t seq = two_logs && SeqAfter(header.logs[1].ckpt_seq, header.logs[0].ckpt_seq)
                      ? header.logs[1].ckpt_seq
                      : header.logs[0].ckpt_seq;
   for (int log : logs) {
@@ -222,14 +224,14 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
 }  // namespace
 
 absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
-                        bool make_current) {
+                        bool make_current, bool two_logs) {
   return RestartLogs(index, header, {log},
-                     make_current ? log : static_cast<int>(header.current_log));
+                     make_current ? log : static_cast<int>(header.current_log), two_logs);
 }
 
 absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log) {
   // `log` gets the earlier new generation, the other one the later and becomes current (V1).
-  return RestartLogs(index, header, {log, 1 - log}, 1 - log);
+  return RestartLogs(index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
 }
 
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
@@ -360,7 +362,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       JKV_RETURN_IF_ERROR(RestartBothLogs(*files.index, header, newest_file));
       result.restarted = true;
     } else if (mx > 0) {
-      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L));
+      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L, false, files.two_logs));
       result.restarted = true;
     }
     if (mode == CheckpointMode::kTruncate) {

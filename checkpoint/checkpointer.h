@@ -142,8 +142,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
 // and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE and CKPT held, and
 // backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
+// `two_logs`: WAL2 (both logs' generations count; in WAL mode log 1's words are unused).
 absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log = 0,
-                        bool make_current = false);
+                        bool make_current = false, bool two_logs = false);
 
 // WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
 // current log). REQUIRES: as RestartLog, for both logs.
@@ -153,6 +154,15 @@ absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int
 inline bool SeqAfter(uint32_t a, uint32_t b) {
   const uint32_t d = (a - b) & 0x7fffffffu;
   return d != 0 && d < 0x40000000u;
+}
+
+// Pins in snapshot order: by generation (serial, SeqAfter), then by frame; "no pin" (0) only
+// equals itself. A consistent order for pins less than 2^30 generations apart, which every set
+// of pins alive at once is (a pin of an older generation keeps the next one from being copied,
+// so from restarting).
+inline bool PinBefore(uint64_t a, uint64_t b) {
+  if (PinSeq(a) != PinSeq(b)) return SeqAfter(PinSeq(b), PinSeq(a));
+  return PinFrame(a) < PinFrame(b);
 }
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum

@@ -70,6 +70,7 @@
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -242,6 +243,10 @@ class WriteTxn final : public PageWriter {
   absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
 };
 
+// How many generations past the one it was last cleared at a WAL connection's page cache is
+// cleared (Pager::NoteGenerationLocked): 2^29, or what a test sets (0: 2^29 again).
+void SetCacheGenerationSpanForTesting(uint32_t span);
+
 class Pager {
  public:
   // Opens (creating when missing, unless read-only) the database at `path`. Rolls back a hot
@@ -305,6 +310,11 @@ class Pager {
   // WAL: the header of `snapshot` (page 1 as the snapshot sees it).
   absl::StatusOr<DbHeader> WalHeaderLocked(const WalSnapshot& snapshot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // WAL: a snapshot is about to be read through the page cache. The cache's keys name a log
+  // generation by its 31 bits, so they repeat 2^31 generations apart: the cache is cleared
+  // whenever this connection sees a generation 2^29 or more past the one it was last cleared
+  // at (or before it), long before any key can name two page versions.
+  void NoteGenerationLocked(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::unique_ptr<ReadTxn>> BeginWalRead() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWalWrite() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for this handle's writer role and the WRITE lock (mu_ released while waiting).
@@ -402,7 +412,9 @@ class Pager {
   bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
   bool writer_exclusive_ ABSL_GUARDED_BY(mu_) = false;  // new readers wait
   absl::Status sticky_ ABSL_GUARDED_BY(mu_);
-  uint64_t wal_header_key_ ABSL_GUARDED_BY(mu_) = 0;  // WAL: the snapshot header_ belongs to
+  // WAL: the published state header_ belongs to (change, current generation, frame, log).
+  std::optional<std::array<uint32_t, 4>> wal_header_key_ ABSL_GUARDED_BY(mu_);
+  uint32_t cache_generation_ ABSL_GUARDED_BY(mu_) = 0;  // see NoteGenerationLocked
   PagerStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status deferred_ ABSL_GUARDED_BY(mu_);  // see DeferError
   // Threads with a read transaction of this handle open: a blocking policy never blocks them.

@@ -1,6 +1,8 @@
 // The pager's side of WAL mode: read and write transactions over WalStrategy, checkpoints,
 // and switching a database between the rollback and WAL journal families.
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -18,8 +20,12 @@ namespace {
 using checkpoint::CheckpointMode;
 using checkpoint::CheckpointResult;
 
-uint64_t HeaderKey(const WalSnapshot& s) {
-  return (uint64_t{s.change} << 32) ^ (uint64_t{s.cur().seq} << 20) ^ s.cur().mx;
+constexpr uint32_t kCacheGenerationSpan = 1u << 29;
+std::atomic<uint32_t> cache_generation_span{kCacheGenerationSpan};
+
+// Every word of it, not a hash of them: two published states must never share a key.
+std::array<uint32_t, 4> HeaderKey(const WalSnapshot& s) {
+  return {s.change, s.cur().seq, s.cur().mx, static_cast<uint32_t>(s.current)};
 }
 
 // A write transaction's dirty pages as frames to append, sealed and in page order (the last
@@ -50,7 +56,21 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadWalPage(const WalSn
   return std::shared_ptr<const PageBuffer>(std::move(buffer));
 }
 
+void SetCacheGenerationSpanForTesting(uint32_t span) {
+  cache_generation_span.store(span == 0 ? kCacheGenerationSpan : span, std::memory_order_relaxed);
+}
+
+void Pager::NoteGenerationLocked(const WalSnapshot& snapshot) {
+  const uint32_t seq = snapshot.cur().seq;
+  if (((seq - cache_generation_) & 0x7fffffffu) >=
+      cache_generation_span.load(std::memory_order_relaxed)) {
+    cache_.Clear();
+    cache_generation_ = seq;
+  }
+}
+
 absl::StatusOr<DbHeader> Pager::WalHeaderLocked(const WalSnapshot& snapshot) {
+  NoteGenerationLocked(snapshot);
   if (HeaderKey(snapshot) == wal_header_key_) return header_;
   JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, PageNo(1)));
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> page1,
@@ -165,6 +185,7 @@ absl::Status WriteTxn::CommitToLog() {
   {
     base::MutexLock lock(&pager_->mu_);
     published = pager_->wal_->Publish();
+    pager_->NoteGenerationLocked(published);
     const uint64_t generation = uint64_t{published.cur().seq} << 32;
     for (size_t i = 0; i < order.size(); ++i) {
       pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer, generation | frames[i]);

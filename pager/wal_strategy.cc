@@ -26,6 +26,7 @@ constexpr absl::Duration kMaxWait = absl::Microseconds(250);
 constexpr int kTornHeaderSpins = 1000;
 
 std::atomic<WalHook> wal_hook{nullptr};
+std::atomic<uint32_t> first_generation{0};
 
 void Hook(const char* point) { CallWalHook(point); }
 
@@ -46,6 +47,10 @@ void CallWalHook(const char* point) {
 }
 
 void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
+
+void SetFirstGenerationForTesting(uint32_t seq) {
+  first_generation.store(seq & 0x7fffffffu, std::memory_order_relaxed);
+}
 
 WalStrategy::WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file,
                          uint32_t page_size, const PagerOptions& options)
@@ -209,11 +214,14 @@ shm::IndexHeader WalStrategy::HeaderFromScans(const std::array<wal::ScanResult, 
   for (int l = 0; l < nlogs_; ++l) {
     const wal::ScanResult& scan = scans[l];
     if (scan.header_valid) {
-      h.logs[l] = {scan.header.ckpt_seq, scan.header.salt1, scan.header.salt2, scan.mx_frame,
-                   scan.last_checksum};
+      // Generations are 31 bits (checkpoint::SeqAfter); a foreign top bit is dropped.
+      h.logs[l] = {scan.header.ckpt_seq & 0x7fffffffu, scan.header.salt1, scan.header.salt2,
+                   scan.mx_frame, scan.last_checksum};
     } else {
       // No usable log: the next writer starts a generation after the highest one seen.
-      h.logs[l] = {old != nullptr ? old->logs[l].ckpt_seq : 0, 0, 0, 0, 0};
+      h.logs[l] = {old != nullptr ? old->logs[l].ckpt_seq
+                                  : first_generation.load(std::memory_order_relaxed),
+                   0, 0, 0, 0};
     }
   }
   // V1: the later valid generation is the current log (a log with no valid header is empty).
@@ -386,7 +394,8 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     }
     const PinPair pins = PinsOf(snap);
     const PinPair held = open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first;
-    if (held.first != 0 && held.first <= pins.first && held.second <= pins.second) {
+    if (held.first != 0 && !checkpoint::PinBefore(pins.first, held.first) &&
+        !checkpoint::PinBefore(pins.second, held.second)) {
       // An older snapshot of this connection already holds every checkpoint below `pins`.
       open_pins_.emplace(pins, 0);
       Hook("begin_read:done");
@@ -558,7 +567,7 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool m
   if (locked.ok() && *locked) {
     // A read-only private reader's frames must stay where they are.
     if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
-      s = checkpoint::RestartLog(*index_, header, log, make_current);
+      s = checkpoint::RestartLog(*index_, header, log, make_current, wal2_);
       if (s.ok()) {
         base::MutexLock lock(&stats_mu_);
         ++stats_.log_restarts;
@@ -847,7 +856,7 @@ WalStats WalStrategy::Stats() {
     const uint64_t pin = index_->pin(slot, s.current_log);
     if (pin == 0 || !SlotLive(slot)) continue;
     ++s.pinned_slots;
-    if (oldest == 0 || pin < oldest) oldest = pin;
+    if (oldest == 0 || checkpoint::PinBefore(pin, oldest)) oldest = pin;
   }
   s.oldest_pin_frame = oldest == 0 ? 0 : checkpoint::PinFrame(oldest);
   for (int l = 0; l < nlogs_; ++l) {

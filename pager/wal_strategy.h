@@ -204,6 +204,9 @@ struct WalProgress {
 // creates the database (pager.cc).
 using WalHook = void (*)(const char* point);
 void SetWalHookForTesting(WalHook hook);
+// The generation (ckpt_seq) a wal-index built with no log and no earlier index starts from
+// (0 unless a test sets it: a test of the 31-bit wrap starts near it). Set it before opening.
+void SetFirstGenerationForTesting(uint32_t seq);
 void CallWalHook(const char* point);
 
 class WalStrategy {
@@ -295,6 +298,14 @@ class WalStrategy {
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
   using PinPair = std::pair<uint64_t, uint64_t>;
+  // Snapshot order (checkpoint::PinBefore on log 0, then log 1), not numeric: after the 31-bit
+  // generation wraps, the older snapshot has the smaller generation only in serial order.
+  struct PinPairBefore {
+    bool operator()(const PinPair& a, const PinPair& b) const {
+      if (a.first != b.first) return checkpoint::PinBefore(a.first, b.first);
+      return checkpoint::PinBefore(a.second, b.second);
+    }
+  };
   PinPair PinsOf(const WalSnapshot& s) const;
   void SetPins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
@@ -324,7 +335,7 @@ class WalStrategy {
 
   // This connection's open snapshots (their pins of log 0 and log 1), under the pager's
   // mutex; the slot holds the oldest (pins of either log only grow with time, V1).
-  std::multimap<PinPair, int> open_pins_;
+  std::multimap<PinPair, int, PinPairBefore> open_pins_;
 
   // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
   // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
