@@ -40,6 +40,7 @@ class CkptLock {
     while (true) {
       JKV_ASSIGN_OR_RETURN(held_, index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive));
       if (held_ || !wait || absl::Now() >= deadline) return held_;
+      Hook("wait");
       std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
     }
   }
@@ -100,6 +101,7 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no, uint32
   for (const auto& [page, frame] : order) {
     if (files.stop != nullptr && files.stop->load(std::memory_order_acquire)) return false;
     JKV_RETURN_IF_ERROR(log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
+    Hook("copy:page");
     JKV_RETURN_IF_ERROR(
         files.db->Write(uint64_t{page - 1} * files.page_size, absl::MakeConstSpan(image)));
   }
@@ -115,6 +117,7 @@ absl::StatusOr<bool> NoPrivateReaders(const CheckpointFiles& files, absl::Time d
     JKV_ASSIGN_OR_RETURN(bool free, files.db->CanLock(files.private_reader_lock, 1,
                                                       vfs::LockMode::kExclusive));
     if (free || !wait || absl::Now() >= deadline) return free;
+    Hook("wait");
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
   }
 }
@@ -249,6 +252,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       return absl::AbortedError(
           "the wal-index header stays torn (a process died publishing?); retry");
     }
+    Hook("wait");
     std::this_thread::yield();
   }
   // Under CKPT no switch happens (it needs CKPT), so the non-current log stays so.
@@ -292,6 +296,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     // holds in later versions.
     files.index->set_ckpt_target(L, EncodeTarget(seq, std::max(safe, written)));
     if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
+    Hook("wait");
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
   }
   const absl::Time work_start = absl::Now();

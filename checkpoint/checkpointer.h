@@ -170,9 +170,11 @@ inline bool PinBefore(uint64_t a, uint64_t b) {
 wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
 
 // Test hook: called at named points of a checkpoint ("copy" before the first page write,
-// "copied" after the last, "synced", "restart") and of a log
-// restart ("restart:midway": the new generation published, its backfill and target not yet
-// cleared, W8) with the point's name; nullptr: none. Set it while no checkpoint runs.
+// "copy:page" before each, "copied" after the last, "synced", "restart", "wait" before each
+// sleep waiting for the CKPT lock or for readers) and of a log restart ("restart:midway": the
+// old generation's last frame named as the target and the backfill cleared, the new
+// generation not yet published, W8) with the point's name; nullptr: none. Set it while no
+// checkpoint runs.
 using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
 

@@ -5,8 +5,13 @@
 
 namespace journalkv::pager {
 
-PageCache::PageCache(size_t capacity_pages)
-    : shard_capacity_(std::max<size_t>(1, (capacity_pages + kShards - 1) / kShards)) {}
+// The capacity is split exactly: a cache of fewer pages than shards keeps pages in only that
+// many shards (a page of another shard is not kept).
+PageCache::PageCache(size_t capacity_pages) {
+  for (size_t i = 0; i < kShards; ++i) {
+    shards_[i].capacity = capacity_pages / kShards + (i < capacity_pages % kShards ? 1 : 0);
+  }
+}
 
 std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no, uint64_t version) {
   Shard& shard = ShardOf(page_no);
@@ -20,6 +25,7 @@ std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no, uint64_t ver
 void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
                        uint64_t version) {
   Shard& shard = ShardOf(page_no);
+  if (shard.capacity == 0) return;  // this shard keeps nothing
   base::MutexLock lock(&shard.mu);
   const Key key(page_no.value(), version);
   auto [it, inserted] = shard.map.try_emplace(key);
@@ -30,7 +36,7 @@ void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
     shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru_position);
   }
   it->second.buffer = std::move(buffer);
-  if (shard.map.size() > shard_capacity_) EvictOverCapacity(shard);
+  if (shard.map.size() > shard.capacity) EvictOverCapacity(shard);
 }
 
 void PageCache::Clear() {
@@ -53,7 +59,7 @@ size_t PageCache::size() {
 void PageCache::EvictOverCapacity(Shard& shard) {
   // Walk from the least recently used end; pinned pages (use_count > 1) stay.
   auto pos = shard.lru.end();
-  while (shard.map.size() > shard_capacity_ && pos != shard.lru.begin()) {
+  while (shard.map.size() > shard.capacity && pos != shard.lru.begin()) {
     --pos;
     auto it = shard.map.find(*pos);
     if (it->second.buffer.use_count() > 1) continue;

@@ -54,11 +54,11 @@ class PageCache {
     base::Mutex mu;
     absl::flat_hash_map<Key, Entry> map ABSL_GUARDED_BY(mu);
     std::list<Key> lru ABSL_GUARDED_BY(mu);  // front: most recently used
+    size_t capacity = 0;  // this shard's share of the capacity (0 when it has fewer pages)
   };
   Shard& ShardOf(PageNo page_no) { return shards_[page_no.value() % kShards]; }
   void EvictOverCapacity(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
-  const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
 };
 

@@ -49,6 +49,8 @@ Pager::~Pager() {
         absl::StatusOr<bool> exclusive = lock_.TryExclusive();
         if (exclusive.ok() && *exclusive) wal_->CloseLast().IgnoreError();
       }
+    } else if (sticky_.ok()) {
+      wal_->CloseReadOnly().IgnoreError();  // read-only: at most the -shm it created goes
     }
     wal_.reset();
   }

@@ -30,7 +30,10 @@ std::atomic<uint32_t> first_generation{0};
 
 void Hook(const char* point) { CallWalHook(point); }
 
+// Every wait for another connection passes the hook point "wait", where a schedule explorer
+// runs someone else.
 void Sleep(absl::Duration& sleep) {
+  Hook("wait");
   std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
   sleep = std::min(sleep * 2, kMaxWait);
 }
@@ -123,6 +126,17 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   while (true) {
     JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
     if (alone) {
+      // W10: a last read-only connection removes the -shm under DMS exclusive (CloseReadOnly);
+      // one that did so between this opener's open and its lock left it a file no other
+      // connection will find. Open the path again.
+      JKV_ASSIGN_OR_RETURN(const uint64_t links, shm_file_->LinkCount());
+      if (links == 0) {
+        CallWalHook("open:shm_removed");
+        JKV_RETURN_IF_ERROR(shm_file_->Unlock(kDms, 1));
+        JKV_ASSIGN_OR_RETURN(shm_file_,
+                             fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm}));
+        continue;
+      }
       // No other connection has the index mapped: start it afresh from the log (W6).
       JKV_ASSIGN_OR_RETURN(index_, shm::WalIndex::OpenShared(shm_file_.get(), true));
       JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
@@ -139,6 +153,8 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
     }
     JKV_ASSIGN_OR_RETURN(bool joined, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
     if (joined) {
+      // W10 (above): a shared DMS is taken only while another connection holds it too, so the
+      // file cannot have been removed: CloseReadOnly removes it only under DMS exclusive.
       absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
           shm::WalIndex::OpenShared(shm_file_.get(), false);
       if (index.ok()) {
@@ -476,8 +492,12 @@ absl::StatusOr<PageVersion> WalStrategy::Locate(const WalSnapshot& snapshot, Pag
 absl::Status WalStrategy::ReadPage(const WalSnapshot& snapshot, PageNo page_no,
                                    PageVersion* version, absl::Span<uint8_t> out) {
   const uint64_t offset = uint64_t{page_no.value() - 1} * page_size_;
-  if (version->frame == 0) return db_file_->Read(offset, out);
+  if (version->frame == 0) {
+    Hook("read:db");
+    return db_file_->Read(offset, out);
+  }
   const int l = version->log;
+  Hook("read:frame");
   absl::Status s = logs_[l]->ReadPage(version->frame, page_size_, out);
   if (index_->GenerationIs(l, snapshot.logs[l].seq)) return s;
   // W7: the frame may have been overwritten (or cut) by the next generation.
@@ -816,6 +836,31 @@ bool WalStrategy::SlotLive(int slot) {
   if (slot == slot_) return true;
   absl::StatusOr<bool> gone = index_->SlotOwnerGone(slot);
   return !gone.ok() || !*gone;
+}
+
+// W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a
+// descriptor open for writing), so it never runs CloseLast; but it may have created the -shm
+// (to open a database whose last connection had removed it), which would then stay behind
+// after every read-only use. It removes it at close when both:
+//   1. it holds DMS exclusive on the -shm (converted from its shared lock): no other
+//      connection has the index open, and none can join it without that lock;
+//   2. then, no log exists: the database file holds every commit, so the index holds nothing
+//      (a log created after this check by an opener that then finds the -shm removed is
+//      indexed afresh from the path it opens again).
+// An opener that opened the -shm before the removal and locks it after finds it unlinked
+// (LinkCount 0) and opens the path again (Join). A log left by a crash is left, and so is its
+// -shm, for the next read-write connection to recover and remove.
+absl::Status WalStrategy::CloseReadOnly() {
+  if (private_ || shm_file_ == nullptr) return absl::OkStatus();
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
+  if (!alone) return absl::OkStatus();
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log, fs_->Exists(log_paths_[l]));
+    if (log) return absl::OkStatus();
+  }
+  CallWalHook("close:removing_shm");
+  return fs_->Delete(shm_path_);
 }
 
 absl::Status WalStrategy::CloseLast() {

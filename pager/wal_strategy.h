@@ -76,6 +76,10 @@
 //       A reader thread that repaired under the writer truncated the writer's appended,
 //       unpublished index entries, and its commit's pages were then not found
 //       (wal_interleaving_test, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter).
+//   W10. The -shm is removed only by a connection no other has beside it: a read-write one
+//       under the database file's EXCLUSIVE (CloseLast), a read-only one under DMS exclusive
+//       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
+//       to be unlinked opens the path again (Join, hook "open:shm_removed").
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
@@ -193,15 +197,18 @@ struct WalProgress {
 // ("begin_read:header" after a reader read the header and before it pins it, "begin_read:
 // pinned" after a reader stored its pin and before it re-checks, "begin_read:done",
 // "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
-// frames are written and before they are synced and published); nullptr: none. Set it while
-// no transaction runs.
+// frames are written and before they are synced and published, "read:frame" and "read:db"
+// before a page is read from the log or from the database file, "wait" before each sleep
+// waiting for another connection); nullptr: none. Set it while no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
 // to be copied and "policy:released" when it stops, "background:stepped" after a background
 // checkpoint step that copied frames and left some unpublished (at FULL and EXTRA, a deferred
 // copy; pager_policy.cc), and a WAL opener of a
 // rollback database "open:family_switched" after it committed the switch, before it takes
 // SHARED again, and an opener of an empty file "open:creating" once it holds SHARED, before it
-// creates the database (pager.cc).
+// creates the database (pager.cc); "close:removing_shm" before a last read-only connection
+// removes the -shm and "open:shm_removed" when an opener found the -shm it locked removed
+// (W10).
 using WalHook = void (*)(const char* point);
 void SetWalHookForTesting(WalHook hook);
 // The generation (ckpt_seq) a wal-index built with no log and no earlier index starts from
@@ -263,6 +270,9 @@ class WalStrategy {
   // At close: true when this connection may remove the log and index (the caller holds the
   // database file EXCLUSIVE, so no other connection has them open).
   absl::Status CloseLast();
+  // At the close of a read-only connection: removes the -shm when no other connection has it
+  // open and no log exists (W10).
+  absl::Status CloseReadOnly();
 
   WalStats Stats();
 

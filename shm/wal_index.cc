@@ -18,6 +18,13 @@
 namespace journalkv::shm {
 namespace {
 
+std::atomic<IndexHook> index_hook{nullptr};
+
+// A test hook point before an access to the shared words (SetIndexHookForTesting).
+inline void Point(const char* point) {
+  if (IndexHook h = index_hook.load(std::memory_order_relaxed)) h(point);
+}
+
 // std::atomic_thread_fence, except under ThreadSanitizer, which does not model fences (GCC
 // refuses them there: -Wtsan). TSan builds run on x86, where both fences used here are compiler
 // barriers only, so leaving them out changes no ordering the hardware gives.
@@ -274,6 +281,8 @@ WalIndex::WalIndex(vfs::File* file)
 
 WalIndex::~WalIndex() = default;
 
+void SetIndexHookForTesting(IndexHook hook) { index_hook.store(hook, std::memory_order_relaxed); }
+
 absl::StatusOr<std::unique_ptr<WalIndex>> WalIndex::OpenShared(vfs::File* file, bool initialize) {
   absl::StatusOr<uint8_t*> r0 = file->MapSharedRegion(0, kRegionSize);
   if (absl::IsUnimplemented(r0.status())) {
@@ -332,11 +341,21 @@ absl::StatusOr<uint8_t*> WalIndex::ExistingRegion(uint32_t region) {
 // --- the index header
 
 bool WalIndex::ReadHeader(IndexHeader* out) const {
+  Point("shm:read_header");
   const HeaderWords a = LoadCopy(region0(), kHeaderAOffset);
+  Point("shm:read_header:a_read");
   const HeaderWords b = LoadCopy(region0(), kHeaderBOffset);
-  if (a != b) return false;  // a writer is between the copies (or died there)
+  // A torn header is waited out (every caller retries it): the hook's "wait" lets the
+  // publisher run.
+  if (a != b) {  // a writer is between the copies (or died there)
+    Point("wait");
+    return false;
+  }
   const uint64_t checksum = uint64_t{a[kHeaderWords + 1]} << 32 | a[kHeaderWords];
-  if (checksum != HeaderChecksum(a)) return false;  // torn copies that happen to agree
+  if (checksum != HeaderChecksum(a)) {  // torn copies that happen to agree
+    Point("wait");
+    return false;
+  }
   IndexHeader header = DecodeHeader(a);
   // Every published header has a page size; zeros are a header nobody wrote since the -shm
   // was initialised, whatever the checksum of zero words is.
@@ -364,6 +383,7 @@ bool WalIndex::ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out) {
 
 bool WalIndex::GenerationIs(int log, uint32_t ckpt_seq) const {
   JKV_DCHECK(log == 0 || log == 1);
+  Point("shm:generation_is");
   const int word = 4 + 7 * log;  // LogState::ckpt_seq of `log` (EncodeHeader)
   // The caller's reads before this check (a hash lookup, a pread of a frame) must not be
   // satisfied after it: an acquire load orders only what follows it. With the release fence
@@ -388,8 +408,10 @@ void WalIndex::WriteHeader(const IndexHeader& header) {
   JKV_DCHECK(header.page_size != 0);
   JKV_DCHECK(header.current_log <= 1);
   const HeaderWords words = EncodeHeader(header);
+  Point("shm:write_header");
   // B first: until A matches it again, readers see the copies disagree and retry.
   StoreCopy(region0(), kHeaderBOffset, words);
+  Point("shm:write_header:b_written");
   StoreCopy(region0(), kHeaderAOffset, words);
   // Pairs with the acquire fence in GenerationIs: every store after this one (a restart's
   // cleared hash entries, its new frames written into the log) becomes visible after the new
@@ -417,6 +439,7 @@ absl::Status WalIndex::Reserve(int log, uint32_t first_frame, uint32_t last_fram
 
 absl::Status WalIndex::Append(int log, uint32_t frame, uint32_t page_no) {
   JKV_DCHECK(log == 0 || log == 1);
+  Point("shm:append");
   JKV_RETURN_IF_ERROR(CheckFrame(frame, "frame"));
   if (frame == 0 || page_no == 0) {
     return absl::InvalidArgumentError(
@@ -452,6 +475,7 @@ absl::StatusOr<uint32_t> WalIndex::PageOfFrame(int log, uint32_t frame) {
 
 absl::StatusOr<uint32_t> WalIndex::Lookup(int log, uint32_t page_no, uint32_t mx_frame) {
   JKV_DCHECK(log == 0 || log == 1);
+  Point("shm:lookup");
   JKV_RETURN_IF_ERROR(CheckFrame(mx_frame, "mx_frame"));
   if (mx_frame == 0) return 0;
   // Newest block first: any match there is newer than every frame of the older blocks. The
@@ -476,6 +500,7 @@ absl::StatusOr<uint32_t> WalIndex::Lookup(int log, uint32_t page_no, uint32_t mx
 // before it, i.e. by older frames, which stay.
 absl::Status WalIndex::Truncate(int log, uint32_t mx_frame) {
   JKV_DCHECK(log == 0 || log == 1);
+  Point("shm:truncate");
   JKV_RETURN_IF_ERROR(CheckFrame(mx_frame, "mx_frame"));
   uint32_t k = mx_frame / kFramesPerBlock;  // the block of frame mx_frame + 1
   if (k >= kMaxBlocksPerLog) return absl::OkStatus();
@@ -495,16 +520,36 @@ absl::Status WalIndex::Truncate(int log, uint32_t mx_frame) {
 
 // --- checkpoint info
 
-uint32_t WalIndex::backfill(int log) const { return Backfill(region0(), log).load(); }
-void WalIndex::set_backfill(int log, uint32_t frames) { Backfill(region0(), log).store(frames); }
-uint64_t WalIndex::ckpt_target(int log) const { return CkptTarget(region0(), log).load(); }
+uint32_t WalIndex::backfill(int log) const {
+  Point("shm:backfill");
+  return Backfill(region0(), log).load();
+}
+void WalIndex::set_backfill(int log, uint32_t frames) {
+  Point("shm:set_backfill");
+  Backfill(region0(), log).store(frames);
+}
+uint64_t WalIndex::ckpt_target(int log) const {
+  Point("shm:ckpt_target");
+  return CkptTarget(region0(), log).load();
+}
 void WalIndex::set_ckpt_target(int log, uint64_t target) {
+  Point("shm:set_ckpt_target");
   CkptTarget(region0(), log).store(target);
 }
-uint64_t WalIndex::copied_through(int log) const { return CopiedThrough(region0(), log).load(); }
-void WalIndex::set_copied_through(int log, uint64_t v) { CopiedThrough(region0(), log).store(v); }
-uint64_t WalIndex::written_through(int log) const { return WrittenThrough(region0(), log).load(); }
+uint64_t WalIndex::copied_through(int log) const {
+  Point("shm:copied_through");
+  return CopiedThrough(region0(), log).load();
+}
+void WalIndex::set_copied_through(int log, uint64_t v) {
+  Point("shm:set_copied_through");
+  CopiedThrough(region0(), log).store(v);
+}
+uint64_t WalIndex::written_through(int log) const {
+  Point("shm:written_through");
+  return WrittenThrough(region0(), log).load();
+}
 void WalIndex::set_written_through(int log, uint64_t v) {
+  Point("shm:set_written_through");
   WrittenThrough(region0(), log).store(v);
 }
 
@@ -516,6 +561,7 @@ uint64_t WalIndex::pin(int slot, int log) const {
 }
 void WalIndex::set_pin(int slot, int log, uint64_t value) {
   JKV_DCHECK(slot >= 0 && slot < kMaxSlots && (log == 0 || log == 1));
+  Point("shm:set_pin");
   SlotWord(region0(), slot, log).store(value);
 }
 uint64_t WalIndex::owner(int slot) const {
@@ -530,11 +576,13 @@ void WalIndex::set_owner(int slot, uint64_t owner) {
 // --- locks
 
 absl::StatusOr<bool> WalIndex::TryLock(ShmLock lock, LockMode mode) {
+  Point("shm:lock");
   if (file_ == nullptr) return true;
   return file_->TryLock(kLockBase + static_cast<uint64_t>(lock), 1, mode);
 }
 
 absl::Status WalIndex::Unlock(ShmLock lock) {
+  Point("shm:unlock");
   if (file_ == nullptr) return absl::OkStatus();
   return file_->Unlock(kLockBase + static_cast<uint64_t>(lock), 1);
 }

@@ -140,6 +140,14 @@ struct IndexHeader {
   bool operator==(const IndexHeader&) const = default;
 };
 
+// Test hook: called before each access of the shared words the WAL protocol orders (header
+// reads and writes, the generation check, hash appends, lookups and truncations, the
+// checkpoint words, pin stores, lock takes and releases) with the access's name ("shm:..."),
+// and with "wait" after a header read that found it torn (the caller retries); nullptr: none. The schedule explorer (tests/schedule_explorer.h) switches threads there.
+// Set it while no connection is open.
+using IndexHook = void (*)(const char* point);
+void SetIndexHookForTesting(IndexHook hook);
+
 class WalIndex {
  public:
   // Over the -shm file `file` (not owned; must outlive the index). Checks (and, when

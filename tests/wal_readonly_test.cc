@@ -210,6 +210,89 @@ TEST_P(WalReadOnlyTest, AReadWriteOpenerStillNeedsTheShm) {
   EXPECT_THAT(db.status().message(), HasSubstr("cannot open the wal-index for writing"));
 }
 
+// A read-only connection that may write the -shm creates it to open a database whose last
+// connection removed it; the last one to close removes it again, while no log exists (W10).
+TEST_P(WalReadOnlyTest, ReadOnlyConnectionsLeaveNoShmBehind) {
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+    ASSERT_THAT(writer->Put(Key(1), "v"), IsOk());
+  }
+  const std::string shm = path_ + "-shm";
+  ASSERT_FALSE(*mem_.Exists(shm));
+  Options o = ReaderOptions();
+  o.file_system = &mem_;  // may write the -shm
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> a, Db::Open(path_, o));
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> b, Db::Open(path_, o));
+    EXPECT_EQ(Get(*a, 1), "v");
+    EXPECT_TRUE(*mem_.Exists(shm));
+    a.reset();
+    EXPECT_TRUE(*mem_.Exists(shm)) << "removed while another connection has it open";
+    EXPECT_EQ(Get(*b, 1), "v");
+  }
+  EXPECT_FALSE(*mem_.Exists(shm)) << "the last read-only connection left the -shm behind";
+
+  // Next to a writer, the log exists: the read-only close leaves both to the writer's.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, o));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+  ASSERT_THAT(writer->Put(Key(2), "w"), IsOk());
+  EXPECT_EQ(Get(*reader, 2), "w");
+  reader.reset();
+  EXPECT_TRUE(*mem_.Exists(shm));
+  EXPECT_EQ(Get(*writer, 2), "w");
+  writer.reset();
+  EXPECT_FALSE(*mem_.Exists(shm));
+  for (const std::string& log : LogPaths()) EXPECT_FALSE(*mem_.Exists(log)) << log;
+}
+
+// An opener that opened the -shm just before the last read-only connection removed it, and
+// locks it just after, finds it unlinked and opens the path again (W10): a writer that kept
+// the removed file would index its commits where no later connection looks.
+TEST_P(WalReadOnlyTest, AnOpenerOfARemovedShmOpensItAgain) {
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, WriterOptions()));
+    ASSERT_THAT(writer->Put(Key(1), "v"), IsOk());
+  }
+  Options o = ReaderOptions();
+  o.file_system = &mem_;
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> reader, Db::Open(path_, o));
+  EXPECT_EQ(Get(*reader, 1), "v");
+  // The writer opens the -shm, then the reader closes (and removes it) before the writer
+  // locks it: the file system's open is where the writer is stopped.
+  class CloseOnShmOpen final : public vfs::FileSystem {
+   public:
+    CloseOnShmOpen(vfs::FileSystem* base, std::unique_ptr<Db>* reader)
+        : base_(base), reader_(reader) {}
+    absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& path,
+                                                    const vfs::OpenOptions& options) override {
+      absl::StatusOr<std::unique_ptr<vfs::File>> f = base_->Open(path, options);
+      if (absl::EndsWith(path, "-shm") && *reader_ != nullptr) reader_->reset();
+      return f;
+    }
+    absl::Status Delete(const std::string& path) override { return base_->Delete(path); }
+    absl::StatusOr<bool> Exists(const std::string& path) override { return base_->Exists(path); }
+    absl::StatusOr<bool> IsDirectory(const std::string& path) override {
+      return base_->IsDirectory(path);
+    }
+    absl::Status SyncDirectory(const std::string& dir) override {
+      return base_->SyncDirectory(dir);
+    }
+
+   private:
+    vfs::FileSystem* const base_;
+    std::unique_ptr<Db>* const reader_;
+  } racing(&mem_, &reader);
+  Options w = WriterOptions();
+  w.file_system = &racing;
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> writer, Db::Open(path_, w));
+  ASSERT_EQ(reader, nullptr);  // it closed in between
+  ASSERT_TRUE(*mem_.Exists(path_ + "-shm")) << "the writer works on a -shm no one else finds";
+  ASSERT_THAT(writer->Put(Key(2), "w"), IsOk());
+  // Another writer opening now must see the first one's commit and its write lock.
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> second, Db::Open(path_, WriterOptions()));
+  EXPECT_EQ(Get(*second, 2), "w");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WalReadOnlyTest,
                          ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
                          [](const ::testing::TestParamInfo<JournalMode>& info) {

@@ -33,6 +33,7 @@ class MemNode {
   std::vector<uint8_t> data ABSL_GUARDED_BY(mu);
   RangeLockTable locks ABSL_GUARDED_BY(mu);
   std::map<uint32_t, Region> regions ABSL_GUARDED_BY(mu);
+  uint64_t links ABSL_GUARDED_BY(mu) = 1;  // 0 once its path is deleted (open files keep it)
 };
 
 namespace {
@@ -73,6 +74,10 @@ class MemFile final : public File {
   }
 
   absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override;
+  absl::StatusOr<uint64_t> LinkCount() override {
+    base::MutexLock lock(&node_->mu);
+    return node_->links;
+  }
   absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override;
   absl::Status Sync(SyncKind) override {
     stats_->AddSync(kind_);
@@ -227,7 +232,13 @@ absl::Status MemFileSystem::Delete(const std::string& path) {
   base::MutexLock lock(&mu_);
   const std::string context = absl::StrCat(path, ": unlink");
   if (directories_.count(path) != 0) return ErrnoToStatus(EISDIR, context);
-  if (files_.erase(path) == 0) return ErrnoToStatus(ENOENT, context);
+  auto it = files_.find(path);
+  if (it == files_.end()) return ErrnoToStatus(ENOENT, context);
+  {
+    base::MutexLock node_lock(&it->second->mu);
+    it->second->links = 0;
+  }
+  files_.erase(it);
   return absl::OkStatus();
 }
 

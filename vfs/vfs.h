@@ -127,7 +127,8 @@ class File {
 
   // How many directory entries name this file (st_nlink). A database with a second name (a
   // hard link) would get a second -wal, -shm and -journal under it, so the pager refuses one.
-  // 1 on file systems without hard links.
+  // 0 once the file was deleted while open (the WAL opener checks that the -shm it locked is
+  // still the one its path names). 1 on file systems without hard links.
   virtual absl::StatusOr<uint64_t> LinkCount() { return 1; }
 
   virtual const std::string& path() const = 0;

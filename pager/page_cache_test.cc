@@ -1,0 +1,49 @@
+// The page cache keeps what its capacity says, split exactly over its shards.
+#include "pager/page_cache.h"
+
+#include <memory>
+
+#include "gtest/gtest.h"
+
+namespace journalkv::pager {
+namespace {
+
+std::shared_ptr<const PageBuffer> Image() { return std::make_shared<const PageBuffer>(64); }
+
+// Inserts pages 1..n (unpinned: the cache holds the only reference).
+void Fill(PageCache& cache, uint32_t n) {
+  for (uint32_t p = 1; p <= n; ++p) cache.Insert(PageNo(p), Image());
+}
+
+TEST(PageCacheTest, HoldsExactlyItsCapacity) {
+  for (size_t capacity : {1, 5, 16, 20, 100, 1000}) {
+    PageCache cache(capacity);
+    Fill(cache, 5000);
+    // A per-shard capacity rounded up (20 pages as 2 a shard) held up to 16 pages more.
+    EXPECT_EQ(cache.size(), capacity) << "capacity " << capacity;
+  }
+}
+
+TEST(PageCacheTest, ACacheSmallerThanItsShardsKeepsPagesOfOnlySomeShards) {
+  PageCache cache(3);
+  Fill(cache, PageCache::kShards);
+  EXPECT_EQ(cache.size(), 3u);
+  int kept = 0;
+  for (uint32_t p = 1; p <= PageCache::kShards; ++p) kept += cache.Lookup(PageNo(p)) != nullptr;
+  EXPECT_EQ(kept, 3);
+}
+
+TEST(PageCacheTest, PinnedPagesStayPastTheCapacity) {
+  PageCache cache(16);
+  std::shared_ptr<const PageBuffer> pinned = Image();
+  cache.Insert(PageNo(16), pinned);  // shard 0, one page a shard
+  cache.Insert(PageNo(32), Image());
+  EXPECT_EQ(cache.Lookup(PageNo(16)), pinned) << "a pinned page was evicted";
+  pinned.reset();
+  cache.Insert(PageNo(48), Image());
+  EXPECT_EQ(cache.Lookup(PageNo(16)), nullptr);
+  EXPECT_NE(cache.Lookup(PageNo(48)), nullptr);
+}
+
+}  // namespace
+}  // namespace journalkv::pager

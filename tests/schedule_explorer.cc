@@ -1,0 +1,261 @@
+#include "tests/schedule_explorer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <string_view>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/checkpointer.h"
+#include "pager/wal_strategy.h"
+#include "shm/wal_index.h"
+
+namespace journalkv::testing {
+namespace {
+
+std::atomic<Schedule*> current{nullptr};
+thread_local int thread_id = -1;         // the thread's index in Run; -1: not scheduled
+thread_local bool in_step_check = false;  // the step check's own index reads pass freely
+
+}  // namespace
+
+Schedule::Schedule(const ScheduleOptions& options) : options_(options) {
+  Schedule* none = nullptr;
+  if (!current.compare_exchange_strong(none, this)) {
+    std::fprintf(stderr, "schedule explorer: two schedules at once\n");
+    std::abort();
+  }
+  pager::SetWalHookForTesting(&HookPoint);
+  checkpoint::SetCheckpointHookForTesting(&HookPoint);
+  shm::SetIndexHookForTesting(&HookPoint);
+}
+
+Schedule::~Schedule() {
+  pager::SetWalHookForTesting(nullptr);
+  checkpoint::SetCheckpointHookForTesting(nullptr);
+  shm::SetIndexHookForTesting(nullptr);
+  current.store(nullptr);
+}
+
+void Schedule::HookPoint(const char* point) {
+  if (thread_id < 0 || in_step_check) return;
+  if (Schedule* s = current.load()) s->Point(thread_id, point);
+}
+
+bool Schedule::IsLoad(const char* point) {
+  static constexpr std::string_view kLoads[] = {
+      "shm:read_header", "shm:read_header:a_read", "shm:generation_is", "shm:lookup",
+      "shm:backfill",    "shm:ckpt_target",        "shm:copied_through", "shm:written_through",
+      "wait",
+      // Lock attempts too: a thread waiting for a lock retries them many times; the protocol
+      // step after a lock is taken has a point of its own.
+      "shm:lock",        "shm:unlock"};
+  return std::find(std::begin(kLoads), std::end(kLoads), std::string_view(point)) !=
+         std::end(kLoads);
+}
+
+const std::vector<std::string>& Schedule::DropCandidates() {
+  static const std::vector<std::string> names = {
+      "begin_read:header", "begin_read:pinned", "begin_read:done", "begin_write:locked",
+      "commit:appended",   "read:frame",        "read:db",         "restart",
+      "restart:midway",    "copy",              "copy:page",       "copied",
+      "synced",            "shm:write_header",  "shm:write_header:b_written",
+      "shm:set_pin",       "shm:set_backfill",  "shm:set_ckpt_target",
+      "shm:set_copied_through", "shm:set_written_through", "shm:append", "shm:truncate"};
+  return names;
+}
+
+std::string Schedule::DropNames() const {
+  std::string out;
+  for (const std::string& name : drop_names_) absl::StrAppend(&out, out.empty() ? "" : " ", name);
+  return out;
+}
+
+bool Schedule::IsDecision(const char* point) const {
+  if (IsLoad(point)) return false;
+  return options_.every_store_decides || std::string_view(point).substr(0, 4) != "shm:";
+}
+
+void Schedule::RecordLocked(int id, const char* point) {
+  ++steps_;
+  ++progress_;
+  last_step_[id] = steps_;
+  if (steps_ > options_.max_steps) {
+    std::fprintf(stderr, "schedule explorer: livelock: %llu steps (seed %llu); the last ones:\n%s",
+                 static_cast<unsigned long long>(steps_ - 1),
+                 static_cast<unsigned long long>(options_.seed), Trace().c_str());
+    std::abort();
+  }
+  if (trace_.size() < options_.trace_size) {
+    trace_.emplace_back(id, point);
+  } else {
+    trace_[(steps_ - 1) % options_.trace_size] = {id, point};
+  }
+}
+
+std::string Schedule::Trace() const {
+  std::string out;
+  const uint64_t n = trace_.size();
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t step = steps_ - n + i + 1;
+    const auto& [id, point] = trace_[(step - 1) % options_.trace_size];
+    absl::StrAppend(&out, "  ", step, " t", id, " ", point, "\n");
+  }
+  return out;
+}
+
+int Schedule::PickLocked() {
+  int best = -1, eligible = -1;
+  for (int i = 0; i < static_cast<int>(states_.size()); ++i) {
+    if (states_[i] != State::kWaiting) continue;
+    if (best < 0 || priorities_[i] > priorities_[best]) best = i;
+    if (!yielding_[i] && (eligible < 0 || priorities_[i] > priorities_[eligible])) eligible = i;
+  }
+  if (eligible >= 0) return eligible;
+  // Every waiting thread sits out a wait (each waits for another, say the readers for a
+  // commit and the writer for them): the one that stepped least recently goes, so that each
+  // gets its turn and the one whose wait is over gets past it.
+  int oldest = -1;
+  for (int i = 0; i < static_cast<int>(states_.size()); ++i) {
+    if (states_[i] == State::kWaiting && (oldest < 0 || last_step_[i] < last_step_[oldest])) {
+      oldest = i;
+    }
+  }
+  return oldest >= 0 ? oldest : best;
+}
+
+void Schedule::Enter(int id) {
+  std::unique_lock<std::mutex> lock(mu_);
+  states_[id] = State::kWaiting;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return token_ == id; });
+  states_[id] = State::kRunning;
+}
+
+void Schedule::Exit(int id) {
+  std::unique_lock<std::mutex> lock(mu_);
+  RecordLocked(id, "<end>");
+  states_[id] = State::kDone;
+  if (token_ == id || token_ < 0) token_ = PickLocked();
+  cv_.notify_all();
+  monitor_cv_.notify_all();
+}
+
+void Schedule::Point(int id, const char* point) {
+  std::unique_lock<std::mutex> lock(mu_);
+  RecordLocked(id, point);
+  if (step_check_ && step_failure_.empty()) {
+    in_step_check = true;
+    std::string problem = step_check_();
+    in_step_check = false;
+    if (!problem.empty()) step_failure_ = absl::StrCat("after step ", steps_, ": ", problem);
+  }
+  if (IsDecision(point) && change_steps_.contains(++decisions_)) priorities_[id] = next_low_--;
+  if (!drop_names_.empty() && drop_names_.contains(std::string_view(point)) && (rng_() & 1)) {
+    priorities_[id] = next_low_--;
+  }
+  // A thread at "wait" sits out until another thread takes a step (of its own, not a wait):
+  // two waiters passing the turn to each other would keep a low-priority lock holder from
+  // ever running.
+  if (std::string_view(point) == "wait") {
+    yielding_[id] = true;
+  } else {
+    for (int i = 0; i < static_cast<int>(yielding_.size()); ++i) {
+      if (i != id) yielding_[i] = false;
+    }
+  }
+  states_[id] = State::kWaiting;
+  if (token_ == id || token_ < 0) {
+    token_ = PickLocked();
+    cv_.notify_all();
+  }
+  cv_.wait(lock, [&] { return token_ == id; });
+  states_[id] = State::kRunning;
+}
+
+void Schedule::Run(std::vector<std::function<void()>> bodies) {
+  const int n = static_cast<int>(bodies.size());
+  std::mt19937_64 rng(options_.seed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    states_.assign(n, State::kStarting);
+    yielding_.assign(n, false);
+    last_step_.assign(n, 0);
+    priorities_.resize(n);
+    std::iota(priorities_.begin(), priorities_.end(), n);  // n .. 2n-1, above every low one
+    std::shuffle(priorities_.begin(), priorities_.end(), rng);
+    next_low_ = n - 1;
+    change_steps_.clear();
+    for (int i = 0; i < options_.change_points; ++i) {
+      change_steps_.insert(1 + rng() % std::max<uint64_t>(options_.expected_decisions, 1));
+    }
+    drop_names_.clear();
+    std::vector<std::string> names = DropCandidates();
+    std::shuffle(names.begin(), names.end(), rng);
+    const size_t drops = std::min<size_t>(std::max(options_.drop_points, 0), names.size());
+    drop_names_.insert(names.begin(), names.begin() + drops);
+    if (!options_.drop_names.empty()) {
+      drop_names_.clear();
+      drop_names_.insert(options_.drop_names.begin(), options_.drop_names.end());
+    }
+    rng_.seed(rng());
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([this, i, body = std::move(bodies[i])] {
+      thread_id = i;
+      Enter(i);
+      body();
+      Exit(i);
+      thread_id = -1;
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] {
+    return std::all_of(states_.begin(), states_.end(), [](State s) { return s == State::kWaiting; });
+  });
+  token_ = PickLocked();
+  cv_.notify_all();
+  absl::Duration stuck;
+  const auto stall = absl::ToChronoMicroseconds(options_.stall);
+  while (!std::all_of(states_.begin(), states_.end(), [](State s) { return s == State::kDone; })) {
+    const uint64_t seen = progress_;
+    monitor_cv_.wait_for(lock, stall);
+    if (progress_ != seen) {
+      stuck = absl::ZeroDuration();
+      continue;
+    }
+    if (token_ >= 0 && states_[token_] == State::kRunning) {
+      // The running thread is blocked outside the schedule: someone else runs meanwhile.
+      states_[token_] = State::kStalled;
+      ++stalls_;
+      token_ = PickLocked();
+      cv_.notify_all();
+      continue;
+    }
+    if (token_ < 0) {
+      token_ = PickLocked();
+      if (token_ >= 0) {
+        cv_.notify_all();
+        continue;
+      }
+    }
+    stuck += options_.stall;
+    if (stuck >= options_.deadlock) {
+      std::fprintf(stderr,
+                   "schedule explorer: deadlock: every thread blocked outside the schedule for "
+                   "%s (seed %llu); the last steps:\n%s",
+                   absl::FormatDuration(stuck).c_str(),
+                   static_cast<unsigned long long>(options_.seed), Trace().c_str());
+      std::abort();
+    }
+  }
+  lock.unlock();
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace journalkv::testing

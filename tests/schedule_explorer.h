@@ -1,0 +1,141 @@
+// A deterministic schedule explorer for the WAL protocol's threads (issue 19, part 2).
+//
+// Threads of one process, each on its own connection (or a second thread of one), run under a
+// controller that lets exactly one of them run between two hook points: the WAL hooks
+// (pager/wal_strategy.h), the checkpoint hooks (checkpoint/checkpointer.h) and the index hooks
+// at every access of the -shm's shared words (shm/wal_index.h). Which thread runs next is the
+// PCT rule (Burckhardt, Kothari, Musuvathi, Nagarakatte, "A randomized scheduler with
+// probabilistic guarantees of finding bugs", ASPLOS 2010): every thread gets a random
+// priority, the highest-priority thread that waits at a point runs, and at a few randomly
+// drawn steps (the change points) the running thread drops below every other. A bug that
+// needs d ordering constraints between n threads over k steps is found by one schedule with
+// probability at least 1 / (n k^(d-1)); change_points is d - 1. Here k counts only the
+// protocol's decision points: every store to the shared words and every named step of a
+// reader, writer or checkpoint (a page read among them), but not the loads of the index
+// (header reads, lookups, generation checks) nor the lock attempts (retried in every wait),
+// which are most of the
+// steps (or, with every_store_decides false, only the named steps); threads still
+// switch at loads, by priority, but a change point lands on a store, where the windows of the
+// protocol open and close, so the same few change points find a race many times as often.
+//
+// A thread at a "wait" point (it sleeps waiting for a lock or another connection) sits out
+// until another thread takes a step, so that the one it waits for runs (dropping it below
+// every other instead would undo the change points' drops). A thread that neither reaches
+// a point nor ends within `stall` is blocked outside the schedule (a mutex of its connection
+// held by a thread stopped at a point); the controller counts a stall and runs another. The
+// schedule is then exact as long as such blocking is (it is: the same schedule blocks at the
+// same place). All threads blocked outside the schedule for `deadlock` is a deadlock.
+//
+// Everything is drawn from `seed`: one seed is one schedule, and replays it.
+#ifndef JOURNALKV_TESTS_SCHEDULE_EXPLORER_H_
+#define JOURNALKV_TESTS_SCHEDULE_EXPLORER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace journalkv::testing {
+
+struct ScheduleOptions {
+  uint64_t seed = 0;
+  int change_points = 4;           // PCT's d - 1
+  // The change points are drawn from [1, expected_decisions], decision points (see above).
+  uint64_t expected_decisions = 300;
+  // Decision points: every store (true), or only the named steps of the WAL and checkpoint
+  // hooks, not the index's own points (false: fewer, so each change point is likelier to
+  // land in a window between two protocol steps).
+  bool every_store_decides = true;
+  // Instead of (or beside) change points at drawn step numbers: this many protocol steps are
+  // drawn by name (kDropPoints), and a thread that reaches one drops below every other, at
+  // each visit with probability one half. A race whose window lies between a few named
+  // steps of different threads (a reader between its header read and its pin while a restart
+  // stops between its clear and its publish) is then found once the right names are drawn,
+  // whatever the step numbers (about one schedule in C(22, 3) = 1,540 draws them), where PCT
+  // needs each change point on exactly one of a few hundred steps.
+  int drop_points = 0;
+  // The names to drop at, instead of drawing drop_points of them (for looking at one window).
+  std::vector<std::string> drop_names;
+  absl::Duration stall = absl::Milliseconds(20);
+  absl::Duration deadlock = absl::Seconds(20);
+  // More steps than this in one schedule is a livelock (threads that step at hook points and
+  // never get anywhere, say two waiters each holding what the other waits for).
+  uint64_t max_steps = 1'000'000;
+  size_t trace_size = 200;  // steps kept for Trace()
+};
+
+class Schedule {
+ public:
+  // Installs the WAL, checkpoint and index hooks (and removes them when destroyed). One
+  // Schedule at a time; threads not started by Run pass every point freely.
+  explicit Schedule(const ScheduleOptions& options);
+  ~Schedule();
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  // Called after every step, with the controller's lock held and the hooks off for the
+  // calling thread (it may read the index): returns "" or what is wrong.
+  void SetStepCheck(std::function<std::string()> check) { step_check_ = std::move(check); }
+
+  // Runs each body on its own thread under the schedule; returns when every one has ended.
+  // Aborts the process, printing the trace, on a deadlock.
+  void Run(std::vector<std::function<void()>> bodies);
+
+  uint64_t steps() const { return steps_; }
+  uint64_t decisions() const { return decisions_; }
+  // A load of the shared words, not a decision point (see above).
+  static bool IsLoad(const char* point);
+  // The protocol steps drop_points draws from: the named steps and the stores.
+  static const std::vector<std::string>& DropCandidates();
+  // The names drawn ("" if none), for the failure report.
+  std::string DropNames() const;
+  bool IsDecision(const char* point) const;
+  uint64_t stalls() const { return stalls_; }
+  // The first failed step check ("" if none).
+  const std::string& step_failure() const { return step_failure_; }
+  // The last trace_size steps, one per line: "step thread point".
+  std::string Trace() const;
+
+ private:
+  enum class State { kStarting, kWaiting, kRunning, kStalled, kDone };
+  static void HookPoint(const char* point);
+  void Point(int id, const char* point);
+  void Enter(int id);
+  void Exit(int id);
+  // The highest-priority waiting thread that is not sitting out a wait, else the waiting one
+  // that stepped least recently; -1: none.
+  int PickLocked();
+  void RecordLocked(int id, const char* point);
+
+  const ScheduleOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;          // a thread's turn
+  std::condition_variable monitor_cv_;  // a thread ended
+  std::vector<State> states_;
+  std::vector<int> priorities_;
+  std::vector<bool> yielding_;  // at a "wait", until another thread steps
+  std::vector<uint64_t> last_step_;  // each thread's last step
+  std::set<uint64_t> change_steps_;
+  std::set<std::string, std::less<>> drop_names_;
+  std::mt19937_64 rng_;  // drop_points' coin, drawn in step order (one thread runs at a time)
+  int next_low_ = 0;  // the priority a thread gets at a change point (then decremented)
+  int token_ = -1;    // the thread allowed to run; -1: none (the holder stalled or ended)
+  uint64_t steps_ = 0;
+  uint64_t decisions_ = 0;
+  uint64_t stalls_ = 0;
+  uint64_t progress_ = 0;
+  std::vector<std::pair<int, const char*>> trace_;  // a ring of the last trace_size steps
+  std::function<std::string()> step_check_;
+  std::string step_failure_;
+};
+
+}  // namespace journalkv::testing
+
+#endif  // JOURNALKV_TESTS_SCHEDULE_EXPLORER_H_
