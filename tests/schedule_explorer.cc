@@ -109,10 +109,9 @@ std::string Schedule::Trace() const {
 }
 
 int Schedule::PickLocked() {
-  int best = -1, eligible = -1;
+  int eligible = -1;
   for (int i = 0; i < static_cast<int>(states_.size()); ++i) {
     if (states_[i] != State::kWaiting) continue;
-    if (best < 0 || priorities_[i] > priorities_[best]) best = i;
     if (!yielding_[i] && (eligible < 0 || priorities_[i] > priorities_[eligible])) eligible = i;
   }
   if (eligible >= 0) return eligible;
@@ -125,7 +124,7 @@ int Schedule::PickLocked() {
       oldest = i;
     }
   }
-  return oldest >= 0 ? oldest : best;
+  return oldest;
 }
 
 void Schedule::Enter(int id) {

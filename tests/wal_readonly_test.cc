@@ -31,15 +31,12 @@ namespace {
 using ::journalkv::testing::IsOk;
 using ::testing::HasSubstr;
 
-// Forwards to a base file system, but a -shm may only be opened read-only.
-class NoShmWriteFileSystem final : public vfs::FileSystem {
+// Forwards every call to a base file system; a test's wrapper overrides Open.
+class ForwardingFileSystem : public vfs::FileSystem {
  public:
-  explicit NoShmWriteFileSystem(vfs::FileSystem* base) : base_(base) {}
+  explicit ForwardingFileSystem(vfs::FileSystem* base) : base_(base) {}
   absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& path,
                                                   const vfs::OpenOptions& options) override {
-    if (absl::EndsWith(path, "-shm") && options.mode != vfs::OpenMode::kReadOnly) {
-      return absl::PermissionDeniedError(absl::StrCat(path, ": open: Permission denied"));
-    }
     return base_->Open(path, options);
   }
   absl::Status Delete(const std::string& path) override { return base_->Delete(path); }
@@ -53,6 +50,19 @@ class NoShmWriteFileSystem final : public vfs::FileSystem {
 
  private:
   vfs::FileSystem* const base_;
+};
+
+// A -shm may only be opened read-only.
+class NoShmWriteFileSystem final : public ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& path,
+                                                  const vfs::OpenOptions& options) override {
+    if (absl::EndsWith(path, "-shm") && options.mode != vfs::OpenMode::kReadOnly) {
+      return absl::PermissionDeniedError(absl::StrCat(path, ": open: Permission denied"));
+    }
+    return ForwardingFileSystem::Open(path, options);
+  }
 };
 
 std::string Key(int i) { return absl::StrCat("k", 10000 + i); }
@@ -259,27 +269,18 @@ TEST_P(WalReadOnlyTest, AnOpenerOfARemovedShmOpensItAgain) {
   EXPECT_EQ(Get(*reader, 1), "v");
   // The writer opens the -shm, then the reader closes (and removes it) before the writer
   // locks it: the file system's open is where the writer is stopped.
-  class CloseOnShmOpen final : public vfs::FileSystem {
+  class CloseOnShmOpen final : public ForwardingFileSystem {
    public:
     CloseOnShmOpen(vfs::FileSystem* base, std::unique_ptr<Db>* reader)
-        : base_(base), reader_(reader) {}
+        : ForwardingFileSystem(base), reader_(reader) {}
     absl::StatusOr<std::unique_ptr<vfs::File>> Open(const std::string& path,
                                                     const vfs::OpenOptions& options) override {
-      absl::StatusOr<std::unique_ptr<vfs::File>> f = base_->Open(path, options);
+      absl::StatusOr<std::unique_ptr<vfs::File>> f = ForwardingFileSystem::Open(path, options);
       if (absl::EndsWith(path, "-shm") && *reader_ != nullptr) reader_->reset();
       return f;
     }
-    absl::Status Delete(const std::string& path) override { return base_->Delete(path); }
-    absl::StatusOr<bool> Exists(const std::string& path) override { return base_->Exists(path); }
-    absl::StatusOr<bool> IsDirectory(const std::string& path) override {
-      return base_->IsDirectory(path);
-    }
-    absl::Status SyncDirectory(const std::string& dir) override {
-      return base_->SyncDirectory(dir);
-    }
 
    private:
-    vfs::FileSystem* const base_;
     std::unique_ptr<Db>* const reader_;
   } racing(&mem_, &reader);
   Options w = WriterOptions();
