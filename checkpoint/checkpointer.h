@@ -4,9 +4,10 @@
 // A checkpoint of log L (WAL mode: L = 0; WAL2: CheckpointFiles::log_no, usually the
 // non-current log, which no writer appends to):
 //   1. takes the CKPT lock (PASSIVE gives up at once when another checkpointer holds it; the
-//      other modes wait up to the busy timeout). For FULL, RESTART and TRUNCATE the caller
-//      holds the WRITE lock, so no new commit starts while it runs (locks are owned per -shm
-//      File, so a caller serializes its own threads' checkpoints and writers itself);
+//      other modes wait up to the busy timeout). For RESTART and TRUNCATE, and for WAL's FULL,
+//      the caller holds the WRITE lock, so no new commit starts while it runs (locks are owned
+//      per -shm File, so a caller serializes its own threads' checkpoints and writers itself);
+//      WAL2's FULL of the non-current log needs none (pager/wal_strategy.h V4);
 //   2. announces its target, the newest commit mx_frame (ckpt_target, seq_cst), then reads
 //      every reader slot's pin: the frames it may copy are those <= the oldest pin of the
 //      log's current generation (a pin of an older generation stops it at the current

@@ -326,8 +326,8 @@ class Pager {
   void AfterWalCommit(uint32_t commit_frames) ABSL_LOCKS_EXCLUDED(mu_);
   // Sets up the policy and the (not yet started) background checkpointer. Called by Open.
   void StartPolicy();
-  // Runs a checkpoint of `mode` (FULL, RESTART, TRUNCATE: as the writer); a failed sync puts
-  // the handle in its error state (I7).
+  // Runs a checkpoint of `mode` (WAL: FULL, RESTART, TRUNCATE as the writer; WAL2: as the
+  // writer only to switch logs, V4); a failed sync puts the handle in its error state (I7).
   absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
                                                              const std::atomic<bool>* stop,
                                                              bool defer = false)

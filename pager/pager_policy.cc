@@ -66,9 +66,18 @@ absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
   JKV_RETURN_IF_ERROR(sticky_error());
   if (mode == CheckpointMode::kPassive) {
     r = wal_->Checkpoint(mode, stop, defer);
+  } else if (wal_->wal2()) {
+    // V4: the writer role only for the switches, never for a copy.
+    WalStrategy::WriterRole writer;
+    writer.acquire = [this]() -> absl::Status {
+      base::MutexLock lock(&mu_);
+      return AcquireWalWriterLocked(Deadline()).status();
+    };
+    writer.release = [this] { ReleaseWalWriter(); };
+    r = wal_->Wal2Checkpoint(mode, writer);
   } else {
-    // FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer role
-    // and the WRITE lock.
+    // WAL's FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer
+    // role and the WRITE lock.
     {
       base::MutexLock lock(&mu_);
       JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));

@@ -568,14 +568,18 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
 // W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
 // the log is simply not restarted this time), because a checkpoint reads the header and then
 // the backfill, and must not pair one generation's mx_frame with the next one's backfill.
-absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool make_current) {
+absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
+                                       absl::Time ckpt_deadline) {
   // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
   // frame is copied and no commit can start meanwhile, so it has nothing left to copy and ends
   // at once. Skipping the restart instead would let a checkpointer that runs after every commit
   // keep the log from ever restarting. In WAL2 the writer waits for no checkpoint (V3): its own
   // may be copying the other log, so the restart is left to a later transaction, unless the
-  // generation has no salts of its own (a rebuilt index whose log header was lost).
-  const bool may_skip = wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
+  // generation has no salts of its own (a rebuilt index whose log header was lost), or a
+  // checkpoint's switch asks to wait (`ckpt_deadline`, V4: the other log is copied, so any
+  // checkpoint holding CKPT has nothing to copy and ends at once).
+  const bool wait = ckpt_deadline != absl::InfinitePast();
+  const bool may_skip = !wait && wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
   if (may_skip) {
     if (!ckpt_mu_.TryLock()) return absl::OkStatus();
   } else {
@@ -583,6 +587,11 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool m
   }
   absl::Status s;
   absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
+  absl::Duration sleep = absl::Microseconds(20);
+  while (wait && locked.ok() && !*locked && absl::Now() < ckpt_deadline) {
+    Sleep(sleep);
+    locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
+  }
   if (!locked.ok()) s = locked.status();
   if (locked.ok() && *locked) {
     // A read-only private reader's frames must stay where they are.
@@ -688,146 +697,6 @@ void WalStrategy::EndWrite() {
   write_locked_.store(false, std::memory_order_release);
   writer_thread_.store(std::thread::id(), std::memory_order_release);
   index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
-}
-
-checkpoint::CheckpointFiles WalStrategy::Files() {
-  checkpoint::CheckpointFiles f;
-  f.index = index_.get();
-  f.two_logs = wal2_;
-  f.logs[0] = logs_[0].get();
-  f.logs[1] = logs_[1].get();
-  f.db = db_file_;
-  f.page_size = page_size_;
-  f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
-  f.sync_db = options_.sync != SyncLevel::kOff;
-  f.busy_timeout = options_.busy_timeout;
-  f.own_slot = slot_;
-  f.private_reader_lock = kPrivateReaderByte;
-  return f;
-}
-
-absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
-                                                         const std::atomic<bool>* stop,
-                                                         bool defer) {
-  if (private_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        db_path_, ": a read-only connection without write access to ", shm_path_,
-        " cannot checkpoint"));
-  }
-  JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_);
-  base::MutexLock lock(&ckpt_mu_);
-  checkpoint::CheckpointFiles files = Files();
-  files.stop = stop;
-  // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
-  // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
-  files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
-  CheckpointResult r;
-  if (!wal2_) {
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
-  } else if (mode == CheckpointMode::kPassive) {
-    files.log_no = checkpoint::kNonCurrentLog;  // V4
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
-  } else {
-    // V4: the writer is held, so neither log changes: the older log completely, then the
-    // current one.
-    files.log_no = 1 - cur_;
-    JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
-    r = older;
-    if (!older.blocked) {
-      files.log_no = cur_;
-      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
-      r.log_frames += newer.log_frames;
-      r.copied += newer.copied;
-      r.backfilled += newer.backfilled;
-      r.blocked = newer.blocked;
-      r.restarted = newer.restarted;
-      r.stopped = newer.stopped;
-      r.syncs += newer.syncs;
-      r.lock_wait += newer.lock_wait;
-      r.work += newer.work;
-    }
-    if (r.restarted) {
-      // The writer's view of the index: both logs restarted, the other one is current.
-      shm::IndexHeader h;
-      if (index_->ReadHeader(&h)) {
-        writer_header_ = h;
-        cur_ = static_cast<int>(h.current_log & 1);
-        next_frame_ = 1;
-        chain_ = h.logs[cur_].last_checksum;
-      }
-    }
-  }
-  base::MutexLock stats(&stats_mu_);
-  ++stats_.checkpoints;
-  stats_.frames_copied += r.copied;
-  if (r.restarted) ++stats_.log_restarts;
-  stats_.checkpoint_lock_wait += r.lock_wait;
-  stats_.checkpoint_work += r.work;
-  stats_.checkpoint_syncs += r.syncs;
-  return r;
-}
-
-WalProgress WalStrategy::Progress() {
-  WalProgress p;
-  shm::IndexHeader h;
-  // The copies disagree only while a writer publishes: a few tries see them agree.
-  bool read = index_->ReadHeader(&h);
-  for (int i = 0; i < 1000 && !read; ++i) {
-    std::this_thread::yield();
-    read = index_->ReadHeader(&h);
-  }
-  const int l = read ? PolicyLog(h) : 0;
-  if (read) {
-    p.seq = h.logs[l].ckpt_seq;
-    p.log_frames = h.logs[l].mx_frame;
-    p.total_frames = h.logs[0].mx_frame + (wal2_ ? h.logs[1].mx_frame : 0);
-  }
-  p.backfilled = index_->backfill(l);
-  p.total_uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
-  if (read && wal2_) {
-    const int c = 1 - l;
-    p.total_uncopied += h.logs[c].mx_frame - std::min(index_->backfill(c), h.logs[c].mx_frame);
-  }
-  // What a blocked commit waits to see drop: WAL, the log's frames until every one is copied
-  // (the log then restarts). WAL2, the frames of both logs while the non-current one has frames
-  // to copy: only that copy lets the writer switch, and so bounds the logs; once it is copied
-  // the next transaction switches, and nothing is left to wait for. (Counting the non-current
-  // log alone, which never holds much more than wal2_switch_pages frames, let a blocking
-  // threshold above that never block, and the current log grow without bound whenever the
-  // background checkpointer did not get to run.)
-  p.live_frames = p.backfilled >= p.log_frames ? 0 : (wal2_ ? p.total_frames : p.log_frames);
-  p.log = l;
-  return p;
-}
-
-checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
-  const WalProgress p = Progress();
-  if (total_frames != nullptr) *total_frames = p.total_frames;
-  checkpoint::LogSnapshot log;
-  log.log_frames = p.log_frames;
-  log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
-  log.live_frames = p.live_frames;
-  if (wal2_) {
-    // The policy's thresholds count both logs, so that one above wal2_switch_pages still
-    // fires (the non-current log alone may never reach it, and then never be copied, and the
-    // writer never switch); but it acts only when the non-current log, the one a checkpoint
-    // copies while writers run, has frames to copy. Blocking too counts both logs, and only
-    // while that log has frames to copy (live_frames, Progress): a commit cannot wait for the
-    // current log, which only the next switch releases.
-    log.log_frames = p.total_frames;
-    log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
-  }
-  uint32_t oldest = p.log_frames;
-  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index_->pin(slot, p.log);
-    if (pin == 0 || !SlotLive(slot)) continue;
-    ++log.active_readers;
-    // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
-    const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);
-    oldest = std::min(oldest, current ? checkpoint::PinFrame(pin) : p.backfilled);
-  }
-  log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
-  return log;
 }
 
 // A pin of a slot whose owner died holds nothing back (checkpoints skip it, SafeFrame), so the

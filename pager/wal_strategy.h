@@ -95,10 +95,22 @@
 //       log is copied completely (backfill == mx) and only inside BeginWrite, under WRITE and
 //       CKPT; it never waits for either: when they are not free it appends to the current log.
 //       An empty current log restarts in place instead.
-//   V4. Checkpoints under writers (PASSIVE) copy only the non-current log, chosen under CKPT.
-//       FULL, RESTART and TRUNCATE (writer held) copy the non-current log completely first,
-//       then the current one, so the database file ends with the newest versions; RESTART and
-//       TRUNCATE then restart both logs.
+//   V4. Checkpoints copy only the non-current log, chosen under CKPT, and never as the writer.
+//       FULL, RESTART and TRUNCATE (Wal2Checkpoint) run in phases:
+//         1. the non-current log completely (waiting for its readers, as FULL does);
+//         2. as the writer (hook "checkpoint:switching"), a V3 switch: the current log, if it
+//            still is the generation that was current at the call and has frames, becomes the
+//            non-current one (waiting for CKPT, which only checkpoints with nothing left to
+//            copy can hold now);
+//         3. that log completely (hook "checkpoint:switched"): every commit made before the
+//            call is now in the database file;
+//         4. RESTART and TRUNCATE, as the writer again ("checkpoint:restarting"): with no
+//            commit since step 2 both logs restart in one publish (TRUNCATE cuts both files,
+//            R2); with commits, which are in the current log, the writer switches to a new
+//            generation of the copied log (TRUNCATE cuts its file: older than the current
+//            log's, whose header W4 wrote first), so the next commit starts a log.
+//       The writer is held for the switches only (microseconds): commits made meanwhile go on
+//       into the current log. Only CloseLast, alone, copies both logs as the writer.
 //   V5. A reader pins both logs (a pin names the log's generation even with no frames of it
 //       visible), so a checkpoint of a later generation of either log waits for it (W7).
 //   V6. sync NORMAL: before the first frame of a log switched to is written, the log switched
@@ -114,6 +126,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -254,13 +267,25 @@ class WalStrategy {
   void EndWrite();
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
-  // (BeginWrite ... EndWrite around the call).
+  // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
+  // (CloseLast does so), which Wal2Checkpoint avoids.
   // `stop` (may be null): see checkpoint::CheckpointFiles::stop. `defer` (PASSIVE at FULL or
   // EXTRA only; ignored otherwise): leave the copy unsynced and unpublished when it copied
   // something (CheckpointFiles::publish); a later checkpoint of any connection publishes it.
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode,
                                                           const std::atomic<bool>* stop = nullptr,
                                                           bool defer = false);
+  bool wal2() const { return wal2_; }
+  // How Wal2Checkpoint becomes the writer and stops being it (the pager's writer role:
+  // this handle's and the WRITE lock, BeginWrite and EndWrite inside).
+  struct WriterRole {
+    std::function<absl::Status()> acquire;
+    std::function<void()> release;
+  };
+  // WAL2's FULL, RESTART and TRUNCATE, holding the writer role (through `writer`) only to
+  // switch logs, never for a copy (V4). REQUIRES: the caller does not hold the writer role.
+  absl::StatusOr<checkpoint::CheckpointResult> Wal2Checkpoint(checkpoint::CheckpointMode mode,
+                                                              const WriterRole& writer);
 
   // The log's state for the checkpoint policy (scans the reader slots), any thread; and, when
   // `total_frames` is set, the committed frames of every log (WAL2: both).
@@ -302,8 +327,31 @@ class WalStrategy {
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
   absl::Status RepairHeader();
-  // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free.
-  absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current);
+  // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
+  // `ckpt_deadline`, once it is, waiting for it until then).
+  absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
+                            absl::Time ckpt_deadline = absl::InfinitePast());
+  absl::Status CheckCanCheckpoint() const;
+  // Checkpoint without counting it in the stats; in WAL2 with `non_current`, of the non-current
+  // log only, without the writer role whatever the mode (V4).
+  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
+                                                             const std::atomic<bool>* stop,
+                                                             bool defer = false,
+                                                             bool non_current = false);
+  // Adds a later phase's (or log's) figures to `total`; its `blocked` is the phase's.
+  static void AddPhase(checkpoint::CheckpointResult& total,
+                       const checkpoint::CheckpointResult& phase);
+  // `restart_counted`: its restart was a switch, which MaybeRestart counted already.
+  void CountCheckpoint(const checkpoint::CheckpointResult& r, bool restart_counted = false);
+  // WAL2, as the writer (V4): the other log, copied completely, becomes the current one (a V3
+  // switch, waiting up to `deadline` for CKPT). False when the other log is not all copied, a
+  // private reader forbids restarts or CKPT stayed busy.
+  absl::StatusOr<bool> SwitchLogs(absl::Time deadline);
+  // WAL2, as the writer, the last phase of RESTART and TRUNCATE (V4): restarts the logs that
+  // hold nothing left to copy; `switched` tells whether that was a switch (SwitchLogs).
+  absl::StatusOr<checkpoint::CheckpointResult> RestartCopiedLogs(checkpoint::CheckpointMode mode,
+                                                                 absl::Time deadline,
+                                                                 bool* switched);
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;

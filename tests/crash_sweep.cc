@@ -190,10 +190,10 @@ class Sweep {
     }
     if (spec_.options.pager.journal_mode == pager::JournalMode::kWal ||
         spec_.options.pager.journal_mode == pager::JournalMode::kWal2) {
-      std::printf("%s: clean run: %llu checkpoints, %llu log restarts, %llu log switches, "
-                  "largest log %u frames\n",
+      std::printf("%s: clean run: %llu checkpoints (%d called by the workload), %llu log "
+                  "restarts, %llu log switches, largest log %u frames\n",
                   spec_.name.c_str(), static_cast<unsigned long long>(clean.checkpoints),
-                  static_cast<unsigned long long>(clean.log_restarts),
+                  clean.explicit_checkpoints, static_cast<unsigned long long>(clean.log_restarts),
                   static_cast<unsigned long long>(clean.log_switches), clean.max_log_frames);
     }
     if (spec_.check_clean_run) spec_.check_clean_run(clean, sites);

@@ -168,6 +168,14 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
       result.after.push_back(model);
       result.idle_points.push_back(fs.mutation_count());
     }
+    if (options.checkpoint_every > 0 && t % options.checkpoint_every == 0) {
+      constexpr checkpoint::CheckpointMode kModes[] = {checkpoint::CheckpointMode::kFull,
+                                                       checkpoint::CheckpointMode::kRestart,
+                                                       checkpoint::CheckpointMode::kTruncate};
+      const auto mode = kModes[(t / options.checkpoint_every) % 3];
+      if (!pagers[who]->Checkpoint(mode).ok()) return result;
+      ++result.explicit_checkpoints;
+    }
   }
   tally(0);
   tally(1);

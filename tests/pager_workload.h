@@ -34,6 +34,10 @@ struct WorkloadOptions {
   pager::PagerOptions pager;
   Connections connections = Connections::kOne;
   int transactions = 200;
+  // WAL modes: after every N-th transaction (0: never) the connection that ran it checkpoints,
+  // FULL, RESTART and TRUNCATE in turn (WAL2: the phases that hold the writer only to switch
+  // logs); one that fails ends the run, as a failed transaction does.
+  int checkpoint_every = 0;
 };
 
 // Which pages are live and which transaction last wrote each.
@@ -57,6 +61,7 @@ struct RunResult {
   uint64_t log_restarts = 0;
   uint64_t log_switches = 0;
   uint32_t max_log_frames = 0;  // the most frames one log held when a connection closed
+  int explicit_checkpoints = 0;  // WorkloadOptions::checkpoint_every's that succeeded
 };
 
 // Runs the workload until it finishes or the first error (the crash point). With `record`,

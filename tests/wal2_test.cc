@@ -310,6 +310,175 @@ TEST_F(Wal2Test, AHeldCheckpointBlocksNeitherTheWriterNorReadersInWal2) {
   EXPECT_GE(held.result->copied, 10u);
 }
 
+// Holds every checkpoint copy ("copy", before its first page write) in turn: the n-th waits
+// until g_released_copies reaches n.
+std::atomic<int> g_copies_reached{0};
+std::atomic<int> g_released_copies{0};
+void HoldEachCopy(const char* point) {
+  if (std::string(point) != "copy") return;
+  const int n = ++g_copies_reached;
+  while (g_released_copies.load() < n) std::this_thread::yield();
+}
+
+Options HeldCheckpointOptions(vfs::FileSystem* fs) {
+  Options o;
+  o.journal_mode = JournalMode::kWal2;
+  o.file_system = fs;
+  o.checkpoint_policy = "manual";
+  o.wal2_switch_pages = 10;
+  o.busy_timeout = absl::Milliseconds(400);
+  return o;
+}
+
+// Fills both logs (15 commits of "before", ten in the non-current log), then runs `mode` on
+// `checkpointer`, holding it at each of its two copies (the non-current log, then the log it
+// switched from) while `db` commits five puts of "during" and reads. Returns the checkpoint's
+// result; `during` counts the puts.
+absl::StatusOr<CheckpointResult> CheckpointHeldAtEachCopy(Db* checkpointer, Db* db,
+                                                          CheckpointMode mode, int* during) {
+  for (int i = 0; i < 15; ++i) EXPECT_THAT(db->Put(Key(i), "before"), IsOk());
+  EXPECT_GE(db->Stats().log_switches, 1u);
+  EXPECT_GT(db->Stats().log_frames, 0u);
+  EXPECT_GT(db->Stats().wal2_log_frames, 0u);
+  g_copies_reached = 0;
+  g_released_copies = 0;
+  checkpoint::SetCheckpointHookForTesting(HoldEachCopy);
+  absl::StatusOr<CheckpointResult> result;
+  std::thread t([&] { result = checkpointer->Checkpoint(mode); });
+  *during = 0;
+  for (int copy = 1; copy <= 2; ++copy) {
+    SCOPED_TRACE(absl::StrCat("held at copy ", copy));
+    const absl::Time wait_start = absl::Now();
+    while (g_copies_reached.load() < copy && absl::Now() - wait_start < absl::Seconds(5)) {
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(g_copies_reached.load(), copy);
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < 5; ++i, ++*during) {
+      EXPECT_THAT(db->Put(Key(100 + *during), "during"), IsOk());
+    }
+    absl::StatusOr<std::optional<std::string>> v = db->Get(Key(3));
+    EXPECT_THAT(v, IsOk());
+    if (v.ok()) {
+      EXPECT_EQ(*v, "before");
+    }
+    // A commit that waited for the writer role would wait for the copy: the busy timeout.
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(200));
+    g_released_copies = copy;
+  }
+  g_released_copies = 1000;
+  t.join();
+  checkpoint::SetCheckpointHookForTesting(nullptr);
+  return result;
+}
+
+// V4: WAL2's FULL, RESTART and TRUNCATE hold the writer only to switch logs. Held at each of
+// its copies, the checkpoint lets the writer commit and readers read within a fraction of the
+// busy timeout; once released it reports every commit made before it copied: the database
+// file alone holds them. (Before V4 they held the writer for both copies: the first commit
+// waited the busy timeout and failed "busy".)
+TEST_F(Wal2Test, FullRestartAndTruncateBlockNeitherTheWriterNorReadersWhileTheyCopy) {
+  for (CheckpointMode mode :
+       {CheckpointMode::kFull, CheckpointMode::kRestart, CheckpointMode::kTruncate}) {
+    SCOPED_TRACE(CheckpointModeName(mode));
+    vfs::MemFileSystem fs;
+    const Options o = HeldCheckpointOptions(&fs);
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> checkpointer, Db::Open(kPath, o));
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+    int during = 0;
+    absl::StatusOr<CheckpointResult> result =
+        CheckpointHeldAtEachCopy(checkpointer.get(), db.get(), mode, &during);
+    ASSERT_THAT(result, IsOk());
+    EXPECT_FALSE(result->blocked);
+    EXPECT_GE(result->copied, 15u);
+    EXPECT_EQ(result->restarted, mode != CheckpointMode::kFull);
+    if (mode != CheckpointMode::kFull) {
+      // The commits made during the checkpoint stay in the log the writer left; it goes on
+      // from the start of the other (TRUNCATE: an empty file).
+      const DbStats s = db->Stats();
+      EXPECT_EQ(s.current_log == 0 ? s.log_frames : s.wal2_log_frames, 0u);
+      if (mode == CheckpointMode::kTruncate) {
+        JKV_ASSERT_OK_AND_ASSIGN(
+            std::string log,
+            vfs::ReadFileToString(fs, std::string(kPath) + (s.current_log == 0 ? "-wal" : "-wal2")));
+        EXPECT_EQ(log.size(), 0u);
+      }
+    }
+    // The database file alone holds every commit made before the checkpoint.
+    JKV_ASSERT_OK_AND_ASSIGN(std::string image, vfs::ReadFileToString(fs, kPath));
+    vfs::MemFileSystem copy;
+    ASSERT_THAT(vfs::WriteStringToFile(copy, kPath, image), IsOk());
+    Options alone = o;
+    alone.file_system = &copy;
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> file_only, Db::Open(kPath, alone));
+    for (int i = 0; i < 15; ++i) {
+      JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, file_only->Get(Key(i)));
+      EXPECT_EQ(v, "before") << Key(i);
+    }
+    // And the database, with every commit.
+    for (int i = 0; i < during; ++i) {
+      JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(100 + i)));
+      EXPECT_EQ(v, "during");
+    }
+    JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+    EXPECT_TRUE(check.ok());
+  }
+}
+
+// The same, then a power loss: at FULL every commit survives, at NORMAL every commit made
+// before the checkpoint (it synced them into the database file, C1 and C2) and a prefix of the
+// ones made during it. The last phase's switch and TRUNCATE's unsynced cut of the log left
+// behind (V4) among them.
+TEST_F(Wal2Test, FullRestartAndTruncateWithCommitsDuringThemSurviveAPowerLoss) {
+  for (SyncLevel sync : {SyncLevel::kFull, SyncLevel::kNormal}) {
+    for (CheckpointMode mode :
+         {CheckpointMode::kFull, CheckpointMode::kRestart, CheckpointMode::kTruncate}) {
+      for (uint64_t seed = 0; seed < 8; ++seed) {
+        SCOPED_TRACE(absl::StrCat(SyncLevelName(sync), " ", CheckpointModeName(mode), " seed ",
+                                  seed));
+        vfs::MemFileSystem mem;
+        vfs::FaultInjectingFileSystem fs(&mem);
+        Options o = HeldCheckpointOptions(&fs);
+        o.sync = sync;
+        int during = 0;
+        {
+          JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> checkpointer, Db::Open(kPath, o));
+          JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, o));
+          absl::StatusOr<CheckpointResult> result =
+              CheckpointHeldAtEachCopy(checkpointer.get(), db.get(), mode, &during);
+          ASSERT_THAT(result, IsOk());
+          ASSERT_FALSE(result->blocked);
+          fs.SimulateProcessCrash();  // the closes that follow touch nothing
+        }
+        ASSERT_THAT(fs.SimulatePowerLoss(seed), IsOk());
+        Options reopen = o;
+        reopen.file_system = &mem;
+        JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(kPath, reopen));
+        for (int i = 0; i < 15; ++i) {
+          JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(i)));
+          EXPECT_EQ(v, "before") << Key(i);
+        }
+        int survived = 0;
+        while (survived < during) {
+          JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(100 + survived)));
+          if (!v.has_value()) break;
+          EXPECT_EQ(v, "during");
+          ++survived;
+        }
+        if (sync == SyncLevel::kFull) {
+          EXPECT_EQ(survived, during);
+        }
+        for (int i = survived; i < during; ++i) {  // a prefix: nothing after a lost commit
+          JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(100 + i)));
+          EXPECT_EQ(v, std::nullopt) << Key(100 + i);
+        }
+        JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+        EXPECT_TRUE(check.ok());
+      }
+    }
+  }
+}
+
 TEST_F(Wal2Test, TheSameHeldCheckpointBlocksTheWriterInWalFullAndRestart) {
   for (CheckpointMode mode : {CheckpointMode::kFull, CheckpointMode::kRestart}) {
     SCOPED_TRACE(CheckpointModeName(mode));

@@ -2,7 +2,8 @@
 // tests/pager_workload.h (spills, rollbacks of spilled transactions, one connection, a
 // reopened one, or two taking turns) run in journal mode wal with a low autocheckpoint
 // threshold, so that the run holds commits, checkpoints (before and after their database
-// sync), log restarts and the last-close checkpoint and removal of -wal and -shm. The same runs
+// sync; the policy's, and FULL, RESTART and TRUNCATE called every ninth transaction), log
+// restarts and the last-close checkpoint and removal of -wal and -shm. The same runs
 // in journal mode wal2 (fewer configurations) with a small wal2_switch_pages, so that its run
 // also holds switches between -wal and -wal2, checkpoints of the non-current log and the
 // restart and removal of both logs.
@@ -100,6 +101,9 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
   // Under a sanitizer (many times slower) a shorter run: it still spills, rolls spills back,
   // checkpoints, restarts and (wal2) switches, as check_clean_run asserts.
   spec.options.transactions = ScaledForSanitizer(200, 80);
+  // Checkpoints called by the application too, FULL, RESTART and TRUNCATE in turn (WAL2: in
+  // phases, the writer held only to switch logs), beside the policy's and the last close's.
+  spec.options.checkpoint_every = 9;
   spec.disk.sector_size = c.sector_size;
   spec.disk.unsynced_entries_may_survive = c.truer_disk;
   spec.disk.size_without_data = c.truer_disk;
@@ -119,6 +123,7 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
       EXPECT_GT(count("C2 database"), 3) << "the workload never checkpointed";
       EXPECT_GT(count("W4 log header"), 3) << "the log never restarted";
     }
+    EXPECT_GT(clean.explicit_checkpoints, 3) << "the workload never called a checkpoint";
   };
   RunCrashSweep(spec);
 }

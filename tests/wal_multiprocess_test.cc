@@ -21,6 +21,7 @@
 // JKV_WAL_MP_SEED=n changes the random choices (timing stays nondeterministic).
 #include <tuple>
 
+#include "pager/wal_strategy.h"
 #include "tests/wal_process_testing.h"
 
 namespace journalkv {
@@ -183,13 +184,22 @@ int WriterMain(const std::string& path, JournalMode mode, BankShared* shared, ui
 
 // The checkpointer process kills itself at the checkpoint's hook points now and then: after C1
 // before the copy ("copy"), after C2 before backfill is published ("synced"), and before the
-// log restarts ("restart"), the last two holding the WRITE lock in FULL, RESTART, TRUNCATE.
+// log restarts ("restart"), the last two holding the WRITE lock in WAL's FULL, RESTART,
+// TRUNCATE; and in WAL2's phases of those (V4): holding the writer role before the switch
+// ("checkpoint:switching") and before the last restart ("checkpoint:restarting"), and between
+// the switch and the second copy ("checkpoint:switched").
 BankShared* hook_shared = nullptr;
 std::mt19937_64* hook_rng = nullptr;
 
 void KillingHook(const char* point) {
   (void)point;
   if ((*hook_rng)() % 64 != 0) return;
+  hook_shared->hook_kills.fetch_add(1);
+  raise(SIGKILL);
+}
+
+void KillingWalHook(const char* point) {
+  if (!absl::StartsWith(point, "checkpoint:") || (*hook_rng)() % 16 != 0) return;
   hook_shared->hook_kills.fetch_add(1);
   raise(SIGKILL);
 }
@@ -208,6 +218,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
   hook_shared = shared;
   hook_rng = &rng;
   checkpoint::SetCheckpointHookForTesting(&KillingHook);
+  pager::SetWalHookForTesting(&KillingWalHook);
   for (uint64_t i = rng() % 4; shared->stop.load() == 0; ++i) {
     const CheckpointMode mode = static_cast<CheckpointMode>(i % 4);
     absl::StatusOr<CheckpointResult> r = (*db)->Checkpoint(mode);
@@ -228,6 +239,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
     std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 5000));
   }
   checkpoint::SetCheckpointHookForTesting(nullptr);
+  pager::SetWalHookForTesting(nullptr);
   return kExitOk;
 }
 

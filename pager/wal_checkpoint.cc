@@ -1,0 +1,288 @@
+// WalStrategy's checkpoints: the files a checkpoint works on, PASSIVE in both WAL modes and
+// FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases that hold the writer only to
+// switch logs, V4), and the log's progress the checkpoint policy looks at.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "pager/db_lock.h"
+#include "pager/wal_strategy.h"
+
+namespace journalkv::pager {
+namespace {
+
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
+
+}  // namespace
+
+checkpoint::CheckpointFiles WalStrategy::Files() {
+  checkpoint::CheckpointFiles f;
+  f.index = index_.get();
+  f.two_logs = wal2_;
+  f.logs[0] = logs_[0].get();
+  f.logs[1] = logs_[1].get();
+  f.db = db_file_;
+  f.page_size = page_size_;
+  f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
+  f.sync_db = options_.sync != SyncLevel::kOff;
+  f.busy_timeout = options_.busy_timeout;
+  f.own_slot = slot_;
+  f.private_reader_lock = kPrivateReaderByte;
+  return f;
+}
+
+absl::Status WalStrategy::CheckCanCheckpoint() const {
+  if (!private_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      db_path_, ": a read-only connection without write access to ", shm_path_,
+      " cannot checkpoint"));
+}
+
+absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
+                                                         const std::atomic<bool>* stop,
+                                                         bool defer) {
+  JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(mode, stop, defer));
+  CountCheckpoint(r);
+  return r;
+}
+
+absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
+                                                            const std::atomic<bool>* stop,
+                                                            bool defer, bool non_current) {
+  JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_ || (wal2_ && non_current));
+  base::MutexLock lock(&ckpt_mu_);
+  checkpoint::CheckpointFiles files = Files();
+  files.stop = stop;
+  // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
+  // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
+  files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
+  CheckpointResult r;
+  if (!wal2_) {
+    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+  } else if (mode == CheckpointMode::kPassive || non_current) {
+    files.log_no = checkpoint::kNonCurrentLog;  // V4
+    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+  } else {
+    // The writer is held, so neither log changes: the older log completely, then the current
+    // one (CloseLast; and Wal2Checkpoint's last phase, where neither has anything to copy).
+    files.log_no = 1 - cur_;
+    JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
+    r = older;
+    if (!older.blocked) {
+      files.log_no = cur_;
+      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
+      AddPhase(r, newer);
+      r.restarted = newer.restarted;
+      r.stopped = newer.stopped;
+    }
+    if (r.restarted) {
+      // The writer's view of the index: both logs restarted, the other one is current.
+      shm::IndexHeader h;
+      if (index_->ReadHeader(&h)) {
+        writer_header_ = h;
+        cur_ = static_cast<int>(h.current_log & 1);
+        next_frame_ = 1;
+        chain_ = h.logs[cur_].last_checksum;
+      }
+    }
+  }
+  return r;
+}
+
+void WalStrategy::AddPhase(CheckpointResult& total, const CheckpointResult& phase) {
+  total.log_frames += phase.log_frames;
+  total.copied += phase.copied;
+  total.backfilled += phase.backfilled;
+  total.blocked = phase.blocked;
+  total.syncs += phase.syncs;
+  total.lock_wait += phase.lock_wait;
+  total.work += phase.work;
+}
+
+void WalStrategy::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
+  base::MutexLock stats(&stats_mu_);
+  ++stats_.checkpoints;
+  stats_.frames_copied += r.copied;
+  if (r.restarted && !restart_counted) ++stats_.log_restarts;
+  stats_.checkpoint_lock_wait += r.lock_wait;
+  stats_.checkpoint_work += r.work;
+  stats_.checkpoint_syncs += r.syncs;
+}
+
+// V4. The phases of WAL2's FULL, RESTART and TRUNCATE: none copies as the writer.
+absl::StatusOr<CheckpointResult> WalStrategy::Wal2Checkpoint(CheckpointMode mode,
+                                                             const WriterRole& writer) {
+  JKV_DCHECK(wal2_ && mode != CheckpointMode::kPassive);
+  JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
+  const absl::Time deadline = absl::Now() + options_.busy_timeout;
+  // The current log's generation now: the commits made before this call are in it or in the
+  // other log.
+  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(deadline, false));
+  const uint32_t seq = start.logs[start.current_log & 1].ckpt_seq;
+  // FULL's wait for readers, on the log no writer appends to.
+  const auto copy_non_current = [this] {
+    return RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true);
+  };
+  CheckpointResult r;
+  // 1. The non-current log, completely.
+  JKV_ASSIGN_OR_RETURN(CheckpointResult first, copy_non_current());
+  AddPhase(r, first);
+  if (first.blocked) {
+    CountCheckpoint(r);
+    return r;
+  }
+  // 2. As the writer, only to switch: the current log, if it is still generation `seq` and has
+  // frames, becomes the non-current one. (Already switched by a writer, V3: its commits are in
+  // the non-current log. Restarted in place, or still empty: it holds none.)
+  JKV_RETURN_IF_ERROR(writer.acquire());
+  CallWalHook("checkpoint:switching");
+  const shm::LogState& current = writer_header_.logs[cur_];
+  const bool nothing_new = current.ckpt_seq == seq && current.mx_frame == 0;
+  absl::StatusOr<bool> moved = true;
+  if (current.ckpt_seq == seq && current.mx_frame > 0) moved = SwitchLogs(deadline);
+  writer.release();
+  JKV_RETURN_IF_ERROR(moved.status());
+  if (!*moved) {  // a reader holds the other log, or CKPT stayed busy
+    r.blocked = true;
+    CountCheckpoint(r);
+    return r;
+  }
+  // 3. The log switched from, completely: every commit made before the call is in the
+  // database file.
+  if (!nothing_new) {
+    CallWalHook("checkpoint:switched");
+    JKV_ASSIGN_OR_RETURN(CheckpointResult second, copy_non_current());
+    AddPhase(r, second);
+    if (second.blocked) {
+      CountCheckpoint(r);
+      return r;
+    }
+  }
+  if (mode == CheckpointMode::kFull) {
+    CountCheckpoint(r);
+    return r;
+  }
+  // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
+  JKV_RETURN_IF_ERROR(writer.acquire());
+  CallWalHook("checkpoint:restarting");
+  bool switched = false;  // the restart was a switch, which MaybeRestart counted
+  absl::StatusOr<CheckpointResult> last = RestartCopiedLogs(mode, deadline, &switched);
+  writer.release();
+  JKV_RETURN_IF_ERROR(last.status());
+  r.restarted = last->restarted;
+  r.syncs += last->syncs;
+  r.lock_wait += last->lock_wait;
+  r.work += last->work;
+  CountCheckpoint(r, /*restart_counted=*/switched);
+  return r;
+}
+
+absl::StatusOr<bool> WalStrategy::SwitchLogs(absl::Time deadline) {
+  JKV_DCHECK(wal2_ && write_locked_);
+  const int other = 1 - cur_;
+  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
+  JKV_RETURN_IF_ERROR(MaybeRestart(writer_header_, other, /*make_current=*/true, deadline));
+  if (static_cast<int>(writer_header_.current_log & 1) != other) return false;  // CKPT busy
+  cur_ = other;
+  next_frame_ = 1;
+  chain_ = writer_header_.logs[cur_].last_checksum;
+  base::MutexLock lock(&stats_mu_);
+  ++stats_.log_switches;
+  return true;
+}
+
+absl::StatusOr<CheckpointResult> WalStrategy::RestartCopiedLogs(CheckpointMode mode,
+                                                                absl::Time deadline,
+                                                                bool* switched) {
+  JKV_DCHECK(wal2_ && write_locked_);
+  CheckpointResult r;
+  const int other = 1 - cur_;
+  // A writer that switched after step 3 left commits of its own in the other log; they are
+  // not this checkpoint's to copy, and nothing restarts.
+  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return r;
+  if (writer_header_.logs[cur_].mx_frame == 0) {
+    // Nothing committed since step 2: both logs restart in one publish (and TRUNCATE cuts
+    // both files, the older first and durably, R2). Neither has a frame left to copy.
+    return RunCheckpoint(mode, nullptr);
+  }
+  // Commits made during the checkpoint are in the current log: the writer goes on in a new
+  // generation of the copied one (V3), whose file, older than the other's (W4 wrote the
+  // current log's header before its first frame), TRUNCATE cuts. Unsynced: the cut undone by
+  // a power loss brings back a log the database file holds all of, older than the other.
+  JKV_ASSIGN_OR_RETURN(r.restarted, SwitchLogs(deadline));
+  *switched = r.restarted;
+  if (r.restarted && mode == CheckpointMode::kTruncate && logs_[cur_] != nullptr) {
+    JKV_RETURN_IF_ERROR(logs_[cur_]->Truncate(0));
+  }
+  return r;
+}
+
+WalProgress WalStrategy::Progress() {
+  WalProgress p;
+  shm::IndexHeader h;
+  // The copies disagree only while a writer publishes: a few tries see them agree.
+  bool read = index_->ReadHeader(&h);
+  for (int i = 0; i < 1000 && !read; ++i) {
+    std::this_thread::yield();
+    read = index_->ReadHeader(&h);
+  }
+  const int l = read ? PolicyLog(h) : 0;
+  if (read) {
+    p.seq = h.logs[l].ckpt_seq;
+    p.log_frames = h.logs[l].mx_frame;
+    p.total_frames = h.logs[0].mx_frame + (wal2_ ? h.logs[1].mx_frame : 0);
+  }
+  p.backfilled = index_->backfill(l);
+  p.total_uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
+  if (read && wal2_) {
+    const int c = 1 - l;
+    p.total_uncopied += h.logs[c].mx_frame - std::min(index_->backfill(c), h.logs[c].mx_frame);
+  }
+  // What a blocked commit waits to see drop: WAL, the log's frames until every one is copied
+  // (the log then restarts). WAL2, the frames of both logs while the non-current one has frames
+  // to copy: only that copy lets the writer switch, and so bounds the logs; once it is copied
+  // the next transaction switches, and nothing is left to wait for. (Counting the non-current
+  // log alone, which never holds much more than wal2_switch_pages frames, let a blocking
+  // threshold above that never block, and the current log grow without bound whenever the
+  // background checkpointer did not get to run.)
+  p.live_frames = p.backfilled >= p.log_frames ? 0 : (wal2_ ? p.total_frames : p.log_frames);
+  p.log = l;
+  return p;
+}
+
+checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
+  const WalProgress p = Progress();
+  if (total_frames != nullptr) *total_frames = p.total_frames;
+  checkpoint::LogSnapshot log;
+  log.log_frames = p.log_frames;
+  log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
+  log.live_frames = p.live_frames;
+  if (wal2_) {
+    // The policy's thresholds count both logs, so that one above wal2_switch_pages still
+    // fires (the non-current log alone may never reach it, and then never be copied, and the
+    // writer never switch); but it acts only when the non-current log, the one a checkpoint
+    // copies while writers run, has frames to copy. Blocking too counts both logs, and only
+    // while that log has frames to copy (live_frames, Progress): a commit cannot wait for the
+    // current log, which only the next switch releases.
+    log.log_frames = p.total_frames;
+    log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
+  }
+  uint32_t oldest = p.log_frames;
+  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+    const uint64_t pin = index_->pin(slot, p.log);
+    if (pin == 0 || !SlotLive(slot)) continue;
+    ++log.active_readers;
+    // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
+    const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);
+    oldest = std::min(oldest, current ? checkpoint::PinFrame(pin) : p.backfilled);
+  }
+  log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
+  return log;
+}
+
+}  // namespace journalkv::pager
