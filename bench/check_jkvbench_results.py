@@ -16,7 +16,7 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "writer_ops_min", "writer_ops_max", "writer_busy_errors", "checkpoints",
           "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
           "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
-          "write_work_ms"]
+          "write_work_ms", "checkpoint_calls", "checkpoint_incomplete"]
 # The engine's own counters (EngineAdapter::Counters): only journalkv reports them, and the
 # checkpoint ones only in WAL mode (so far it times write transactions in WAL mode only too).
 ENGINE_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "checkpoint_ms",

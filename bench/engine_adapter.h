@@ -74,6 +74,15 @@ class Session {
   // Visits up to `limit` pairs with key >= `from` in key order; returns how many it visited.
   virtual absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit,
                                         ScanVisitor visit) = 0;
+  // A checkpoint of the engine's log as this connection, in `mode` (full, restart, truncate;
+  // journalkv and SQLite also passive): true when it did all the mode promises, false when
+  // readers or the busy timeout stopped it (journalkv's `blocked`, SQLite's SQLITE_BUSY).
+  // REQUIRES: no transaction open. True with nothing done where there is no log to copy (a
+  // rollback journal, LMDB).
+  virtual absl::StatusOr<bool> Checkpoint(absl::string_view mode) {
+    (void)mode;
+    return true;
+  }
 };
 
 // What an engine counts about itself, from when the database was opened: where its

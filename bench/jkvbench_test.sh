@@ -180,6 +180,26 @@ for r in rows:
 PY
 [[ -s "$work/out10/writelat_journalkv_wal2_off_manual.csv" ]] || fail "no wal2 series file"
 
+# ckptlat: a checkpointer connection beside the writer and readers, in journalkv's WAL and
+# WAL2 and SQLite's WAL, and in a rollback mode, where it has nothing to copy.
+"$bench" --modes=journalkv:wal,journalkv:wal2,journalkv:delete,sqlite:wal --workloads=ckptlat \
+  --sync=off --num=200 --threads=1 --out="$work/out11" >table11.txt 2>progress11.txt \
+  || { cat progress11.txt; fail "jkvbench --workloads=ckptlat failed"; }
+cat table11.txt
+python3 "$checker" "$work/out11" --workloads=ckptlat --engines=journalkv,sqlite
+python3 - "$work/out11/results.jsonl" <<'PY' || fail "ckptlat results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == 4, rows
+for r in rows:
+    assert r["commits"] == 200 and r["ops"] == 200, r
+    assert r["checkpoint_calls"] > 0, r  # every 5 ms while 200 commits ran
+    assert 0 <= r["checkpoint_incomplete"] <= r["checkpoint_calls"], r
+    assert r["reader_ops"] > 0, r
+    if r["engine"] == "journalkv" and r["mode"] != "delete":
+        assert r["checkpoints"] >= r["checkpoint_calls"] - r["checkpoint_incomplete"], r
+PY
+
 # SQLite has no async policy: its WAL cases of one are skipped with a note, journalkv's run.
 # Only when no selected WAL mode supports a policy is it a usage error.
 "$bench" --engines=journalkv,sqlite --modes=wal --checkpoint=async:0/100 --workloads=smalltxn \

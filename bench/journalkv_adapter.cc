@@ -80,6 +80,13 @@ class JournalkvSession final : public Session {
     return db_->Get(key);
   }
   absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit, ScanVisitor visit) override;
+  absl::StatusOr<bool> Checkpoint(absl::string_view mode) override {
+    JKV_RETURN_IF_ERROR(CheckIdle());
+    JKV_ASSIGN_OR_RETURN(CheckpointMode m, ParseCheckpointMode(mode));
+    if (!db_->Stats().wal_mode) return true;  // a rollback journal: nothing to copy
+    JKV_ASSIGN_OR_RETURN(CheckpointResult r, db_->Checkpoint(m));
+    return !r.blocked;
+  }
 
  private:
   absl::Status CheckIdle() const {

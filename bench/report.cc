@@ -108,6 +108,8 @@ const std::vector<Field>& Fields() {
       {"write_lock_wait_ms",
        [](const CaseResult& r) { return Num(r.counters.write_lock_wait_ms); }},
       {"write_work_ms", [](const CaseResult& r) { return Num(r.counters.write_work_ms); }},
+      {"checkpoint_calls", [](const CaseResult& r) { return Num(r.checkpoint_calls); }},
+      {"checkpoint_incomplete", [](const CaseResult& r) { return Num(r.checkpoint_incomplete); }},
   };
   return *fields;
 }

@@ -82,6 +82,7 @@ class SqliteSession final : public Session {
   absl::Status EndRead() override { return Rollback(); }
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override;
   absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit, ScanVisitor visit) override;
+  absl::StatusOr<bool> Checkpoint(absl::string_view mode) override;
 
  private:
   explicit SqliteSession(sqlite3* db) : db_(db) {}
@@ -95,6 +96,31 @@ class SqliteSession final : public Session {
   sqlite3* const db_;
   Stmt begin_write_, begin_read_, commit_, rollback_, put_, del_, get_, scan_;
 };
+
+// sqlite3_wal_checkpoint_v2 on the main database; outside WAL mode it does nothing and says
+// SQLITE_OK. SQLITE_BUSY (readers or the busy timeout stopped it, or another checkpoint ran) is
+// "not all done".
+absl::StatusOr<bool> SqliteSession::Checkpoint(absl::string_view mode) {
+  int m;
+  if (mode == "passive") {
+    m = SQLITE_CHECKPOINT_PASSIVE;
+  } else if (mode == "full") {
+    m = SQLITE_CHECKPOINT_FULL;
+  } else if (mode == "restart") {
+    m = SQLITE_CHECKPOINT_RESTART;
+  } else if (mode == "truncate") {
+    m = SQLITE_CHECKPOINT_TRUNCATE;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("sqlite: unknown checkpoint mode '", mode,
+                                                   "' (expected passive, full, restart or "
+                                                   "truncate)"));
+  }
+  int log_frames = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, m, &log_frames, &copied);
+  if (rc == SQLITE_OK) return true;
+  if ((rc & 0xff) == SQLITE_BUSY) return false;
+  return SqliteError(db_, rc, "wal_checkpoint");
+}
 
 absl::StatusOr<std::unique_ptr<SqliteSession>> SqliteSession::Open(const std::string& path,
                                                                    const CaseConfig& config) {

@@ -346,6 +346,7 @@ absl::Status Suite562(Ctx& c) {
 }
 
 absl::Status Contention(Ctx& c);
+absl::Status CkptLat(Ctx& c);
 
 struct WorkloadEntry {
   WorkloadInfo info;
@@ -371,6 +372,12 @@ const std::vector<WorkloadEntry>& Entries() {
         "N single-put commits; the log size is sampled after each; writes "
         "writelat_<engine>_<mode>_<sync>.csv (latency and log size over time)"},
        WriteLat},
+      {{"ckptlat",
+        "N single-put commits while another session checkpoints every 5 ms (restart and "
+        "full in turn) and --threads readers each hold a read txn of 10 point reads for 10 ms, "
+        "then pause 1 ms; percentiles are the commits'; checkpoint_calls, "
+        "checkpoint_incomplete"},
+       CkptLat},
       {{"speedtest1-1000",
         "1000 single-row inserts, each its own transaction, rows as in SQLite's speedtest1 "
         "(integer, row number, the integer's English name); ignores --num"},
@@ -733,6 +740,100 @@ absl::Status Contention(Ctx& c) {
   EndPhase(c);
   for (const WorkerStats& w : stats) JKV_RETURN_IF_ERROR(w.status);
   Collect(c, stats);
+  return absl::OkStatus();
+}
+
+// ckptlat: what a checkpoint that holds the writer costs its commits. This connection makes
+// N single-put commits of new keys while a second session (journalkv: of the same handle, as
+// its sessions are) checkpoints every kCkptLatInterval,
+// RESTART and FULL in turn (both wait for readers of older snapshots), and --threads readers
+// each hold a read transaction of kReadsPerReaderTxn point reads for kCkptLatReaderHold, then
+// pause kCkptLatReaderPause. The latency percentiles are the commits'. WAL's FULL and RESTART
+// hold the writer while they copy and wait for readers, as SQLite's do; WAL2's hold it only to
+// switch logs.
+constexpr absl::Duration kCkptLatInterval = absl::Milliseconds(5);
+constexpr absl::Duration kCkptLatReaderHold = absl::Milliseconds(10);
+constexpr absl::Duration kCkptLatReaderPause = absl::Milliseconds(1);
+constexpr uint64_t kCkptLatLoaded = 1000;
+
+absl::Status CkptLat(Ctx& c) {
+  JKV_RETURN_IF_ERROR(Load(c, kCkptLatLoaded));
+  const int readers = std::max(0, c.params.threads);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> checkpointer, c.engine.NewSession());
+  std::vector<std::unique_ptr<Session>> reader_sessions;
+  for (int i = 0; i < readers; ++i) {
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
+    reader_sessions.push_back(std::move(s));
+  }
+  std::atomic<bool> stop{false};
+  absl::Status ckpt_status;
+  std::vector<absl::Status> reader_status(readers);
+  std::vector<uint64_t> reader_txns(readers, 0);
+  std::atomic<int> started{0};  // the checkpointer's first call ended, each reader's first began
+  std::thread ckpt([&] {
+    for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      absl::StatusOr<bool> done = checkpointer->Checkpoint(i % 2 == 0 ? "restart" : "full");
+      if (!done.ok() && !IsBusy(done.status())) {
+        ckpt_status = done.status();
+        if (i == 0) ++started;  // read only after the join
+        return;
+      }
+      ++c.result.checkpoint_calls;
+      if (!done.ok() || !*done) ++c.result.checkpoint_incomplete;
+      if (i == 0) ++started;
+      std::this_thread::sleep_for(absl::ToChronoMicroseconds(kCkptLatInterval));
+    }
+  });
+  std::vector<std::thread> reader_threads;
+  for (int r = 0; r < readers; ++r) {
+    reader_threads.emplace_back([&, r] {
+      Session& s = *reader_sessions[r];
+      Rng rng(c.params.seed ^ (0x726561646572ULL + static_cast<uint64_t>(r)));
+      for (bool first = true; !stop.load(std::memory_order_relaxed); first = false) {
+        absl::Status st = s.BeginRead();
+        if (first) ++started;
+        for (int i = 0; i < kReadsPerReaderTxn && st.ok(); ++i) {
+          st = s.Get(c.Key(rng.Uniform(kCkptLatLoaded))).status();
+        }
+        std::this_thread::sleep_for(absl::ToChronoMicroseconds(kCkptLatReaderHold));
+        absl::Status end = s.EndRead();
+        if (st.ok()) st = end;
+        if (!st.ok() && !IsBusy(st)) {
+          reader_status[r] = st;
+          return;
+        }
+        ++reader_txns[r];
+        std::this_thread::sleep_for(absl::ToChronoMicroseconds(kCkptLatReaderPause));
+      }
+    });
+  }
+  // The measured phase starts once every other thread is at work (or one failed).
+  while (started.load() < 1 + readers) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  StartPhase(c, c.params.num);
+  absl::Status writer_status;
+  for (uint64_t i = 0; i < c.params.num && writer_status.ok();) {
+    absl::StatusOr<uint64_t> ns =
+        TimedPutCommit(c.session, c.Key(kCkptLatLoaded + i), c.values.Next(c.rng));
+    if (IsBusy(ns.status())) {
+      ++c.result.busy_errors;
+      continue;
+    }
+    writer_status = ns.status();
+    if (!ns.ok()) break;
+    RecordOp(c, *ns);
+    AfterCommit(c);
+    ++i;
+  }
+  stop = true;
+  ckpt.join();
+  for (std::thread& t : reader_threads) t.join();
+  EndPhase(c);
+  for (int r = 0; r < readers; ++r) c.result.reader_ops += reader_txns[r];
+  JKV_RETURN_IF_ERROR(writer_status);
+  JKV_RETURN_IF_ERROR(ckpt_status);
+  for (const absl::Status& st : reader_status) JKV_RETURN_IF_ERROR(st);
   return absl::OkStatus();
 }
 

@@ -76,6 +76,10 @@ struct CaseResult {
   std::vector<uint64_t> writer_ops_each;
   uint64_t busy_errors = 0;         // operations that hit the busy timeout and were retried
   uint64_t writer_busy_errors = 0;  // contention: the writers' share of busy_errors
+  // ckptlat: the checkpointer connection's calls, and those that did not do all their mode
+  // promises (readers or the busy timeout stopped them).
+  uint64_t checkpoint_calls = 0;
+  uint64_t checkpoint_incomplete = 0;
   SyscallCounts io;              // during the measured phase
   // The engine's own counters over the measured phase (EngineAdapter::Counters; all 0 but
   // for journalkv). contention --processes adds up the worker processes' connections.
