@@ -105,6 +105,8 @@ class Pager;
 struct PolicyStats {
   std::string name;                   // the policy's Name()
   uint64_t policy_checkpoints = 0;    // run on committing threads (kCheckpointNow)
+  uint64_t policy_errors = 0;         // of those, failed (the commit stands); DeferError
+  std::string policy_last_error;      // empty: none
   uint64_t background_checkpoints = 0;  // steps of the background checkpointer
   uint64_t background_errors = 0;
   std::string background_last_error;  // empty: none
@@ -335,7 +337,9 @@ class Pager {
   // One step of the background checkpointer (checkpoint/background.h).
   absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop) ABSL_LOCKS_EXCLUDED(mu_);
   // An error a policy's checkpoint met after its commit had succeeded, reported (once) by the
-  // next call that begins a transaction or a checkpoint.
+  // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk, busy)
+  // only the first time until a checkpoint succeeds (a disk that stays full would otherwise
+  // fail every other commit, which the log has room for), the rest counted in PolicyStats.
   void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -417,6 +421,8 @@ class Pager {
   uint32_t cache_generation_ ABSL_GUARDED_BY(mu_) = 0;  // see NoteGenerationLocked
   PagerStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status deferred_ ABSL_GUARDED_BY(mu_);  // see DeferError
+  // A ResourceExhausted deferred since the last checkpoint that succeeded (DeferError).
+  bool exhausted_deferred_ ABSL_GUARDED_BY(mu_) = false;
   // Threads with a read transaction of this handle open: a blocking policy never blocks them.
   absl::flat_hash_map<std::thread::id, int> reading_threads_ ABSL_GUARDED_BY(mu_);
 };

@@ -38,6 +38,12 @@ void Pager::StartPolicy() {
 
 void Pager::DeferError(const absl::Status& status) {
   base::MutexLock lock(&mu_);
+  ++stats_.policy.policy_errors;
+  stats_.policy.policy_last_error = status.ToString();
+  if (absl::IsResourceExhausted(status)) {
+    if (exhausted_deferred_) return;  // told once already; counted above
+    exhausted_deferred_ = true;
+  }
   if (deferred_.ok()) {
     deferred_ = absl::Status(status.code(),
                              absl::StrCat("checkpoint after an earlier commit: ", status.message()));
@@ -92,6 +98,8 @@ absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
   }
   if (r.ok() && !r->stopped) {
     last_checkpoint_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
+    base::MutexLock lock(&mu_);
+    exhausted_deferred_ = false;
   }
   return r;
 }

@@ -3,7 +3,13 @@
 // Thread-safety: see file_system_testing.h.
 #include "vfs/file_system_testing.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <filesystem>
@@ -53,6 +59,48 @@ ScopedTempDir::ScopedTempDir() {
 ScopedTempDir::~ScopedTempDir() {
   std::error_code ignored;  // best effort: the test's result does not depend on the cleanup
   std::filesystem::remove_all(path_, ignored);
+}
+
+absl::StatusOr<std::unique_ptr<ScopedTmpfs>> ScopedTmpfs::Mount(uint64_t bytes) {
+  std::unique_ptr<ScopedTmpfs> t(new ScopedTmpfs());
+  std::string pattern = "/tmp/jkv_tmpfs_XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("mkdtemp: ", ::strerror(errno)));
+  }
+  t->path_ = std::move(pattern);
+  const std::string options = absl::StrCat("size=", bytes);
+  if (::mount("tmpfs", t->path().c_str(), "tmpfs", 0, options.c_str()) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot mount a tmpfs on ", t->path(), ": ", ::strerror(errno)));
+  }
+  t->mounted_ = true;
+  return t;
+}
+
+ScopedTmpfs::~ScopedTmpfs() {
+  // Best effort, as ScopedTempDir's.
+  if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+absl::StatusOr<uint64_t> ScopedTmpfs::Fill(const std::string& name) {
+  const std::string file = absl::StrCat(path(), "/", name);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat(file, ": open: ", ::strerror(errno)));
+  static const char kChunk[4096] = {1};
+  uint64_t written = 0;
+  int err = 0;
+  while (err == 0) {
+    const ssize_t n = ::write(fd, kChunk, sizeof kChunk);
+    if (n > 0) written += static_cast<uint64_t>(n);
+    if (n < 0 && errno != EINTR) err = errno;
+  }
+  ::close(fd);
+  if (err != ENOSPC) {
+    return absl::InternalError(absl::StrCat(file, ": write: ", ::strerror(err)));
+  }
+  return written;
 }
 
 std::string FileSystemEnv::Path(absl::string_view name) const {

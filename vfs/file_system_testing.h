@@ -32,6 +32,28 @@ class ScopedTempDir {
   std::string path_;
 };
 
+// A tmpfs of `bytes` mounted on a fresh directory /tmp/jkv_tmpfs_XXXXXX, for tests of a full
+// disk on the real kernel; unmounted (lazily) and removed on destruction. (Not under
+// $TEST_TMPDIR: a test killed before its destructor would leave a mount inside Bazel's tree,
+// which then fails every build.) Mount fails (FailedPrecondition naming why) where the process
+// may not mount (not root, or a sandbox without the capability): such tests skip with one line.
+class ScopedTmpfs {
+ public:
+  static absl::StatusOr<std::unique_ptr<ScopedTmpfs>> Mount(uint64_t bytes);
+  ~ScopedTmpfs();
+  ScopedTmpfs(const ScopedTmpfs&) = delete;
+  ScopedTmpfs& operator=(const ScopedTmpfs&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Fills the mount with file `name` until a write fails with ENOSPC; returns the bytes written.
+  absl::StatusOr<uint64_t> Fill(const std::string& name);
+
+ private:
+  ScopedTmpfs() = default;
+  std::string path_;
+  bool mounted_ = false;
+};
+
 // A file system for one test, and an existing, empty directory in it for the test's files.
 class FileSystemEnv {
  public:

@@ -95,6 +95,8 @@ class PosixFile final : public File {
   absl::StatusOr<bool> LockCall(int command, short type, uint64_t offset, uint64_t length);
   // Extends the file to at least size_bytes; never shrinks it.
   absl::Status GrowTo(uint64_t size_bytes);
+  // Gives every page of [offset, offset + length) its disk block (see the definition).
+  absl::Status Allocate(uint64_t offset, uint64_t length);
 
   // Immutable after construction.
   const std::string path_;
@@ -246,6 +248,7 @@ absl::StatusOr<uint8_t*> PosixFile::MapSharedRegion(uint32_t region, size_t regi
                                                    " bytes, not ", region_size));
   }
   JKV_RETURN_IF_ERROR(GrowTo(offset + region_size));
+  JKV_RETURN_IF_ERROR(Allocate(offset, region_size));
   void* address = ::mmap(nullptr, region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
                          static_cast<off_t>(offset));
   if (address == MAP_FAILED) {
@@ -253,6 +256,33 @@ absl::StatusOr<uint8_t*> PosixFile::MapSharedRegion(uint32_t region, size_t regi
   }
   mappings_[region] = Mapping{static_cast<uint8_t*>(address), region_size};
   return static_cast<uint8_t*>(address);
+}
+
+// A file grown with ftruncate is sparse: the first store into a page of a shared mapping of a
+// hole needs a block, and when the file system has none the kernel answers with SIGBUS, in
+// whichever process stores next (a reader taking a lock, a close). fallocate gives every page
+// its block now, where a full disk is an error (ENOSPC: ResourceExhausted naming the file). It
+// changes no byte (mode 0 keeps the data and the size), so running it over a region other
+// processes have mapped and use is harmless; on blocks already allocated it allocates nothing.
+// fallocate(2), not posix_fallocate(3): where the file system lacks it, glibc's emulation
+// writes a zero byte into each block it reads as zero, which could overwrite a store another
+// process makes between its read and its write. Such a file system (EOPNOTSUPP) keeps the
+// sparse file, as before.
+absl::Status PosixFile::Allocate(uint64_t offset, uint64_t length) {
+  while (::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EOPNOTSUPP) return absl::OkStatus();
+    absl::Status s = ErrnoToStatus(err, absl::StrCat(path_, ": fallocate of ", length,
+                                                     " bytes at offset ", offset));
+    if (err == ENOSPC) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          s.message(), " (the disk is full: the shared memory file needs its pages on disk "
+                       "before it is mapped)"));
+    }
+    return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PosixFile::GrowTo(uint64_t size_bytes) {

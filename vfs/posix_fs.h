@@ -15,7 +15,9 @@
 //    the page size (InvalidArgument otherwise). A file shorter than the region is grown with
 //    ftruncate (never shrunk); growing is not atomic against another process growing the same
 //    file, so callers serialize growth across processes (the shm layer does it under a lock).
-//    Mappings live until the File is destroyed. Refused (FailedPrecondition) on read-only files.
+//    Every page of the region is then given its disk block (fallocate), so that a store into
+//    the mapping never meets a full disk (the kernel's SIGBUS): a full disk is
+//    ResourceExhausted from this call instead. Mappings live until the File is destroyed. Refused (FailedPrecondition) on read-only files.
 //  - SyncDirectory: open(O_RDONLY | O_DIRECTORY), fsync, close.
 //  - Errors: errno -> code and message as errno_status.h says; a read-only File refuses Write,
 //    Truncate and exclusive locks with FailedPrecondition ("opened read-only").

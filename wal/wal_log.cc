@@ -212,7 +212,17 @@ absl::Status WalLog::EnsureSize(uint64_t end) {
   const std::vector<uint8_t> zeros(std::min(kZeroChunkBytes, new_size - size), 0);
   for (uint64_t at = size; at < new_size;) {
     const uint64_t n = std::min<uint64_t>(zeros.size(), new_size - at);
-    JKV_RETURN_IF_ERROR(file_->Write(at, absl::MakeConstSpan(zeros.data(), n)));
+    absl::Status s = file_->Write(at, absl::MakeConstSpan(zeros.data(), n));
+    if (absl::IsResourceExhausted(s)) {
+      // The disk cannot take the step: give back the zeros written (they would keep the
+      // database file from growing at the next checkpoint), and let the append write its
+      // frames past the end itself, growing the file by exactly what it needs (its sync then
+      // carries the size too). Only a commit whose own frames do not fit fails.
+      if (at > size) JKV_RETURN_IF_ERROR(file_->Truncate(size));
+      known_size_ = size;
+      return absl::OkStatus();
+    }
+    JKV_RETURN_IF_ERROR(s);
     at += n;
     known_size_ = at;
   }

@@ -8,7 +8,9 @@
 // steady-state size an append overwrites bytes that already exist and a data-only flush
 // (fdatasync) makes it durable without touching the file's size or extents. A restart writes
 // the new header over the old one and reuses the file from frame 1; old frames stay in the file
-// but carry the old salts, so they are never accepted.
+// but carry the old salts, so they are never accepted. When the disk cannot take a step
+// (ResourceExhausted), preallocation gives up for that append, which writes just its frames past
+// the end: a full disk fails only a commit whose own frames do not fit.
 //
 // WalLog never syncs: the protocol above it (pager/wal_strategy, checkpoint/) decides when, and
 // syncs file() through vfs::SyncFile with the reason at the call site.

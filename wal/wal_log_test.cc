@@ -352,6 +352,27 @@ TEST(WalLogFaultTest, IoErrorsAreReturned) {
 
 // --- Preallocation ---
 
+// A disk that cannot take a preallocation step still takes the frames: the append writes them
+// past the end itself (a full disk failed every commit that needed a step, even one of a page,
+// on a disk with room for it).
+TEST(WalLogFaultTest, AStepTheDiskCannotTakeLeavesTheAppendToGrowTheFileByItsFrames) {
+  vfs::MemFileSystem mem;
+  vfs::FaultInjectingFileSystem fs(&mem);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalLog> log, WalLog::Open(&fs, kPath, false));
+  const WalHeader header{kPageSize, 1, 2, 3};
+  JKV_ASSERT_OK_AND_ASSIGN(const uint64_t seed, log->WriteHeader(header));
+  const std::vector<uint8_t> image = ImageOf(1, 1);
+  const FramePage page{PageNo(1), image};
+  fs.FailNth(vfs::FaultOp::kWrite, 2, ENOSPC);  // the step's second chunk of zeros
+  JKV_ASSERT_OK(log->Append(header, 1, seed, {&page, 1}, 1).status());
+  fs.ClearFaults();
+  JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
+  // The header and one frame, no more: the first chunk of zeros was given back.
+  EXPECT_EQ(size, FrameOffset(2, kPageSize));
+  JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
+  EXPECT_EQ(scan.mx_frame, 1u);
+}
+
 TEST_F(WalLogTest, AppendPreallocatesInWholeSteps) {
   WriteThreeTransactions();
   const uint64_t end = FrameOffset(7, kPageSize);
