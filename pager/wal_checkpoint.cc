@@ -37,6 +37,9 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
 
 absl::Status WalStrategy::CheckCanCheckpoint() const {
   if (!private_) return absl::OkStatus();
+  if (!private_reason_.empty()) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  }
   return absl::FailedPreconditionError(absl::StrCat(
       db_path_, ": a read-only connection without write access to ", shm_path_,
       " cannot checkpoint"));

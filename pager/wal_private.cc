@@ -1,6 +1,7 @@
 // WAL and WAL2 for a read-only connection that may not write the -shm file: a private index
 // on the heap, rebuilt from the log(s) up to the header the -shm publishes (wal_strategy.h,
 // JoinPrivate).
+#include <algorithm>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -92,18 +93,32 @@ absl::Status WalStrategy::RefreshPrivate() {
     std::vector<uint8_t> prefix(shm::kCkptInfoOffset);
     const absl::Time deadline = absl::Now() + options_.busy_timeout;
     shm::IndexHeader h;
+    bool unpublished = false;
     while (true) {
       absl::Status s = private_shm_->Read(0, absl::MakeSpan(prefix));
       if (!s.ok() && !absl::IsOutOfRange(s)) return s;
       if (s.ok() && shm::WalIndex::ParseHeader(prefix, &h)) break;
+      // Shorter than its header, or a header of zeros: no connection has published anything
+      // in it (one created it and could not give it disk blocks, or is initialising it from
+      // the logs, which it must finish before any writer appends): as without a -shm, the
+      // logs' valid prefixes.
+      if (absl::IsOutOfRange(s) ||
+          std::all_of(prefix.begin(), prefix.end(), [](uint8_t b) { return b == 0; })) {
+        unpublished = true;
+        break;
+      }
       if (absl::Now() >= deadline) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "busy: the wal-index header of ", shm_path_, " is being rewritten or is damaged"));
       }
       std::this_thread::yield();
     }
-    if (h.change == private_change_ && index_->ReadHeader(&h)) return absl::OkStatus();
-    published = h;
+    if (!unpublished) {
+      if (h.change == private_change_ && index_->ReadHeader(&h)) return absl::OkStatus();
+      published = h;
+    } else if (indexed) {
+      return absl::OkStatus();  // indexed from the logs already; nobody has written since
+    }
   }
   std::array<wal::ScanResult, 2> scans;
   for (int l = 0; l < nlogs_; ++l) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
@@ -138,7 +139,11 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
         continue;
       }
       // No other connection has the index mapped: start it afresh from the log (W6).
-      JKV_ASSIGN_OR_RETURN(index_, shm::WalIndex::OpenShared(shm_file_.get(), true));
+      absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
+          shm::WalIndex::OpenShared(shm_file_.get(), true);
+      if (DiskFull(index.status())) return JoinFullDisk(index.status());
+      JKV_RETURN_IF_ERROR(index.status());
+      index_ = std::move(*index);
       JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
@@ -161,6 +166,7 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
         index_ = std::move(*index);
         return absl::OkStatus();
       }
+      if (DiskFull(index.status())) return JoinFullDisk(index.status());
       if (!absl::IsUnavailable(index.status())) return index.status();
       // Not initialised: its initialiser died before finishing. Let go and look again (alone,
       // this connection initialises it).
@@ -177,6 +183,24 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
   }
 }
 
+
+// The -shm's pages could not get their disk blocks (vfs: MapSharedRegion allocates them, so that
+// a store never faults): the connection reads through a private index, as a read-only one
+// without write access to the -shm does, and refuses writes and checkpoints, which a full disk
+// could not take anyway. It holds no lock on the -shm, so it is not counted by anyone.
+absl::Status WalStrategy::JoinFullDisk(const absl::Status& why) {
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  shm_file_->Unlock(kDms, 1).IgnoreError();  // closing the file drops it anyway
+  shm_file_.reset();
+  for (std::unique_ptr<wal::WalLog>& log : logs_) log.reset();
+  private_reason_ = absl::StrCat("the disk is full: ", why.message(),
+                                 "; this connection reads only until there is space");
+  return JoinPrivate(why);
+}
+
+bool WalStrategy::DiskFull(const absl::Status& s) {
+  return absl::IsResourceExhausted(s) && !absl::StartsWith(s.message(), "busy");
+}
 
 // Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,
 // so the index can live on the heap and be rebuilt from the log here (W6).
@@ -508,6 +532,9 @@ absl::Status WalStrategy::ReadPage(const WalSnapshot& snapshot, PageNo page_no,
 
 absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   JKV_DCHECK(!write_locked_.load());
+  if (private_) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  }
   absl::Duration sleep = absl::Microseconds(20);
   while (true) {
     {
@@ -733,6 +760,7 @@ absl::Status WalStrategy::CloseReadOnly() {
 }
 
 absl::Status WalStrategy::CloseLast() {
+  if (private_) return absl::OkStatus();  // JoinFullDisk: it neither wrote nor indexed anything
   JKV_ASSIGN_OR_RETURN(WalSnapshot snap, BeginWrite(absl::Now() + options_.busy_timeout));
   (void)snap;
   absl::StatusOr<CheckpointResult> r = Checkpoint(CheckpointMode::kTruncate);

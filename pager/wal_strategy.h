@@ -310,6 +310,10 @@ class WalStrategy {
   // the log up to the published header (read with pread), and kPrivateReaderByte held so that
   // no checkpoint or restart changes the database file or the log under it.
   absl::Status JoinPrivate(const absl::Status& why);
+  // A read-write connection whose -shm the disk cannot hold (`why`): JoinPrivate, writes and
+  // checkpoints refused with ResourceExhausted naming the full disk.
+  absl::Status JoinFullDisk(const absl::Status& why);
+  static bool DiskFull(const absl::Status& s);
   // Private mode: indexes the frames published since the last look. REQUIRES: the pager's mutex.
   absl::Status RefreshPrivate();
   bool RestartAllowed();
@@ -383,6 +387,7 @@ class WalStrategy {
   const PagerOptions options_;
   std::unique_ptr<vfs::File> shm_file_;
   bool private_ = false;                         // see JoinPrivate
+  std::string private_reason_;                   // JoinFullDisk's; empty for read-only
   std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;

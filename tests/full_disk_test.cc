@@ -9,6 +9,8 @@
 //     answers reads on a new connection while the disk is full, and takes writes once a file is
 //     removed (before, the -shm's pages were holes of a sparse file: the first store into one
 //     raised SIGBUS in the close path, and in every later `get`).
+//   - A database opened on a disk already full: it reads (WAL: through a private index, the
+//     -shm having no blocks) and refuses writes naming the full disk; writes resume after.
 #include <unistd.h>
 
 #include <memory>
@@ -138,6 +140,44 @@ TEST_P(FullDiskTest, ATransactionLargerThanTheDiskLeavesADatabaseThatReadsAndThe
   }
   JKV_ASSERT_OK_AND_ASSIGN(n, Count());
   EXPECT_EQ(n, want + 4);
+}
+
+// A database opened on a disk already full: in WAL the -shm cannot get its blocks, so the
+// connection reads through a private index and refuses writes, naming the full disk (before,
+// opening failed, and earlier still the first store into the -shm raised SIGBUS).
+TEST_P(FullDiskTest, ADatabaseOpenedOnAFullDiskReadsAndRefusesWritesClearly) {
+  Mount(2 << 20);
+  if (disk_ == nullptr) return;
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+    ASSERT_THAT(db->Put("seed", "1"), IsOk());
+    ASSERT_THAT(db->Put("k2", "2"), IsOk());
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(uint64_t filled, disk_->Fill("filler"));
+  EXPECT_GT(filled, 0u);
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get("seed"));
+    EXPECT_EQ(v, "1");
+    absl::Status put = db->Put("k3", std::string(8000, 'x'));
+    EXPECT_TRUE(absl::IsResourceExhausted(put)) << put;
+    EXPECT_THAT(put.message(), ::testing::AnyOf(::testing::HasSubstr("the disk is full"),
+                                                ::testing::HasSubstr("No space left on device")))
+        << put;
+    JKV_ASSERT_OK_AND_ASSIGN(v, db->Get("k2"));  // the failed write changed nothing
+    EXPECT_EQ(v, "2");
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(uint64_t n, Count());
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(::unlink((disk_->path() + "/filler").c_str()), 0);
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+    ASSERT_THAT(db->Put("k3", "3"), IsOk());
+    JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+    EXPECT_TRUE(check.ok());
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(n, Count());
+  EXPECT_EQ(n, 3u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, FullDiskTest,
