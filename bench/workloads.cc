@@ -373,7 +373,7 @@ const std::vector<WorkloadEntry>& Entries() {
         "writelat_<engine>_<mode>_<sync>.csv (latency and log size over time)"},
        WriteLat},
       {{"ckptlat",
-        "N single-put commits while another session checkpoints every 5 ms (restart and "
+        "N single-put commits while another connection checkpoints every 5 ms (restart and "
         "full in turn) and --threads readers each hold a read txn of 10 point reads for 10 ms, "
         "then pause 1 ms; percentiles are the commits'; checkpoint_calls, "
         "checkpoint_incomplete"},
@@ -744,8 +744,7 @@ absl::Status Contention(Ctx& c) {
 }
 
 // ckptlat: what a checkpoint that holds the writer costs its commits. This connection makes
-// N single-put commits of new keys while a second session (journalkv: of the same handle, as
-// its sessions are) checkpoints every kCkptLatInterval,
+// N single-put commits of new keys while another connection checkpoints every kCkptLatInterval,
 // RESTART and FULL in turn (both wait for readers of older snapshots), and --threads readers
 // each hold a read transaction of kReadsPerReaderTxn point reads for kCkptLatReaderHold, then
 // pause kCkptLatReaderPause. The latency percentiles are the commits'. WAL's FULL and RESTART
@@ -759,10 +758,21 @@ constexpr uint64_t kCkptLatLoaded = 1000;
 absl::Status CkptLat(Ctx& c) {
   JKV_RETURN_IF_ERROR(Load(c, kCkptLatLoaded));
   const int readers = std::max(0, c.params.threads);
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> checkpointer, c.engine.NewSession());
+  // The checkpointer and each reader on connections of their own, as other processes would
+  // be: journalkv's sessions share one handle (and its reader slot, which a checkpoint cannot
+  // wait for), so they get a handle each; SQLite's sessions are connections already, and LMDB
+  // may not open one environment twice in a process (and has nothing to checkpoint).
+  std::vector<std::unique_ptr<EngineAdapter>> handles;
+  auto own_connection = [&]() -> absl::StatusOr<std::unique_ptr<Session>> {
+    if (c.engine.name() != "journalkv") return c.engine.NewSession();
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> handle, c.open_another());
+    handles.push_back(std::move(handle));
+    return handles.back()->NewSession();
+  };
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> checkpointer, own_connection());
   std::vector<std::unique_ptr<Session>> reader_sessions;
   for (int i = 0; i < readers; ++i) {
-    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, own_connection());
     reader_sessions.push_back(std::move(s));
   }
   std::atomic<bool> stop{false};
@@ -831,6 +841,12 @@ absl::Status CkptLat(Ctx& c) {
   for (std::thread& t : reader_threads) t.join();
   EndPhase(c);
   for (int r = 0; r < readers; ++r) c.result.reader_ops += reader_txns[r];
+  for (std::unique_ptr<EngineAdapter>& handle : handles) {
+    c.result.counters += handle->Counters();  // the checkpointer's work is on its own handle
+  }
+  checkpointer.reset();
+  reader_sessions.clear();
+  for (std::unique_ptr<EngineAdapter>& handle : handles) JKV_RETURN_IF_ERROR(handle->Close());
   JKV_RETURN_IF_ERROR(writer_status);
   JKV_RETURN_IF_ERROR(ckpt_status);
   for (const absl::Status& st : reader_status) JKV_RETURN_IF_ERROR(st);
