@@ -86,13 +86,19 @@ void BackgroundCheckpointer::Run() {
     if (!more.ok() && !stopping_) {
       ++stats_.errors;
       stats_.last_error = more.status().ToString();
-      if (unreported_.ok()) {
+      // A full disk (or busy) stays so across steps: reported once until a step succeeds,
+      // or it would fail every other call while commits, which the log has room for, work.
+      const bool exhausted = absl::IsResourceExhausted(more.status());
+      const bool repeat = exhausted && exhausted_reported_;
+      if (exhausted) exhausted_reported_ = true;
+      if (unreported_.ok() && !repeat) {
         unreported_ = absl::Status(more.status().code(),
                                    "background checkpoint: " + std::string(more.status().message()));
         has_error_.store(true, std::memory_order_release);
       }
-    } else if (more.ok() && *more) {
-      pending_ = true;
+    } else if (more.ok()) {
+      exhausted_reported_ = false;
+      if (*more) pending_ = true;
     }
     cv_.NotifyAll();
   }

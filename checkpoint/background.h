@@ -12,7 +12,8 @@
 // A step that reports more work runs again at once. While a writer waits in WaitUntil, it asks
 // for another step each time it looks (after each step, and every `poll`: another process's
 // checkpointer, or readers ending, may be what it needs). A step's error is kept, the
-// first one until TakeError reports it, and counted; the thread goes on.
+// first one until TakeError reports it, and counted; the thread goes on. A ResourceExhausted
+// (a full disk, busy) is kept only once until a step succeeds; the later ones are counted.
 //
 // Thread-safety: every method may be called from any thread; Stop is idempotent and must not
 // be called from within a step.
@@ -86,6 +87,8 @@ class BackgroundCheckpointer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status unreported_ ABSL_GUARDED_BY(mu_);
+  // A ResourceExhausted was kept for TakeError since the last step that succeeded.
+  bool exhausted_reported_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 

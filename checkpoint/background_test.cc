@@ -1,6 +1,7 @@
 #include "checkpoint/background.h"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "base/status_matchers.h"
@@ -75,6 +76,36 @@ TEST(BackgroundCheckpointerTest, AnErrorIsReportedOnceAndCounted) {
   const BackgroundCheckpointer::Stats stats = b.GetStats();
   EXPECT_EQ(stats.errors, 1u);
   EXPECT_THAT(stats.last_error, HasSubstr("page 7 torn"));  // kept for Stats
+}
+
+// A disk that stays full fails every step: one report until a step succeeds (each step's
+// error kept, as before, failed every other call of the handle while commits worked).
+TEST(BackgroundCheckpointerTest, AFullDiskIsReportedOnceUntilAStepSucceeds) {
+  std::atomic<int> calls{0};
+  std::atomic<bool> full{true};
+  BackgroundCheckpointer b([&](const std::atomic<bool>&) -> absl::StatusOr<bool> {
+    ++calls;
+    if (full.load()) return absl::ResourceExhaustedError("db: pwrite: No space left on device");
+    return false;
+  }, absl::Milliseconds(1));
+  // n more steps ended (Stats count a step once its error, if any, is kept).
+  auto steps = [&](uint64_t n) {
+    const uint64_t until = b.GetStats().steps + n;
+    while (b.GetStats().steps < until) {
+      b.Wake();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  steps(1);
+  EXPECT_TRUE(absl::IsResourceExhausted(b.TakeError()));
+  steps(3);  // still full
+  JKV_EXPECT_OK(b.TakeError());
+  EXPECT_GE(b.GetStats().errors, 4u);  // counted all the same
+  full = false;
+  steps(2);  // a step succeeds
+  full = true;
+  steps(2);
+  EXPECT_TRUE(absl::IsResourceExhausted(b.TakeError()));  // full again: told again
 }
 
 TEST(BackgroundCheckpointerTest, AStepThatReportsMoreRunsAgain) {

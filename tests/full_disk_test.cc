@@ -13,9 +13,11 @@
 //     -shm having no blocks) and refuses writes naming the full disk; writes resume after.
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -178,6 +180,59 @@ TEST_P(FullDiskTest, ADatabaseOpenedOnAFullDiskReadsAndRefusesWritesClearly) {
   }
   JKV_ASSERT_OK_AND_ASSIGN(n, Count());
   EXPECT_EQ(n, 3u);
+}
+
+// The background checkpointer (async:N/B) on a disk too full for its copies: commits go on,
+// its error reaches the caller once (every step failed, and each was reported, so every other
+// call failed), and Stats count the failed steps.
+TEST(FullDiskBackgroundTest, ABackgroundCheckpointerThatCannotCopyIsReportedOnce) {
+  for (JournalMode mode : {JournalMode::kWal, JournalMode::kWal2}) {
+    SCOPED_TRACE(JournalModeName(mode));
+    absl::StatusOr<std::unique_ptr<vfs::ScopedTmpfs>> disk = vfs::ScopedTmpfs::Mount(16 << 20);
+    if (!disk.ok()) GTEST_SKIP() << disk.status().message();
+    const std::string path = (*disk)->path() + "/x.db";
+    Options manual;
+    manual.journal_mode = mode;
+    manual.checkpoint_policy = "manual";
+    // A log of about 6 MiB that nothing copies (this handle stays open, so no close copies it
+    // either), preallocated to 8 MiB, then a full disk: room in the log's tail for small
+    // commits, none for the database file to take the log's pages.
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> holder, Db::Open(path, manual));
+    const std::string value(1000, 'v');
+    for (int t = 0; t < 10; ++t) {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WriteTransaction> w, holder->BeginWrite());
+      for (int i = 0; i < 300; ++i) {
+        ASSERT_THAT(w->Put(absl::StrCat("key", t * 1000 + i), value), IsOk());
+      }
+      ASSERT_THAT(w->Commit(), IsOk());
+    }
+    JKV_ASSERT_OK_AND_ASSIGN(uint64_t filled, (*disk)->Fill("filler"));
+    EXPECT_GT(filled, 0u);
+    Options async = manual;
+    async.checkpoint_policy = "async:0/1000000";  // wakes its thread after every commit
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path, async));
+    // Small commits, each waking the thread, until it has failed three steps (its steps run
+    // beside the commits).
+    int reported = 0, committed = 0, attempts = 0;
+    for (; attempts < 400 && db->Stats().background_errors < 3; ++attempts) {
+      absl::Status s = db->Put(absl::StrCat("small", attempts), "x");
+      if (s.ok()) {
+        ++committed;
+      } else {
+        EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+        if (absl::StrContains(s.message(), "background checkpoint")) ++reported;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GE(db->Stats().background_errors, 3u);
+    EXPECT_LE(reported, 1);
+    EXPECT_GE(committed, attempts - 1) << "a full disk failed commits the log had room for";
+    EXPECT_THAT(db->Stats().background_last_error, ::testing::HasSubstr("No space left"));
+    for (Db* d : {db.get(), holder.get()}) {
+      const absl::Status closed = d->Close();  // never crashes; the log stays if it cannot copy
+      EXPECT_TRUE(closed.ok() || absl::IsResourceExhausted(closed)) << closed;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, FullDiskTest,
