@@ -72,7 +72,10 @@ struct CheckpointResult {
   uint32_t copied = 0;      // frames this checkpoint copied into the database file
   uint32_t backfilled = 0;  // frames of the log in the database file afterwards
   bool blocked = false;     // could not copy every frame (readers, a writer, another checkpoint)
-  bool restarted = false;   // the log was restarted (RESTART, TRUNCATE)
+  // The log was restarted (RESTART, TRUNCATE). WAL2: the log the writer appends to began
+  // after every commit made before the call was copied, whether this checkpoint restarted it
+  // or a writer's switch did meanwhile (pager/wal_strategy.h V4).
+  bool restarted = false;
   bool stopped = false;     // CheckpointFiles::stop was set: it stopped between pages
   int syncs = 0;            // flushes it made (C1, C2)
   absl::Duration lock_wait;  // waiting for the CKPT lock and for readers

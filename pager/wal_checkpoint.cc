@@ -205,9 +205,15 @@ absl::StatusOr<CheckpointResult> WalStrategy::RestartCopiedLogs(CheckpointMode m
   JKV_DCHECK(wal2_ && write_locked_);
   CheckpointResult r;
   const int other = 1 - cur_;
-  // A writer that switched after step 3 left commits of its own in the other log; they are
-  // not this checkpoint's to copy, and nothing restarts.
-  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return r;
+  // A writer switched after step 3 (not before its end: until then the log it copied was not
+  // all copied, V3), so the log it appends to began after every commit made before the call
+  // was in the database file, as this restart would have made it; the other log holds the
+  // commits made since, not this checkpoint's to copy, and no file is free to cut.
+  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) {
+    r.restarted = true;
+    *switched = true;  // counted by that writer's restart
+    return r;
+  }
   if (writer_header_.logs[cur_].mx_frame == 0) {
     // Nothing committed since step 2: both logs restart in one publish (and TRUNCATE cuts
     // both files, the older first and durably, R2). Neither has a frame left to copy.

@@ -108,7 +108,8 @@
 //            commit since step 2 both logs restart in one publish (TRUNCATE cuts both files,
 //            R2); with commits, which are in the current log, the writer switches to a new
 //            generation of the copied log (TRUNCATE cuts its file: older than the current
-//            log's, whose header W4 wrote first), so the next commit starts a log.
+//            log's, whose header W4 wrote first), so the next commit starts a log. A writer
+//            that switched after step 3 did the same (its log began after step 3 ended).
 //       The writer is held for the switches only (microseconds): commits made meanwhile go on
 //       into the current log. Only CloseLast, alone, copies both logs as the writer.
 //   V5. A reader pins both logs (a pin names the log's generation even with no frames of it
