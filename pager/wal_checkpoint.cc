@@ -171,6 +171,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::Wal2Checkpoint(CheckpointMode mode
     return r;
   }
   // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
+  CallWalHook("checkpoint:copied");
   JKV_RETURN_IF_ERROR(writer.acquire());
   CallWalHook("checkpoint:restarting");
   bool switched = false;  // the restart was a switch, which MaybeRestart counted

@@ -104,7 +104,8 @@
 //            copy can hold now);
 //         3. that log completely (hook "checkpoint:switched"): every commit made before the
 //            call is now in the database file;
-//         4. RESTART and TRUNCATE, as the writer again ("checkpoint:restarting"): with no
+//         4. RESTART and TRUNCATE ("checkpoint:copied" before it takes the writer), as the
+//            writer again ("checkpoint:restarting"): with no
 //            commit since step 2 both logs restart in one publish (TRUNCATE cuts both files,
 //            R2); with commits, which are in the current log, the writer switches to a new
 //            generation of the copied log (TRUNCATE cuts its file: older than the current

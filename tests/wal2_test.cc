@@ -19,6 +19,7 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
 #include "gmock/gmock.h"
+#include "pager/wal_strategy.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/file_system_testing.h"
@@ -422,6 +423,48 @@ TEST_F(Wal2Test, FullRestartAndTruncateBlockNeitherTheWriterNorReadersWhileTheyC
     }
     JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
     EXPECT_TRUE(check.ok());
+  }
+}
+
+// Holds a WAL2 checkpoint between its last copy and its restart (hook "checkpoint:copied").
+std::atomic<bool> g_at_copied{false};
+std::atomic<bool> g_copied_release{false};
+void HoldAtCopied(const char* point) {
+  if (std::string(point) != "checkpoint:copied") return;
+  g_at_copied = true;
+  while (!g_copied_release.load()) std::this_thread::yield();
+}
+
+// A writer that switches logs by itself between the checkpoint's last copy and its restart
+// has already started a log after every earlier commit was copied: RESTART reports it
+// restarted, as its own switch would. (It reported `restarted` false, so under a busy writer
+// wal_multiprocess_test saw no RESTART get through, under ASan.)
+TEST_F(Wal2Test, AWritersOwnSwitchBeforeTheRestartCountsAsTheRestart) {
+  Options o = ModeOptions(JournalMode::kWal2);
+  o.wal2_switch_pages = 10;
+  o.checkpoint_policy = "manual";
+  std::unique_ptr<Db> checkpointer = Open(o);
+  std::unique_ptr<Db> db = Open(o);
+  for (int i = 0; i < 15; ++i) ASSERT_THAT(db->Put(Key(i), "a"), IsOk());
+  g_at_copied = false;
+  g_copied_release = false;
+  pager::SetWalHookForTesting(HoldAtCopied);
+  absl::StatusOr<CheckpointResult> r;
+  std::thread t([&] { r = checkpointer->Checkpoint(CheckpointMode::kRestart); });
+  while (!g_at_copied.load()) std::this_thread::yield();
+  const uint64_t switches = db->Stats().log_switches;
+  // Both logs are copied: ten commits fill the current log, and the next one switches.
+  for (int i = 0; i < 12; ++i) ASSERT_THAT(db->Put(Key(100 + i), "b"), IsOk());
+  EXPECT_GT(db->Stats().log_switches, switches) << "the writer did not switch by itself";
+  g_copied_release = true;
+  t.join();
+  pager::SetWalHookForTesting(nullptr);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->blocked);
+  EXPECT_TRUE(r->restarted);
+  for (int i = 0; i < 12; ++i) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(Key(100 + i)));
+    EXPECT_EQ(v, "b");
   }
 }
 

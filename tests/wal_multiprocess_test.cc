@@ -186,8 +186,8 @@ int WriterMain(const std::string& path, JournalMode mode, BankShared* shared, ui
 // before the copy ("copy"), after C2 before backfill is published ("synced"), and before the
 // log restarts ("restart"), the last two holding the WRITE lock in WAL's FULL, RESTART,
 // TRUNCATE; and in WAL2's phases of those (V4): holding the writer role before the switch
-// ("checkpoint:switching") and before the last restart ("checkpoint:restarting"), and between
-// the switch and the second copy ("checkpoint:switched").
+// ("checkpoint:switching") and before the last restart ("checkpoint:restarting"), between the
+// switch and the second copy ("checkpoint:switched") and after it ("checkpoint:copied").
 BankShared* hook_shared = nullptr;
 std::mt19937_64* hook_rng = nullptr;
 
