@@ -34,6 +34,16 @@ MATCHER_P2(StatusIs, code, substr,
   return s.code() == code && s.message().find(substr) != absl::string_view::npos;
 }
 
+// A StatusOr that is OK and holds a value equal to `value`.
+MATCHER_P(IsOkAndHolds, value, "is OK and holds " + ::testing::PrintToString(value)) {
+  if (!arg.ok()) {
+    *result_listener << "status is " << arg.status().ToString();
+    return false;
+  }
+  *result_listener << "holds " << ::testing::PrintToString(*arg);
+  return *arg == value;
+}
+
 }  // namespace journalkv::testing
 
 #define JKV_ASSERT_OK(expr) ASSERT_THAT((expr), ::journalkv::testing::IsOk())

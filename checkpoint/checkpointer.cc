@@ -51,24 +51,25 @@ class CkptLock {
 };
 
 // The newest frame <= `safe` the readers allow: the oldest pin of generation `seq` (a pin of
-// an older generation, whose reader reads the database file, allows nothing past `backfill`).
-// Pins of dead connections are skipped; a reader that pins after this scan checks the
-// announced target itself. `own_limits` tells whether the caller's own slot is the limit.
+// an older generation, whose reader reads the database file, allows nothing past `backfill`),
+// among the reader slots and the overflow marks. Pins of dead connections and of marks nobody
+// holds are skipped; a reader that pins after this scan checks the announced target itself.
+// `own_limits` tells whether the caller's own pin holder is the limit.
 absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, uint32_t mx,
-                                   uint32_t backfill, int own_slot, bool* own_limits) {
+                                   uint32_t backfill, int own_holder, bool* own_limits) {
   uint32_t safe = mx;
   *own_limits = false;
-  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index.pin(slot, log);
+  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+    const uint64_t pin = index.holder_pin(holder, log);
     if (pin == 0) continue;
     const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;
     if (limit >= safe) continue;
-    if (slot != own_slot) {
-      JKV_ASSIGN_OR_RETURN(bool gone, index.SlotOwnerGone(slot));
+    if (holder != own_holder) {
+      JKV_ASSIGN_OR_RETURN(bool gone, index.HolderGone(holder));
       if (gone) continue;
     }
     safe = std::max(limit, backfill);
-    *own_limits = slot == own_slot;
+    *own_limits = holder == own_holder;
   }
   return safe;
 }
@@ -288,7 +289,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   while (true) {
     files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
     bool own_limits = false;
-    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(*files.index, L, seq, mx, backfill, files.own_slot,
+    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(*files.index, L, seq, mx, backfill, files.own_holder,
                                          &own_limits));
     // C4: never below what the file may hold. A reader that pinned a snapshot older than
     // `written` after an earlier checkpoint's scan sees this target and takes a newer one; a

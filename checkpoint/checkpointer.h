@@ -9,10 +9,11 @@
 //      per -shm File, so a caller serializes its own threads' checkpoints and writers itself);
 //      WAL2's FULL of the non-current log needs none (pager/wal_strategy.h V4);
 //   2. announces its target, the newest commit mx_frame (ckpt_target, seq_cst), then reads
-//      every reader slot's pin: the frames it may copy are those <= the oldest pin of the
-//      log's current generation (a pin of an older generation stops it at the current
-//      backfill). A pin whose slot lock is free belongs to a dead connection and is cleared.
-//      The target is lowered to that safe frame. A reader that pins after the scan sees the
+//      every reader slot's and overflow mark's pin: the frames it may copy are those <= the
+//      oldest pin of the log's current generation (a pin of an older generation stops it at
+//      the current backfill). A pin whose slot lock is free belongs to a dead connection, and
+//      a mark whose lock nobody holds pins nothing: both are skipped. The target is lowered
+//      to that safe frame. A reader that pins after the scan sees the
 //      announced target and, when it is past its snapshot, takes a newer one (readers never
 //      wait; pager/wal_strategy.h W3);
 //   3. C1: at sync NORMAL, syncs the log before the first database write, so that no page of
@@ -100,7 +101,9 @@ struct CheckpointFiles {
   bool sync_db = true;                // C2: sync != OFF
   bool sync_restart_header = true;    // R1: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
-  int own_slot = -1;  // the caller's reader slot, whose pin is not waited for
+  // The caller's pin holder (shm::kPinHolders numbering: its reader slot, or the overflow
+  // mark it reads under), whose pin is not waited for; -1: none.
+  int own_holder = -1;
   // When set (the database is closing), the copy stops before its next page: the pages
   // written stay (they are the newest versions every snapshot allows, so no reader notices),
   // the backfill stays where it was, and a later checkpoint copies them again. Not owned.

@@ -61,6 +61,12 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
         "] (half the frames a log holds)"));
   }
   po.wal2_switch_pages = options.wal2_switch_pages;
+  if (options.reader_slots < 0 || options.reader_slots > shm::kMaxSlots) {
+    return absl::InvalidArgumentError(absl::StrCat("reader_slots must be in [0, ",
+                                                   shm::kMaxSlots, "]; got ",
+                                                   options.reader_slots));
+  }
+  po.reader_slots = options.reader_slots;
   absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);
   if (!pager.ok() && !options.journal_mode.has_value() && po.journal_mode == JournalMode::kWal &&
       absl::IsUnimplemented(pager.status())) {
@@ -199,6 +205,7 @@ DbStats Db::Stats() {
     s.log_restarts = p.wal.log_restarts;
     s.oldest_pinned_frame = p.wal.oldest_pin_frame;
     s.pinned_connections = p.wal.pinned_slots;
+    s.overflow_reader = p.wal.overflow_reader;
     s.log_bytes = p.wal.log_bytes + p.wal.wal2_log_bytes;
     s.checkpoint_policy = p.policy.name;
     s.checkpoint_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_work);

@@ -70,7 +70,10 @@ struct DbStats {
   uint64_t frames_copied = 0;       // by this handle's checkpoints
   uint64_t log_restarts = 0;        // by this handle
   uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
-  int pinned_connections = 0;       // connections (all processes) with a reader pinned
+  // Pinned snapshots of all processes: each reader slot with a pin counts one, each overflow
+  // pin in use one however many connections share it.
+  int pinned_connections = 0;
+  bool overflow_reader = false;     // this handle found no free reader slot (README, "Limits")
   uint64_t log_bytes = 0;           // size of the log file(s)
   int current_log = 0;              // WAL2: the log the writer appends to (0: -wal, 1: -wal2)
   uint32_t wal2_log_frames = 0;     // WAL2: x.db-wal2's committed frames

@@ -264,6 +264,12 @@ TEST(DbTest, BadOptionsAreInvalidArgument) {
   o.cache_pages = 0;
   EXPECT_THAT(Db::Open("/x.db", o), StatusIs(absl::StatusCode::kInvalidArgument, "cache_pages"));
   EXPECT_THAT(Db::Open("", MemOptions(&fs)), StatusIs(absl::StatusCode::kInvalidArgument, "empty"));
+  for (int slots : {-1, 513}) {
+    o = MemOptions(&fs);
+    o.reader_slots = slots;
+    EXPECT_THAT(Db::Open("/x.db", o),
+                StatusIs(absl::StatusCode::kInvalidArgument, "reader_slots must be in [0, 512]"));
+  }
 }
 
 }  // namespace

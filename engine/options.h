@@ -68,6 +68,12 @@ struct Options {
   // WAL2: the writer moves to the other log once the current one holds this many frames and
   // the other one has been copied into the database file completely (README, "WAL2").
   uint32_t wal2_switch_pages = 1000;
+  // WAL: the reader slots in the -shm this connection may claim, 0 to 512 (the -shm holds
+  // 512). A slot makes starting and ending a read transaction free of system calls. A
+  // connection that finds every slot it may claim taken (more than 512 connections open at
+  // once, all processes) still reads and writes: its read transactions pin their snapshots
+  // under 32 shared overflow pins, at two or three lock calls each (README, "Limits").
+  int reader_slots = 512;
   // Open without write access; write transactions fail with FailedPrecondition.
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.

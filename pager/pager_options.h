@@ -69,6 +69,11 @@ struct PagerOptions {
   // WAL2: the writer switches to the other log once the current one holds this many frames
   // (and the other one is copied completely).
   uint32_t wal2_switch_pages = 1000;
+  // WAL: the reader slots of the -shm this connection may claim (0..shm::kMaxSlots). A
+  // connection that finds all of them taken still reads and writes: it pins its snapshots
+  // under the shared overflow marks, at a few lock calls per read transaction
+  // (pager/wal_strategy.h M1..M4).
+  int reader_slots = 512;
 };
 
 }  // namespace journalkv::pager

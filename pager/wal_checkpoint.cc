@@ -30,7 +30,7 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
   f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
   f.sync_db = options_.sync != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
-  f.own_slot = slot_;
+  f.own_holder = OwnHolder();
   f.private_reader_lock = kPrivateReaderByte;
   return f;
 }
@@ -283,9 +283,9 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
     log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
   }
   uint32_t oldest = p.log_frames;
-  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index_->pin(slot, p.log);
-    if (pin == 0 || !SlotLive(slot)) continue;
+  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+    const uint64_t pin = index_->holder_pin(holder, p.log);
+    if (pin == 0 || !HolderLive(holder)) continue;
     ++log.active_readers;
     // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
     const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);

@@ -76,6 +76,7 @@ WalStrategy::~WalStrategy() {
     index_->set_pin(slot_, 1, 0);
     index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
   }
+  if (index_ != nullptr) LeaveMark();
 }
 
 absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(vfs::FileSystem* fs,
@@ -223,8 +224,13 @@ bool WalStrategy::RestartAllowed() {
   return free.ok() && *free;
 }
 
+// A connection that finds every slot it may claim taken (PagerOptions::reader_slots; a heap
+// index, whose one connection needs one slot, ignores the option) reads under the overflow
+// marks instead (M1..M4): it works, at a few lock calls per read transaction.
 absl::Status WalStrategy::ClaimSlot() {
-  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
+  const int slots = index_->shared() ? std::min(options_.reader_slots, shm::kMaxSlots)
+                                     : shm::kMaxSlots;
+  for (int slot = 0; slot < slots; ++slot) {
     JKV_ASSIGN_OR_RETURN(bool mine, index_->TryLockSlot(slot));
     if (!mine) continue;
     slot_ = slot;
@@ -233,8 +239,58 @@ absl::Status WalStrategy::ClaimSlot() {
     index_->set_owner(slot, RandomId());
     return absl::OkStatus();
   }
-  return absl::ResourceExhaustedError(absl::StrCat(
-      shm_path_, ": too many connections: all ", shm::kMaxSlots, " reader slots are in use"));
+  if (!index_->shared()) {
+    return absl::InternalError(absl::StrCat(shm_path_, ": no free slot in a private wal-index"));
+  }
+  return absl::OkStatus();
+}
+
+bool WalStrategy::MarkProtects(int mark, const PinPair& pins) const {
+  for (int l = 0; l < nlogs_; ++l) {
+    const uint64_t want = l == 0 ? pins.first : pins.second;
+    const uint64_t have = index_->mark_pin(mark, l);
+    if (have == 0 || checkpoint::PinBefore(want, have)) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> WalStrategy::JoinMark(const PinPair& pins) {
+  const int held = mark_.load(std::memory_order_relaxed);
+  if (held >= 0) return MarkProtects(held, pins);
+  // M2: a mark nobody holds, set to this snapshot. Trying these first keeps marks fresh: a
+  // mark's pin only moves while nobody reads under it.
+  for (int m = 0; m < shm::kOverflowMarks; ++m) {
+    JKV_ASSIGN_OR_RETURN(bool alone, index_->TryLockMark(m, vfs::LockMode::kExclusive));
+    if (!alone) continue;
+    index_->set_mark_pin(m, 0, pins.first);
+    index_->set_mark_pin(m, 1, pins.second);
+    JKV_ASSIGN_OR_RETURN(bool shared, index_->TryLockMark(m, vfs::LockMode::kShared));
+    if (!shared) return absl::InternalError("converting an exclusive lock to shared failed");
+    mark_.store(m, std::memory_order_relaxed);
+    return true;
+  }
+  // M3: every mark is in use: share the newest one at or below this snapshot.
+  int best = -1;
+  for (int m = 0; m < shm::kOverflowMarks; ++m) {
+    if (!MarkProtects(m, pins)) continue;
+    if (best < 0 || checkpoint::PinBefore(index_->mark_pin(best, 0), index_->mark_pin(m, 0))) {
+      best = m;
+    }
+  }
+  if (best < 0) return false;
+  JKV_ASSIGN_OR_RETURN(bool shared, index_->TryLockMark(best, vfs::LockMode::kShared));
+  if (!shared) return false;  // being set right now
+  if (!MarkProtects(best, pins)) {  // set between the look and the lock
+    index_->UnlockMark(best).IgnoreError();
+    return false;
+  }
+  mark_.store(best, std::memory_order_relaxed);
+  return true;
+}
+
+void WalStrategy::LeaveMark() {
+  const int m = mark_.exchange(-1, std::memory_order_relaxed);
+  if (m >= 0) index_->UnlockMark(m).IgnoreError();  // closing the file drops it anyway
 }
 
 absl::StatusOr<std::array<wal::ScanResult, 2>> WalStrategy::ScanLogs() {
@@ -425,6 +481,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
     return SnapshotOf(h);
   }
+  absl::Duration mark_wait = absl::Microseconds(20);
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
     Hook("begin_read:header");
@@ -441,7 +498,20 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
       Hook("begin_read:done");
       return snap;
     }
-    SetPins(pins);
+    if (slot_ >= 0) {
+      SetPins(pins);
+    } else {
+      JKV_ASSIGN_OR_RETURN(bool joined, JoinMark(pins));
+      if (!joined) {  // M3: every mark is held at a later snapshot: take a newer one
+        if (absl::Now() >= deadline) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "busy: ", shm_path_, ": all ", shm::kMaxSlots, " reader slots and ",
+              shm::kOverflowMarks, " overflow pins are in use"));
+        }
+        Sleep(mark_wait);
+        continue;
+      }
+    }
     Hook("begin_read:pinned");
     shm::IndexHeader again;
     bool settled = index_->ReadHeader(&again);
@@ -457,7 +527,12 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
       Hook("begin_read:done");
       return snap;
     }
-    SetPins(held);  // a checkpoint may be copying past this snapshot: take a newer one
+    // A checkpoint may be copying past this snapshot: take a newer one.
+    if (slot_ >= 0) {
+      SetPins(held);
+    } else if (held.first == 0) {
+      LeaveMark();
+    }
     if (absl::Now() >= deadline) {
       return absl::ResourceExhaustedError("busy: could not pin a snapshot of the log");
     }
@@ -486,7 +561,12 @@ void WalStrategy::EndRead(const WalSnapshot& snapshot) {
   if (it == open_pins_.end()) return;
   const bool was_oldest = it == open_pins_.begin();
   open_pins_.erase(it);
-  if (was_oldest) SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first);
+  if (!was_oldest) return;
+  if (slot_ >= 0) {
+    SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first);
+  } else if (open_pins_.empty()) {
+    LeaveMark();  // M4
+  }
 }
 
 // V2: the current log, then (WAL2) the other one, then the database file.
@@ -726,12 +806,19 @@ void WalStrategy::EndWrite() {
   index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
 }
 
-// A pin of a slot whose owner died holds nothing back (checkpoints skip it, SafeFrame), so the
-// views the policy and Stats give skip it too. Costs one lock test per pinned slot.
-bool WalStrategy::SlotLive(int slot) {
-  if (slot == slot_) return true;
-  absl::StatusOr<bool> gone = index_->SlotOwnerGone(slot);
+// A pin of a slot whose owner died, or of a mark nobody holds, holds nothing back (checkpoints
+// skip it, SafeFrame), so the views the policy and Stats give skip it too. Costs one lock test
+// per pin.
+bool WalStrategy::HolderLive(int holder) {
+  if (holder == OwnHolder()) return true;
+  absl::StatusOr<bool> gone = index_->HolderGone(holder);
   return !gone.ok() || !*gone;
+}
+
+int WalStrategy::OwnHolder() const {
+  if (slot_ >= 0) return slot_;
+  const int m = mark_.load(std::memory_order_relaxed);
+  return m >= 0 ? shm::kMaxSlots + m : -1;
 }
 
 // W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a
@@ -794,9 +881,10 @@ WalStats WalStrategy::Stats() {
   s.backfilled = index_->backfill(0);
   if (wal2_) s.wal2_backfilled = index_->backfill(1);
   uint64_t oldest = 0;
-  for (int slot = 0; slot < shm::kMaxSlots; ++slot) {
-    const uint64_t pin = index_->pin(slot, s.current_log);
-    if (pin == 0 || !SlotLive(slot)) continue;
+  s.overflow_reader = !private_ && slot_ < 0;
+  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+    const uint64_t pin = index_->holder_pin(holder, s.current_log);
+    if (pin == 0 || !HolderLive(holder)) continue;
     ++s.pinned_slots;
     if (oldest == 0 || checkpoint::PinBefore(pin, oldest)) oldest = pin;
   }

@@ -80,6 +80,26 @@
 //       under the database file's EXCLUSIVE (CloseLast), a read-only one under DMS exclusive
 //       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
 //       to be unlinked opens the path again (Join, hook "open:shm_removed").
+//   M1. A connection that found no free reader slot (more connections than
+//       PagerOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
+//       byte SHARED from its first open read transaction to its last, and the mark's pin is at
+//       or below (PinBefore, each log) every one of its open snapshots. A checkpoint honours
+//       a mark's pin while anyone holds that byte (SafeFrame, HolderGone), so one mark
+//       protects every connection sharing it.
+//   M2. A mark's pin changes only under its byte EXCLUSIVE, that is while nobody reads under
+//       it: the setter stores the pin (seq_cst), converts the lock to SHARED, then makes W3's
+//       re-check, exactly as a slot's owner does after storing its pin.
+//   M3. While every mark is held, a connection shares the newest mark at or below its
+//       snapshot: it locks it SHARED, then reads its pin again (fixed while the lock is held)
+//       and then makes W3's re-check. The lock call orders it against a checkpointer's lock
+//       test: a checkpoint that found the byte free had announced its target before that
+//       test, so the re-check sees the target and takes a newer snapshot. With no mark at or
+//       below (every mark set from a newer header) it takes a newer snapshot.
+//   M4. The byte is released when the connection's last read transaction ends (or W3 sends
+//       its only snapshot back): a mark nobody holds pins nothing, whatever its words say.
+//       A checkpoint waits for a shared mark as for a slot; a mark stays at its pin while
+//       readers keep overlapping on it, so the marks are tried free-first (M2) to keep them
+//       fresh.
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
@@ -179,7 +199,8 @@ struct WalStats {
   uint64_t log_restarts = 0;     // by this connection
   uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
-  int pinned_slots = 0;           // reader slots with a pin
+  int pinned_slots = 0;           // reader slots and overflow marks with a pin
+  bool overflow_reader = false;   // this connection has no slot: it pins under overflow marks
   uint64_t log_bytes = 0;         // size of the log file
   absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
   absl::Duration checkpoint_work;       // and copying, syncing, restarting
@@ -320,8 +341,17 @@ class WalStrategy {
   absl::Status RefreshPrivate();
   bool RestartAllowed();
   absl::Status ClaimSlot();
-  // False for a slot whose owner is gone (a dead process's pin). Never for this connection's.
-  bool SlotLive(int slot);
+  // Overflow pins (M1..M4), for a connection with no slot: JoinMark pins `pins` under a mark
+  // (the one this connection holds, a free one it sets, or the newest one in use at or below
+  // them; false: none of those). LeaveMark lets go of it. REQUIRES: the pager's mutex.
+  absl::StatusOr<bool> JoinMark(const std::pair<uint64_t, uint64_t>& pins);
+  void LeaveMark();
+  bool MarkProtects(int mark, const std::pair<uint64_t, uint64_t>& pins) const;
+  // False for a pin holder whose pin holds nothing back (a dead process's slot, a mark nobody
+  // holds). Never for this connection's own.
+  bool HolderLive(int holder);
+  // This connection's pin holder (shm::kPinHolders numbering), or -1.
+  int OwnHolder() const;
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it. REQUIRES: the pager's mutex.
   absl::Status OpenLogForReading(int log);
@@ -396,7 +426,10 @@ class WalStrategy {
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
   // the pager's mutex, before any read of a frame); logs_[1] is null in WAL mode.
   std::array<std::unique_ptr<wal::WalLog>, 2> logs_;
-  int slot_ = -1;
+  int slot_ = -1;  // -1: every slot was taken; reads pin under an overflow mark
+  // The overflow mark this connection holds shared while it has read transactions open (M1),
+  // or -1. Changed under the pager's mutex; atomic for Files() and Stats() on other threads.
+  std::atomic<int> mark_{-1};
 
   // This connection's open snapshots (their pins of log 0 and log 1), under the pager's
   // mutex; the slot holds the oldest (pins of either log only grow with time, V1).

@@ -90,6 +90,9 @@ std::atomic_ref<uint64_t> WrittenThrough(uint8_t* r0, int log) {
 std::atomic_ref<uint64_t> SlotWord(uint8_t* r0, int slot, int word) {  // pin0, pin1, owner, -
   return Word<uint64_t>(r0, kSlotsOffset + kSlotStride * slot + 8 * word);
 }
+std::atomic_ref<uint64_t> MarkWord(uint8_t* r0, int mark, int log) {
+  return Word<uint64_t>(r0, kMarksOffset + kMarkStride * mark + 8 * log);
+}
 
 // Hash blocks: the writer's stores release, everyone's loads acquire. A reader that loads a hash
 // slot then sees the pages[] word stored before it.
@@ -181,6 +184,9 @@ void InitializeRegion0(uint8_t* r0) {
   }
   for (int slot = 0; slot < kMaxSlots; ++slot) {
     for (int word = 0; word < 4; ++word) SlotWord(r0, slot, word).store(0);
+  }
+  for (int mark = 0; mark < kOverflowMarks; ++mark) {
+    for (int log = 0; log < 2; ++log) MarkWord(r0, mark, log).store(0);
   }
   LayoutVersion(r0).store(kShmLayoutVersion, std::memory_order_release);
 }
@@ -573,6 +579,30 @@ void WalIndex::set_owner(int slot, uint64_t owner) {
   SlotWord(region0(), slot, 2).store(owner);
 }
 
+// --- overflow marks
+
+uint64_t WalIndex::mark_pin(int mark, int log) const {
+  JKV_DCHECK(mark >= 0 && mark < kOverflowMarks && (log == 0 || log == 1));
+  return MarkWord(region0(), mark, log).load();
+}
+void WalIndex::set_mark_pin(int mark, int log, uint64_t value) {
+  JKV_DCHECK(mark >= 0 && mark < kOverflowMarks && (log == 0 || log == 1));
+  Point("shm:set_mark");
+  MarkWord(region0(), mark, log).store(value);
+}
+
+uint64_t WalIndex::holder_pin(int holder, int log) const {
+  return holder < kMaxSlots ? pin(holder, log) : mark_pin(holder - kMaxSlots, log);
+}
+
+absl::StatusOr<bool> WalIndex::HolderGone(int holder) {
+  if (holder < kMaxSlots) return SlotOwnerGone(holder);
+  if (holder >= kPinHolders) return absl::InvalidArgumentError("no such pin holder");
+  if (file_ == nullptr) return true;
+  // As SlotOwnerGone: the caller's own lock never conflicts with its own query.
+  return file_->CanLock(kMarkLockBase + (holder - kMaxSlots), 1, LockMode::kExclusive);
+}
+
 // --- locks
 
 absl::StatusOr<bool> WalIndex::TryLock(ShmLock lock, LockMode mode) {
@@ -617,6 +647,20 @@ absl::StatusOr<bool> WalIndex::SlotOwnerGone(int slot) {
   // Free to take exclusively means nobody holds it. (A File's own lock never conflicts with
   // its own query: asked about its own slot, this says true.)
   return file_->CanLock(kSlotLockBase + slot, 1, LockMode::kExclusive);
+}
+
+absl::StatusOr<bool> WalIndex::TryLockMark(int mark, LockMode mode) {
+  if (mark < 0 || mark >= kOverflowMarks) return absl::InvalidArgumentError("no such mark");
+  Point("shm:lock");
+  if (file_ == nullptr) return true;
+  return file_->TryLock(kMarkLockBase + mark, 1, mode);
+}
+
+absl::Status WalIndex::UnlockMark(int mark) {
+  if (mark < 0 || mark >= kOverflowMarks) return absl::InvalidArgumentError("no such mark");
+  Point("shm:unlock");
+  if (file_ == nullptr) return absl::OkStatus();
+  return file_->Unlock(kMarkLockBase + mark, 1);
 }
 
 }  // namespace journalkv::shm

@@ -29,7 +29,13 @@
 //          |       |       page versions of frames up to W, none later (W >= F; a copy that
 //          |       |       stopped part way leaves W past F). Both are written under CKPT
 //          |       |       (checkpoint/checkpointer.h C3, C4)
-//   320    | 704   | reserved
+//   320    | 192   | reserved
+//   512    | 16*kOverflowMarks | overflow pins: mark m at 512 + 16*m: u64 pin[0], u64 pin[1],
+//          |       |       as a slot's. A connection that found no free slot pins its
+//          |       |       snapshot by holding mark m's lock byte SHARED while it has a read
+//          |       |       transaction open; the value changes only under that byte
+//          |       |       EXCLUSIVE, so it stays at or below every holder's snapshot (several
+//          |       |       connections may share one mark). A mark nobody holds pins nothing.
 //   1024   | 32*kMaxSlots | reader slots: slot i at 1024 + 32*i:
 //          |       |   +0  u64 pin[0]: the snapshot of log 0 the slot's connection still
 //          |       |       needs (opaque to the index: the strategy encodes it; 0 = none)
@@ -62,6 +68,9 @@
 //               that is alone, which may then reinitialise or remove the -shm file
 //   +16 + i     SLOT i: exclusive by the connection that owns reader slot i, for its lifetime;
 //               a slot with a pin whose lock byte is free belongs to a dead connection
+//   +16 + kMaxSlots + m
+//               MARK m: shared by each overflow connection pinning under mark m while it
+//               reads; exclusive only to set the mark's pin (then converted to shared)
 // A heap index grants every lock at once: one connection is its only user.
 //
 // Thread-safety: all methods are safe to call from many threads and processes at once, within
@@ -85,11 +94,15 @@
 
 namespace journalkv::shm {
 
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5302;  // "JKS" + layout 2
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5303;  // "JKS" + layout 3 (overflow pins)
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
-inline constexpr int kMaxSlots = 512;  // reader slots: connections open at once, all processes
+inline constexpr int kMaxSlots = 512;  // reader slots: one per connection, while they last
+inline constexpr int kOverflowMarks = 32;  // pins the connections beyond the slots share
+// The holders of pins, numbered for the scans: slots 0..kMaxSlots-1, then mark m as
+// kMaxSlots + m.
+inline constexpr int kPinHolders = kMaxSlots + kOverflowMarks;
 inline constexpr uint32_t kMaxBlocksPerLog = 16384;  // 64M frames per log
 inline constexpr uint32_t kMaxLogFrames = kMaxBlocksPerLog * kFramesPerBlock;
 
@@ -106,11 +119,14 @@ inline constexpr size_t kHeaderBOffset = 88;
 inline constexpr size_t kHeaderBytes = 80;  // 18 words + checksum
 inline constexpr size_t kCkptInfoOffset = 256;
 inline constexpr size_t kCkptInfoStride = 32;
+inline constexpr size_t kMarksOffset = 512;
+inline constexpr size_t kMarkStride = 16;
 inline constexpr size_t kSlotsOffset = 1024;
 inline constexpr size_t kSlotStride = 32;
 static_assert(kHeaderAOffset + kHeaderBytes <= kHeaderBOffset);
 static_assert(kHeaderBOffset + kHeaderBytes <= kCkptInfoOffset);
-static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kSlotsOffset);
+static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kMarksOffset);
+static_assert(kMarksOffset + kOverflowMarks * kMarkStride <= kSlotsOffset);
 static_assert(kSlotsOffset + kMaxSlots * kSlotStride <= kRegionSize);
 static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
 
@@ -118,6 +134,7 @@ static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
 inline constexpr uint64_t kLockBase = 1 << 20;
 enum class ShmLock : uint64_t { kWrite = 0, kCkpt = 1, kRecover = 2, kDms = 3 };
 inline constexpr uint64_t kSlotLockBase = kLockBase + 16;
+inline constexpr uint64_t kMarkLockBase = kSlotLockBase + kMaxSlots;
 
 struct LogState {
   uint32_t ckpt_seq = 0;
@@ -220,6 +237,18 @@ class WalIndex {
   uint64_t owner(int slot) const;
   void set_owner(int slot, uint64_t owner);
 
+  // --- overflow marks (pin loads and stores are seq_cst)
+  uint64_t mark_pin(int mark, int log) const;
+  // REQUIRES: mark `mark` locked exclusively by the caller.
+  void set_mark_pin(int mark, int log, uint64_t value);
+
+  // --- every pin holder (kPinHolders: the slots, then the marks)
+  uint64_t holder_pin(int holder, int log) const;
+  // True when nobody but perhaps the caller holds holder `holder`: a slot whose owner died, a
+  // mark no connection reads under. Its pin holds nothing back. One lock test (no system call
+  // on a heap index, where every mark reads as gone).
+  absl::StatusOr<bool> HolderGone(int holder);
+
   // --- locks on the -shm file (always granted on a heap index). `lock` is a ShmLock or a slot.
   absl::StatusOr<bool> TryLock(ShmLock lock, vfs::LockMode mode);
   absl::Status Unlock(ShmLock lock);
@@ -228,6 +257,10 @@ class WalIndex {
   // True when slot `slot`'s lock byte is free (its owner, if any, is dead). False on a heap
   // index for a slot this index handed out.
   absl::StatusOr<bool> SlotOwnerGone(int slot);
+  // Mark `mark`'s lock byte in `mode` (converting a lock the caller holds; always granted on
+  // a heap index), and its release.
+  absl::StatusOr<bool> TryLockMark(int mark, vfs::LockMode mode);
+  absl::Status UnlockMark(int mark);
 
  private:
   WalIndex(vfs::File* file);

@@ -24,6 +24,7 @@ namespace journalkv::shm {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 using vfs::LockMode;
 
@@ -536,6 +537,7 @@ TEST_P(SharedWalIndexTest, InitialiseResetsHeaderCheckpointInfoAndSlots) {
   a->set_ckpt_target(1, 20);
   a->set_pin(kMaxSlots - 1, 0, 30);
   a->set_owner(0, 40);
+  a->set_mark_pin(kOverflowMarks - 1, 1, 50);
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> b, Open(true));
   IndexHeader h;
   EXPECT_FALSE(a->ReadHeader(&h));
@@ -544,6 +546,41 @@ TEST_P(SharedWalIndexTest, InitialiseResetsHeaderCheckpointInfoAndSlots) {
   EXPECT_EQ(a->ckpt_target(1), 0);
   EXPECT_EQ(a->pin(kMaxSlots - 1, 0), 0);
   EXPECT_EQ(a->owner(0), 0);
+  EXPECT_EQ(a->mark_pin(kOverflowMarks - 1, 1), 0);
+}
+
+// Overflow marks: set under EXCLUSIVE, shared by several connections, and a mark's pin counts
+// (HolderGone false) exactly while some other connection holds its lock byte.
+TEST_P(SharedWalIndexTest, AnOverflowMarkIsSetAloneSharedByManyAndPinsOnlyWhileHeld) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> a, Open(true));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> b, Open(false));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> c, Open(false));
+  constexpr int kMark = 7;
+  constexpr int kHolder = kMaxSlots + kMark;
+  EXPECT_THAT(c->HolderGone(kHolder), IsOkAndHolds(true));
+  EXPECT_THAT(a->TryLockMark(kMark, LockMode::kExclusive), IsOkAndHolds(true));
+  a->set_mark_pin(kMark, 0, 111);
+  a->set_mark_pin(kMark, 1, 222);
+  EXPECT_EQ(b->holder_pin(kHolder, 0), 111);  // the same words as mark_pin
+  EXPECT_EQ(b->mark_pin(kMark, 1), 222);
+  EXPECT_THAT(b->TryLockMark(kMark, LockMode::kShared), IsOkAndHolds(false));  // being set
+  EXPECT_THAT(c->HolderGone(kHolder), IsOkAndHolds(false));
+  EXPECT_THAT(a->TryLockMark(kMark, LockMode::kShared), IsOkAndHolds(true));  // converted
+  EXPECT_THAT(b->TryLockMark(kMark, LockMode::kShared), IsOkAndHolds(true));  // shared
+  EXPECT_THAT(c->TryLockMark(kMark, LockMode::kExclusive), IsOkAndHolds(false));
+  JKV_ASSERT_OK(a->UnlockMark(kMark));
+  EXPECT_THAT(c->HolderGone(kHolder), IsOkAndHolds(false));  // b still reads under it
+  EXPECT_THAT(c->TryLockMark(kMark, LockMode::kExclusive), IsOkAndHolds(false));
+  JKV_ASSERT_OK(b->UnlockMark(kMark));
+  EXPECT_THAT(c->HolderGone(kHolder), IsOkAndHolds(true));  // its words stay, pinning nothing
+  EXPECT_EQ(c->mark_pin(kMark, 0), 111);
+  EXPECT_THAT(c->TryLockMark(kMark, LockMode::kExclusive), IsOkAndHolds(true));
+  // Slots keep their numbers among the holders; numbers past the marks are refused.
+  a->set_pin(3, 0, 333);
+  EXPECT_EQ(c->holder_pin(3, 0), 333);
+  EXPECT_THAT(c->HolderGone(kPinHolders), StatusIs(absl::StatusCode::kInvalidArgument, ""));
+  EXPECT_THAT(c->TryLockMark(kOverflowMarks, LockMode::kShared),
+              StatusIs(absl::StatusCode::kInvalidArgument, ""));
 }
 
 // A File without shared memory (as on a file system that cannot map files).

@@ -133,9 +133,21 @@ void GateHook(const char* point) {
 
 constexpr uint32_t kWal2SwitchPages = 8;
 
-class WalInterleavingTest : public ::testing::TestWithParam<JournalMode> {
+// A mode, and the reader slots each connection may claim: 0 runs every interleaving with the
+// readers pinning under overflow marks (pager/wal_strategy.h M1..M4) instead of slots.
+struct Interleaving {
+  JournalMode mode;
+  int reader_slots;
+};
+
+std::string InterleavingName(const ::testing::TestParamInfo<Interleaving>& info) {
+  return absl::StrCat(JournalModeName(info.param.mode),
+                      info.param.reader_slots == 0 ? "_overflow" : "");
+}
+
+class WalInterleavingTest : public ::testing::TestWithParam<Interleaving> {
  protected:
-  bool wal2() const { return GetParam() == JournalMode::kWal2; }
+  bool wal2() const { return GetParam().mode == JournalMode::kWal2; }
   void SetUp() override {
     pager::SetWalHookForTesting(&GateHook);
     checkpoint::SetCheckpointHookForTesting(&GateHook);
@@ -148,7 +160,8 @@ class WalInterleavingTest : public ::testing::TestWithParam<JournalMode> {
   }
   std::unique_ptr<Db> Open() {
     Options o;
-    o.journal_mode = GetParam();
+    o.journal_mode = GetParam().mode;
+    o.reader_slots = GetParam().reader_slots;
     o.wal2_switch_pages = kWal2SwitchPages;
     o.file_system = &fs_;
     o.checkpoint_policy = "manual";
@@ -542,16 +555,17 @@ TEST_P(WalDeferredCopyTest, AnotherConnectionsCheckpointNeitherUndoesNorHidesADe
   EXPECT_TRUE(after->Check()->problems.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Wal, WalDeferredCopyTest, ::testing::Values(JournalMode::kWal),
-                         [](const ::testing::TestParamInfo<JournalMode>& info) {
-                           return std::string(JournalModeName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Wal, WalDeferredCopyTest,
+                         ::testing::Values(Interleaving{JournalMode::kWal, shm::kMaxSlots},
+                                           Interleaving{JournalMode::kWal, 0}),
+                         InterleavingName);
 
 INSTANTIATE_TEST_SUITE_P(Modes, WalInterleavingTest,
-                         ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
-                         [](const ::testing::TestParamInfo<JournalMode>& info) {
-                           return std::string(JournalModeName(info.param));
-                         });
+                         ::testing::Values(Interleaving{JournalMode::kWal, shm::kMaxSlots},
+                                           Interleaving{JournalMode::kWal2, shm::kMaxSlots},
+                                           Interleaving{JournalMode::kWal, 0},
+                                           Interleaving{JournalMode::kWal2, 0}),
+                         InterleavingName);
 
 }  // namespace
 }  // namespace journalkv

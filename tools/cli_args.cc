@@ -68,6 +68,9 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
     JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--wal2-switch-pages", value, kMaxUint32));
     if (n == 0) return absl::InvalidArgumentError("--wal2-switch-pages: must be at least 1");
     options.wal2_switch_pages = static_cast<uint32_t>(n);
+  } else if (name == "--reader-slots") {
+    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--reader-slots", value, 512));
+    options.reader_slots = static_cast<int>(n);
   } else if (name == "--busy-timeout-ms") {
     JKV_ASSIGN_OR_RETURN(uint64_t ms, ParseNumber("--busy-timeout-ms", value, kMaxUint32));
     options.busy_timeout = absl::Milliseconds(ms);
@@ -98,7 +101,8 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
   if (eq == absl::string_view::npos) {
     const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
                        name == "--cache-pages" || name == "--busy-timeout-ms" ||
-                       name == "--checkpoint" || name == "--wal2-switch-pages";
+                       name == "--checkpoint" || name == "--wal2-switch-pages" ||
+                       name == "--reader-slots";
     if (known) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs a value: ", name, "=VALUE"));
     }

@@ -95,6 +95,19 @@ TEST(ParseCommandLineTest, WalAndWal2Parse) {
               StatusIs(absl::StatusCode::kInvalidArgument, "wal or wal2"));
 }
 
+TEST(ParseCommandLineTest, ReaderSlots) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine def, Parse({"x.db", "count"}));
+  EXPECT_EQ(def.options.reader_slots, 512);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine none, Parse({"--reader-slots=0", "x.db", "count"}));
+  EXPECT_EQ(none.options.reader_slots, 0);
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine all, Parse({"--reader-slots=512", "x.db", "count"}));
+  EXPECT_EQ(all.options.reader_slots, 512);
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"--reader-slots=513", "x.db", "count"}), StatusIs(kInvalid, "--reader-slots"));
+  EXPECT_THAT(Parse({"--reader-slots", "x.db", "count"}),
+              StatusIs(kInvalid, "--reader-slots needs a value"));
+}
+
 TEST(ParseCommandLineTest, Wal2SwitchPages) {
   JKV_ASSERT_OK_AND_ASSIGN(
       CommandLine cl, Parse({"--journal=wal2", "--wal2-switch-pages=64", "x.db", "count"}));

@@ -36,6 +36,9 @@ Options (before DBPATH; "--" ends them):
   --wal2-switch-pages=N wal2: the writer moves to the other log once the current
                         one holds N frames and the other is fully checkpointed
                         (N at least 1; default 1000)
+  --reader-slots=N      wal and wal2: the -shm reader slots this connection may
+                        claim, 0 to 512 (default 512); beyond them it reads
+                        under shared overflow pins
   --read-only           open without write access; writes are errors
   -h, --help            print this help and exit
 
