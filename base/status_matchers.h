@@ -34,14 +34,13 @@ MATCHER_P2(StatusIs, code, substr,
   return s.code() == code && s.message().find(substr) != absl::string_view::npos;
 }
 
-// A StatusOr that is OK and holds a value equal to `value`.
-MATCHER_P(IsOkAndHolds, value, "is OK and holds " + ::testing::PrintToString(value)) {
+// A StatusOr that is OK and whose value matches `m` (a matcher, or a value to equal).
+MATCHER_P(IsOkAndHolds, m, "is OK and holds a matching value") {
   if (!arg.ok()) {
     *result_listener << "status is " << arg.status().ToString();
     return false;
   }
-  *result_listener << "holds " << ::testing::PrintToString(*arg);
-  return *arg == value;
+  return ::testing::ExplainMatchResult(m, *arg, result_listener);
 }
 
 }  // namespace journalkv::testing

@@ -278,7 +278,8 @@ std::string Key(uint64_t i) {
 class TempDb {
  public:
   static absl::StatusOr<std::unique_ptr<TempDb>> Open(
-      JournalMode mode, const std::string& policy = "threshold:1000", uint64_t keys = kFewKeys) {
+      JournalMode mode, const std::string& policy = "threshold:1000", uint64_t keys = kFewKeys,
+      int reader_slots = 512) {
     auto bench = std::unique_ptr<TempDb>(new TempDb());
     const char* base = std::getenv("TEST_TMPDIR");
     if (base == nullptr) base = std::getenv("TMPDIR");
@@ -291,6 +292,7 @@ class TempDb {
     options.journal_mode = mode;
     options.sync = SyncLevel::kOff;
     options.checkpoint_policy = policy;
+    options.reader_slots = reader_slots;
     JKV_ASSIGN_OR_RETURN(bench->db_, Db::Open((bench->dir_ / "bench.db").string(), options));
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, bench->db_->BeginWrite());
     const std::string value(kValueSize, 'v');
@@ -402,7 +404,18 @@ void BM_Wal2ReadTxnBeginEnd(benchmark::State& state) {
 void BM_RollbackReadTxnBeginEnd(benchmark::State& state) {
   BM_ReadTxnBeginEnd(state, JournalMode::kDelete);
 }
+// A connection that found no free reader slot: its read transactions pin under an overflow
+// mark (pager/wal_strategy.h M1..M4), a lock exclusive, a conversion to shared and an unlock
+// each, where a slot's pin is a plain store.
+void BM_WalOverflowReadTxnBeginEnd(benchmark::State& state) {
+  absl::StatusOr<std::unique_ptr<TempDb>> bench =
+      TempDb::Open(JournalMode::kWal, "threshold:1000", kFewKeys, /*reader_slots=*/0);
+  if (Failed(state, bench.status())) return;
+  IoCounter io(state, (*bench)->db());
+  BeginEndLoop(state, (*bench)->db());
+}
 BENCHMARK(BM_WalReadTxnBeginEnd);
+BENCHMARK(BM_WalOverflowReadTxnBeginEnd);
 BENCHMARK(BM_Wal2ReadTxnBeginEnd);
 BENCHMARK(BM_RollbackReadTxnBeginEnd);
 

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/status_matchers.h"
 #include "btree/btree.h"
 #include "btree/cursor.h"
 #include "btree/mem_pages_testing.h"
@@ -42,14 +43,7 @@ inline absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ScanAll(
   return out;
 }
 
-// Matches an OK StatusOr whose value matches `m`.
-MATCHER_P(IsOkAndHolds, m, "is OK and holds a matching value") {
-  if (!arg.ok()) {
-    *result_listener << "status is " << arg.status().ToString();
-    return false;
-  }
-  return ::testing::ExplainMatchResult(m, *arg, result_listener);
-}
+using ::journalkv::testing::IsOkAndHolds;
 
 // A key that sorts by i: "k" and i in 8 decimal digits.
 inline std::string NumKey(int i) { return absl::StrFormat("k%08d", i); }

@@ -54,6 +54,16 @@ absl::Status ShortReadError(absl::string_view path, uint64_t offset, size_t want
                                             ": only ", available, " bytes available"));
 }
 
+absl::Status MappingAllocationError(int err, absl::string_view path, uint64_t offset,
+                                    uint64_t length) {
+  absl::Status s = ErrnoToStatus(
+      err, absl::StrCat(path, ": fallocate of ", length, " bytes at offset ", offset));
+  if (err != ENOSPC) return s;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      s.message(),
+      " (the disk is full: the shared memory file needs its pages on disk before it is mapped)"));
+}
+
 absl::Status ReadOnlyError(absl::string_view path, absl::string_view op) {
   return absl::FailedPreconditionError(absl::StrCat(path, ": ", op, ": opened read-only"));
 }

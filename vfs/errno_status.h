@@ -37,6 +37,12 @@ absl::Status ErrnoToStatus(int err, absl::string_view context);
 absl::Status ShortReadError(absl::string_view path, uint64_t offset, size_t wanted,
                             uint64_t available);
 
+// What a file system that allocates a shared region before mapping it (vfs.h,
+// MapSharedRegion) returns when it cannot: ErrnoToStatus(err, "<path>: fallocate of <length>
+// bytes at offset <offset>"), and for ENOSPC ResourceExhausted that says the disk is full.
+absl::Status MappingAllocationError(int err, absl::string_view path, uint64_t offset,
+                                    uint64_t length);
+
 // FailedPrecondition for operation `op` (e.g. "pwrite") on a file opened read-only:
 // "x.db: pwrite: opened read-only".
 absl::Status ReadOnlyError(absl::string_view path, absl::string_view op);

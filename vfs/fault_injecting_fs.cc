@@ -29,7 +29,16 @@ namespace journalkv::vfs {
 struct FaultInjectingFileSystem::Inode {
   std::vector<uint8_t> durable;
   std::vector<PendingOp> pending;  // since the last Sync, oldest first
+  uint64_t size = 0;               // the base file's size now (what it holds on the disk)
 };
+
+std::shared_ptr<FaultInjectingFileSystem::Inode> FaultInjectingFileSystem::InodeHolding(
+    std::vector<uint8_t> content) {
+  auto inode = std::make_shared<Inode>();
+  inode->size = content.size();
+  inode->durable = std::move(content);
+  return inode;
+}
 
 struct FaultInjectingFileSystem::Epoch {
   static constexpr int kOpen = 0;
@@ -83,8 +92,7 @@ class FaultInjectingFile final : public File {
     return base_->CanLock(offset, length, mode);
   }
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override {
-    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
-    return base_->MapSharedRegion(region, region_size);
+    return fs_->FileMap(*this, region, region_size);
   }
   const std::string& path() const override { return base_->path(); }
 
@@ -176,7 +184,10 @@ absl::Status FaultInjectingFileSystem::FileWrite(FaultInjectingFile& file, uint6
   const std::optional<FaultRule> fault = CountOp(FaultOp::kWrite);
   if (fault && !fault->short_write) return ErrnoToStatus(fault->err, context);
   const absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size(), disk_model_.sector_size)) : data;
+  const uint64_t end = applied.empty() ? 0 : offset + applied.size();
+  if (!HasRoomFor(file.inode(), end)) return ErrnoToStatus(ENOSPC, context);
   JKV_RETURN_IF_ERROR(file.base().Write(offset, applied));
+  file.inode().size = std::max(file.inode().size, end);
   if (!applied.empty()) file.inode().pending.push_back(PendingOp::Write(offset, applied));
   if (fault) {
     // Reported as the pwrite(2) that failed after the first part went through would be.
@@ -195,11 +206,49 @@ absl::Status FaultInjectingFileSystem::FileTruncate(FaultInjectingFile& file, ui
   const std::string context = absl::StrCat(file.path(), ": ftruncate to ", size_bytes);
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
   if (auto fault = CountOp(FaultOp::kTruncate)) return ErrnoToStatus(fault->err, context);
+  if (!HasRoomFor(file.inode(), size_bytes)) return ErrnoToStatus(ENOSPC, context);
   JKV_RETURN_IF_ERROR(file.base().Truncate(size_bytes));
+  file.inode().size = size_bytes;
   file.inode().pending.push_back(PendingOp::Truncate(size_bytes));
   ++mutation_count_;
   stats().AddTruncate(file.kind());
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint8_t*> FaultInjectingFileSystem::FileMap(FaultInjectingFile& file,
+                                                          uint32_t region, size_t region_size) {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  const uint64_t offset = uint64_t{region} * region_size;
+  if (!HasRoomFor(file.inode(), offset + region_size)) {
+    // As PosixFile allocates every page of a region before it maps it: a full disk is an
+    // error here, never a fault at the first store.
+    return MappingAllocationError(ENOSPC, file.path(), offset, region_size);
+  }
+  JKV_ASSIGN_OR_RETURN(uint8_t* address, file.base().MapSharedRegion(region, region_size));
+  file.inode().size = std::max<uint64_t>(file.inode().size, offset + region_size);
+  return address;
+}
+
+uint64_t FaultInjectingFileSystem::UsedBytesLocked() const {
+  uint64_t used = 0;
+  for (const auto& [path, inode] : names_) used += RoundUpToBlock(inode->size);
+  return used;
+}
+
+bool FaultInjectingFileSystem::HasRoomFor(const Inode& inode, uint64_t end) const {
+  if (!capacity_.has_value() || RoundUpToBlock(end) <= RoundUpToBlock(inode.size)) return true;
+  return UsedBytesLocked() + RoundUpToBlock(end) - RoundUpToBlock(inode.size) <= *capacity_;
+}
+
+void FaultInjectingFileSystem::SetCapacity(std::optional<uint64_t> bytes) {
+  base::MutexLock lock(&mu_);
+  capacity_ = bytes;
+}
+
+uint64_t FaultInjectingFileSystem::used_bytes() const {
+  base::MutexLock lock(&mu_);
+  return UsedBytesLocked();
 }
 
 absl::Status FaultInjectingFileSystem::FileSync(FaultInjectingFile& file, SyncKind kind) {
@@ -269,7 +318,7 @@ absl::StatusOr<std::unique_ptr<File>> FaultInjectingFileSystem::Open(const std::
   if (inode == nullptr) {
     // First open of a file that existed before: what it holds now is taken to be durable.
     JKV_ASSIGN_OR_RETURN(std::vector<uint8_t> content, ReadAll(*base_file));
-    inode = std::make_shared<Inode>(Inode{std::move(content), {}});
+    inode = InodeHolding(std::move(content));
     names_[path] = inode;
   }
   return Wrap(std::move(base_file), std::move(inode), options);
@@ -319,7 +368,7 @@ absl::StatusOr<std::shared_ptr<FaultInjectingFileSystem::Inode>> FaultInjectingF
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
                        base_->Open(path, OpenOptions{OpenMode::kReadOnly, FileKind::kOther}));
   JKV_ASSIGN_OR_RETURN(std::vector<uint8_t> content, ReadAll(*file));
-  return std::make_shared<Inode>(Inode{std::move(content), {}});
+  return InodeHolding(std::move(content));
 }
 
 absl::StatusOr<bool> FaultInjectingFileSystem::Exists(const std::string& path) {
@@ -367,7 +416,7 @@ absl::Status FaultInjectingFileSystem::SimulatePowerLoss(uint64_t seed) {
   names_.clear();
   dir_ops_.clear();
   for (auto& [path, image] : images) {
-    names_[path] = std::make_shared<Inode>(Inode{std::move(image), {}});
+    names_[path] = InodeHolding(std::move(image));
   }
   crash_at_mutation_.reset();
   EndEpoch(Epoch::kPowerLoss);

@@ -198,6 +198,19 @@ class FaultInjectingFileSystem : public FileSystem {
   // Crash point: lets n more mutating operations succeed, then fails all of them.
   void CrashAfterMutations(uint64_t n);
 
+  // A disk of `bytes` (nullopt, the default: unlimited). Every file named in the file system
+  // takes its size rounded up to kBlockSize (files here are never sparse: a write past the
+  // end, a growing Truncate and MapSharedRegion all allocate up to their end); a Write or
+  // growing Truncate that needs more blocks than are free fails with ENOSPC and changes
+  // nothing, and so does MapSharedRegion, with the ResourceExhausted PosixFile gives when it
+  // cannot allocate a region before mapping it (vfs.h: a mapped page is allocated for real,
+  // so a full disk is an error, never a fault at a store). A deleted name's blocks are free at
+  // once, even while a File keeps it open. Setting a capacity below what is used fails
+  // nothing already written; only growth fails.
+  static constexpr uint64_t kBlockSize = 4096;
+  void SetCapacity(std::optional<uint64_t> bytes);
+  uint64_t used_bytes() const;
+
   // Error injection; n is 1-based and counted from this call (0 is taken as 1).
   void FailNth(FaultOp op, uint64_t n, int err, bool persistent = false);
   void ShortWriteNth(uint64_t n, int err = ENOSPC);
@@ -209,6 +222,8 @@ class FaultInjectingFileSystem : public FileSystem {
  private:
   friend class FaultInjectingFile;
   struct Inode;  // the tracked state of one file: durable image and unsynced changes
+  // An inode whose durable image and size are `content`.
+  static std::shared_ptr<Inode> InodeHolding(std::vector<uint8_t> content);
   struct Epoch;  // the Files opened between two simulated crashes, and how the epoch ended
 
   // An unsynced create or delete of a directory entry.
@@ -232,6 +247,13 @@ class FaultInjectingFileSystem : public FileSystem {
   absl::Status FileWrite(FaultInjectingFile& file, uint64_t offset, absl::Span<const uint8_t> data);
   absl::Status FileTruncate(FaultInjectingFile& file, uint64_t size_bytes);
   absl::Status FileSync(FaultInjectingFile& file, SyncKind kind);
+  absl::StatusOr<uint8_t*> FileMap(FaultInjectingFile& file, uint32_t region, size_t region_size);
+  static uint64_t RoundUpToBlock(uint64_t bytes) {
+    return (bytes + kBlockSize - 1) / kBlockSize * kBlockSize;
+  }
+  uint64_t UsedBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether growing `inode` to `end` bytes fits the capacity.
+  bool HasRoomFor(const Inode& inode, uint64_t end) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckAlive(const FaultInjectingFile& file) const;
 
   absl::Status CheckNotCrashed(absl::string_view context) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -276,6 +298,7 @@ class FaultInjectingFileSystem : public FileSystem {
   std::map<std::string, std::vector<EntryOp>> dir_ops_ ABSL_GUARDED_BY(mu_);
   bool garbage_in_torn_sectors_ ABSL_GUARDED_BY(mu_) = true;
   DiskModel disk_model_ ABSL_GUARDED_BY(mu_);
+  std::optional<uint64_t> capacity_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 sync_failure_rng_ ABSL_GUARDED_BY(mu_){0};
   std::set<uint64_t> skipped_syncs_ ABSL_GUARDED_BY(mu_);
   uint64_t sync_attempts_ ABSL_GUARDED_BY(mu_) = 0;

@@ -24,21 +24,12 @@ namespace journalkv::vfs {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 using ::testing::ElementsAre;
 using DiskModel = FaultInjectingFileSystem::DiskModel;
 using SyncRecord = FaultInjectingFileSystem::SyncRecord;
 
-// Matches an OK StatusOr whose value equals expected (base/status_matchers.h has no such
-// matcher yet).
-MATCHER_P(IsOkAndHolds, expected, "is OK and holds " + ::testing::PrintToString(expected)) {
-  if (!arg.ok()) {
-    *result_listener << "status is " << arg.status().ToString();
-    return false;
-  }
-  *result_listener << "holds " << ::testing::PrintToString(*arg);
-  return *arg == expected;
-}
 
 constexpr OpenOptions kCreate{OpenMode::kCreate, FileKind::kOther};
 constexpr OpenOptions kReadWrite{OpenMode::kReadWrite, FileKind::kOther};
@@ -111,6 +102,47 @@ INSTANTIATE_TEST_SUITE_P(Bases, FaultInjectingFsTest,
                          ::testing::Values(BaseParam{"Mem", &MakeFaultOnMemEnv},
                                            BaseParam{"Posix", &MakeFaultOnPosixEnv}),
                          [](const auto& info) { return info.param.name; });
+
+// ---- A disk of limited capacity ----
+
+// Writes, growing truncates and shared mappings take blocks until the capacity is used; then
+// growth fails with ResourceExhausted and changes nothing, overwrites in place still work, and
+// truncating or deleting gives blocks back. A power loss counts what survived.
+TEST_P(FaultInjectingFsTest, ACapacityLimitFailsGrowthButNotOverwritesAndCountsFreedBlocks) {
+  constexpr uint64_t kBlock = FaultInjectingFileSystem::kBlockSize;
+  JKV_ASSERT_OK(WriteDurably("a", std::string(kBlock + 1, 'a')));  // two blocks
+  EXPECT_EQ(fs().used_bytes(), 2 * kBlock);
+  fs().SetCapacity(4 * kBlock);
+  JKV_ASSERT_OK_AND_ASSIGN(auto b, fs().Open(Path("b"), kCreate));
+  JKV_ASSERT_OK(WriteString(*b, 0, std::string(kBlock, 'b')));  // the third block
+  EXPECT_THAT(WriteString(*b, kBlock, std::string(kBlock + 1, 'b')),
+              StatusIs(absl::StatusCode::kResourceExhausted, "No space left on device"));
+  EXPECT_THAT(fs().used_bytes(), 3 * kBlock);  // the failed write took nothing
+  EXPECT_THAT(b->Size(), IsOkAndHolds(kBlock));
+  JKV_ASSERT_OK(WriteString(*b, 10, "overwrite"));  // within its blocks: no new one
+  EXPECT_THAT(b->Truncate(3 * kBlock),
+              StatusIs(absl::StatusCode::kResourceExhausted, "ftruncate to"));
+  // A shared region of two blocks does not fit in the one block left, and says why.
+  JKV_ASSERT_OK_AND_ASSIGN(auto shm, fs().Open(Path("s"), {OpenMode::kCreate, FileKind::kShm}));
+  EXPECT_THAT(shm->MapSharedRegion(0, 2 * kBlock),
+              StatusIs(absl::StatusCode::kResourceExhausted, "the disk is full"));
+  EXPECT_THAT(shm->Size(), IsOkAndHolds(0u));
+  JKV_ASSERT_OK(shm->MapSharedRegion(0, kBlock).status());  // one block does
+  EXPECT_EQ(fs().used_bytes(), 4 * kBlock);
+  JKV_ASSERT_OK(b->Truncate(0));  // gives its block back
+  JKV_ASSERT_OK(shm->MapSharedRegion(1, kBlock).status());
+  JKV_ASSERT_OK(fs().Delete(Path("a")));  // and a name's blocks are free once it is gone
+  EXPECT_EQ(fs().used_bytes(), 2 * kBlock);
+  JKV_ASSERT_OK(WriteString(*b, 0, std::string(2 * kBlock, 'b')));
+  fs().SetCapacity(std::nullopt);
+  JKV_ASSERT_OK(WriteString(*b, 0, std::string(8 * kBlock, 'b')));
+  // After a power loss the unsynced files are gone or back to their synced size: "a" is back
+  // (its delete was not synced), "b" and "s" are gone (never synced into the directory).
+  b.reset();
+  shm.reset();
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_EQ(fs().used_bytes(), 2 * kBlock);
+}
 
 // ---- Power loss: content ----
 

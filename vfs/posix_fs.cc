@@ -273,14 +273,7 @@ absl::Status PosixFile::Allocate(uint64_t offset, uint64_t length) {
     const int err = errno;
     if (err == EINTR) continue;
     if (err == EOPNOTSUPP) return absl::OkStatus();
-    absl::Status s = ErrnoToStatus(err, absl::StrCat(path_, ": fallocate of ", length,
-                                                     " bytes at offset ", offset));
-    if (err == ENOSPC) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          s.message(), " (the disk is full: the shared memory file needs its pages on disk "
-                       "before it is mapped)"));
-    }
-    return s;
+    return MappingAllocationError(err, path_, offset, length);
   }
   return absl::OkStatus();
 }

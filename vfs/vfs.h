@@ -122,7 +122,11 @@ class File {
   // Shared memory: maps region `region` (bytes [region*region_size, (region+1)*region_size)) of
   // this file into memory shared with every other File of the same path, in this process and
   // others, growing the file when needed. The mapping stays valid until the File is destroyed.
-  // Unimplemented on file systems without shared memory.
+  // Unimplemented on file systems without shared memory. Every page of the region has its
+  // storage allocated before the call returns (on a POSIX file system that cannot allocate
+  // ahead, EOPNOTSUPP, the file stays sparse), so that no store into the mapping faults for
+  // want of a block; when the disk has no room the call fails with ResourceExhausted
+  // (MappingAllocationError).
   virtual absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) = 0;
 
   // How many directory entries name this file (st_nlink). A database with a second name (a
