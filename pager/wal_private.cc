@@ -98,12 +98,14 @@ absl::Status WalStrategy::RefreshPrivate() {
       absl::Status s = private_shm_->Read(0, absl::MakeSpan(prefix));
       if (!s.ok() && !absl::IsOutOfRange(s)) return s;
       if (s.ok() && shm::WalIndex::ParseHeader(prefix, &h)) break;
-      // Shorter than its header, or a header of zeros: no connection has published anything
-      // in it (one created it and could not give it disk blocks, or is initialising it from
-      // the logs, which it must finish before any writer appends): as without a -shm, the
-      // logs' valid prefixes.
+      // Shorter than its header, or header copies of zeros (with or without the layout
+      // version): no connection has published anything in it (one created it and could not
+      // give it disk blocks, or is initialising it from the logs, which it must finish
+      // before any writer appends, or gave up initialising it for want of space for the
+      // logs' index regions): as without a -shm, the logs' valid prefixes.
       if (absl::IsOutOfRange(s) ||
-          std::all_of(prefix.begin(), prefix.end(), [](uint8_t b) { return b == 0; })) {
+          std::all_of(prefix.begin() + shm::kHeaderAOffset, prefix.end(),
+                      [](uint8_t b) { return b == 0; })) {
         unpublished = true;
         break;
       }

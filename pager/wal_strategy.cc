@@ -152,6 +152,13 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
       absl::Status s = RecoverIndex();
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+      if (DiskFull(s)) {
+        // The log's frames need index regions the disk cannot give: read through a private
+        // index instead. The shared one is left initialised with no valid header, so the
+        // next connection alone (or the first reader) rebuilds it.
+        index_.reset();
+        return JoinFullDisk(s);
+      }
       JKV_RETURN_IF_ERROR(s);
       JKV_ASSIGN_OR_RETURN(bool shared, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
       JKV_CHECK(shared);  // converting our own exclusive lock

@@ -183,11 +183,27 @@ absl::Status FaultInjectingFileSystem::FileWrite(FaultInjectingFile& file, uint6
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
   const std::optional<FaultRule> fault = CountOp(FaultOp::kWrite);
   if (fault && !fault->short_write) return ErrnoToStatus(fault->err, context);
-  const absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size(), disk_model_.sector_size)) : data;
-  const uint64_t end = applied.empty() ? 0 : offset + applied.size();
-  if (!HasRoomFor(file.inode(), end)) return ErrnoToStatus(ENOSPC, context);
+  absl::Span<const uint8_t> applied = fault ? data.first(ShortWriteBytes(data.size(), disk_model_.sector_size)) : data;
+  // A full disk: as pwrite(2), the bytes that fit in the free blocks are written, and then
+  // the write fails with ENOSPC.
+  bool full = false;
+  if (!applied.empty() && !HasRoomFor(file.inode(), offset + applied.size())) {
+    full = true;
+    const uint64_t room = RoomEnd(file.inode());
+    applied = applied.first(room > offset ? std::min<uint64_t>(room - offset, applied.size()) : 0);
+  }
   JKV_RETURN_IF_ERROR(file.base().Write(offset, applied));
-  file.inode().size = std::max(file.inode().size, end);
+  if (!applied.empty()) {
+    file.inode().size = std::max<uint64_t>(file.inode().size, offset + applied.size());
+  }
+  if (full) {
+    if (!applied.empty()) {
+      file.inode().pending.push_back(PendingOp::Write(offset, applied));
+      ++mutation_count_;
+    }
+    return ErrnoToStatus(ENOSPC, absl::StrCat(file.path(), ": pwrite at offset ",
+                                              offset + applied.size()));
+  }
   if (!applied.empty()) file.inode().pending.push_back(PendingOp::Write(offset, applied));
   if (fault) {
     // Reported as the pwrite(2) that failed after the first part went through would be.
@@ -234,6 +250,12 @@ uint64_t FaultInjectingFileSystem::UsedBytesLocked() const {
   uint64_t used = 0;
   for (const auto& [path, inode] : names_) used += RoundUpToBlock(inode->size);
   return used;
+}
+
+uint64_t FaultInjectingFileSystem::RoomEnd(const Inode& inode) const {
+  const uint64_t mine = RoundUpToBlock(inode.size);
+  const uint64_t used = UsedBytesLocked();
+  return *capacity_ > used ? mine + (*capacity_ - used) : mine;
 }
 
 bool FaultInjectingFileSystem::HasRoomFor(const Inode& inode, uint64_t end) const {

@@ -200,9 +200,10 @@ class FaultInjectingFileSystem : public FileSystem {
 
   // A disk of `bytes` (nullopt, the default: unlimited). Every file named in the file system
   // takes its size rounded up to kBlockSize (files here are never sparse: a write past the
-  // end, a growing Truncate and MapSharedRegion all allocate up to their end); a Write or
-  // growing Truncate that needs more blocks than are free fails with ENOSPC and changes
-  // nothing, and so does MapSharedRegion, with the ResourceExhausted PosixFile gives when it
+  // end, a growing Truncate and MapSharedRegion all allocate up to their end); a Write that
+  // needs more blocks than are free writes the bytes that fit and then fails with ENOSPC, as
+  // pwrite(2) does (a short write, then the error); a growing Truncate fails with ENOSPC and
+  // changes nothing, and so does MapSharedRegion, with the ResourceExhausted PosixFile gives when it
   // cannot allocate a region before mapping it (vfs.h: a mapped page is allocated for real,
   // so a full disk is an error, never a fault at a store). A deleted name's blocks are free at
   // once, even while a File keeps it open. Setting a capacity below what is used fails
@@ -254,6 +255,8 @@ class FaultInjectingFileSystem : public FileSystem {
   uint64_t UsedBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether growing `inode` to `end` bytes fits the capacity.
   bool HasRoomFor(const Inode& inode, uint64_t end) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The size `inode` may grow to in the free blocks. REQUIRES: a capacity is set.
+  uint64_t RoomEnd(const Inode& inode) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckAlive(const FaultInjectingFile& file) const;
 
   absl::Status CheckNotCrashed(absl::string_view context) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

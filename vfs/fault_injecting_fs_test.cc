@@ -115,10 +115,14 @@ TEST_P(FaultInjectingFsTest, ACapacityLimitFailsGrowthButNotOverwritesAndCountsF
   fs().SetCapacity(4 * kBlock);
   JKV_ASSERT_OK_AND_ASSIGN(auto b, fs().Open(Path("b"), kCreate));
   JKV_ASSERT_OK(WriteString(*b, 0, std::string(kBlock, 'b')));  // the third block
-  EXPECT_THAT(WriteString(*b, kBlock, std::string(kBlock + 1, 'b')),
-              StatusIs(absl::StatusCode::kResourceExhausted, "No space left on device"));
-  EXPECT_THAT(fs().used_bytes(), 3 * kBlock);  // the failed write took nothing
-  EXPECT_THAT(b->Size(), IsOkAndHolds(kBlock));
+  // As pwrite(2): what fits in the free block is written, then ENOSPC at the first byte that
+  // did not fit.
+  EXPECT_THAT(WriteString(*b, kBlock, std::string(2 * kBlock + 1, 'b')),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       absl::StrCat("pwrite at offset ", 2 * kBlock, ": No space left")));
+  EXPECT_THAT(fs().used_bytes(), 4 * kBlock);
+  EXPECT_THAT(b->Size(), IsOkAndHolds(2 * kBlock));
+  JKV_ASSERT_OK(b->Truncate(kBlock));
   JKV_ASSERT_OK(WriteString(*b, 10, "overwrite"));  // within its blocks: no new one
   EXPECT_THAT(b->Truncate(3 * kBlock),
               StatusIs(absl::StatusCode::kResourceExhausted, "ftruncate to"));

@@ -4,11 +4,14 @@
 #include "vfs/file_system_testing.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <cstdlib>
@@ -101,6 +104,43 @@ absl::StatusOr<uint64_t> ScopedTmpfs::Fill(const std::string& name) {
     return absl::InternalError(absl::StrCat(file, ": write: ", ::strerror(err)));
   }
   return written;
+}
+
+absl::StatusOr<uint64_t> ScopedTmpfs::FreeBytes() const {
+  struct statvfs st;
+  if (::statvfs(path_.c_str(), &st) != 0) {
+    return absl::InternalError(absl::StrCat(path_, ": statvfs: ", ::strerror(errno)));
+  }
+  return uint64_t{st.f_bavail} * st.f_frsize;
+}
+
+absl::Status ScopedTmpfs::LeaveFree(const std::string& name, uint64_t bytes) {
+  const std::string file = absl::StrCat(path(), "/", name);
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat(file, ": open: ", ::strerror(errno)));
+  absl::Status s;
+  struct stat st;
+  absl::StatusOr<uint64_t> free = FreeBytes();
+  if (!free.ok()) {
+    s = free.status();
+  } else if (::fstat(fd, &st) != 0) {
+    s = absl::InternalError(absl::StrCat(file, ": fstat: ", ::strerror(errno)));
+  } else {
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    const uint64_t want = *free >= bytes ? size + (*free - bytes)
+                                         : size - std::min<uint64_t>(size, bytes - *free);
+    int r = 0;
+    if (want > size) {
+      r = ::fallocate(fd, 0, 0, static_cast<off_t>(want));
+    } else if (want < size) {
+      r = ::ftruncate(fd, static_cast<off_t>(want));
+    }
+    if (r != 0) {
+      s = absl::InternalError(absl::StrCat(file, ": resize to ", want, ": ", ::strerror(errno)));
+    }
+  }
+  ::close(fd);
+  return s;
 }
 
 std::string FileSystemEnv::Path(absl::string_view name) const {

@@ -47,6 +47,11 @@ class ScopedTmpfs {
   const std::string& path() const { return path_; }
   // Fills the mount with file `name` until a write fails with ENOSPC; returns the bytes written.
   absl::StatusOr<uint64_t> Fill(const std::string& name);
+  // Grows or shrinks file `name` (fallocate, ftruncate) so that the mount has `bytes` free
+  // (rounded down to its 4 KiB pages), whatever the other files hold.
+  absl::Status LeaveFree(const std::string& name, uint64_t bytes);
+  // The bytes free now.
+  absl::StatusOr<uint64_t> FreeBytes() const;
 
  private:
   ScopedTmpfs() = default;

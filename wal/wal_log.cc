@@ -217,8 +217,10 @@ absl::Status WalLog::EnsureSize(uint64_t end) {
       // The disk cannot take the step: give back the zeros written (they would keep the
       // database file from growing at the next checkpoint), and let the append write its
       // frames past the end itself, growing the file by exactly what it needs (its sync then
-      // carries the size too). Only a commit whose own frames do not fit fails.
-      if (at > size) JKV_RETURN_IF_ERROR(file_->Truncate(size));
+      // carries the size too). Only a commit whose own frames do not fit fails. The file may
+      // have grown even when no chunk went through whole (pwrite writes what fits, then
+      // fails), so it is cut back whatever `at` says.
+      JKV_RETURN_IF_ERROR(file_->Truncate(size));
       known_size_ = size;
       return absl::OkStatus();
     }

@@ -373,6 +373,26 @@ TEST(WalLogFaultTest, AStepTheDiskCannotTakeLeavesTheAppendToGrowTheFileByItsFra
   EXPECT_EQ(scan.mx_frame, 1u);
 }
 
+// A disk with room for part of the step's first chunk of zeros: pwrite writes what fits and
+// then fails, so the file grew even though no chunk went through whole. That part is given
+// back too (it used to stay: the log then held every free block of a small disk, and the
+// database file could not grow at the next checkpoint; full_disk_sweep_test on tmpfs).
+TEST(WalLogFaultTest, AStepThatWasWrittenInPartIsGivenBackWhole) {
+  vfs::MemFileSystem mem;
+  vfs::FaultInjectingFileSystem fs(&mem);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalLog> log, WalLog::Open(&fs, kPath, false));
+  const WalHeader header{kPageSize, 1, 2, 3};
+  JKV_ASSERT_OK_AND_ASSIGN(const uint64_t seed, log->WriteHeader(header));
+  fs.SetCapacity(fs.used_bytes() + 64 * 1024);  // far less than the 1 MiB step
+  const std::vector<uint8_t> image = ImageOf(1, 1);
+  const FramePage page{PageNo(1), image};
+  JKV_ASSERT_OK(log->Append(header, 1, seed, {&page, 1}, 1).status());
+  JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
+  EXPECT_EQ(size, FrameOffset(2, kPageSize));
+  JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
+  EXPECT_EQ(scan.mx_frame, 1u);
+}
+
 TEST_F(WalLogTest, AppendPreallocatesInWholeSteps) {
   WriteThreeTransactions();
   const uint64_t end = FrameOffset(7, kPageSize);
