@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "checkpoint/checkpointer.h"
+
 namespace journalkv::checkpoint {
 
 BackgroundCheckpointer::BackgroundCheckpointer(Step step, absl::Duration poll)
@@ -73,6 +75,7 @@ BackgroundCheckpointer::Stats BackgroundCheckpointer::GetStats() {
 void BackgroundCheckpointer::Run() {
   base::MutexLock lock(&mu_);
   while (true) {
+    if (!pending_ && !stopping_) CallCheckpointHook("idle");  // the schedule explorer's cue
     while (!pending_ && !stopping_) cv_.Wait(&mu_);  // a waiting writer asks every poll
     if (stopping_) break;
     pending_ = false;

@@ -392,6 +392,8 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   return result;
 }
 
+void CallCheckpointHook(const char* point) { Hook(point); }
+
 void SetCheckpointHookForTesting(CheckpointHook h) { hook.store(h, std::memory_order_relaxed); }
 
 }  // namespace journalkv::checkpoint

@@ -180,10 +180,12 @@ wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
 // "copy:page" before each, "copied" after the last, "synced", "restart", "wait" before each
 // sleep waiting for the CKPT lock or for readers) and of a log restart ("restart:midway": the
 // old generation's last frame named as the target and the backfill cleared, the new
-// generation not yet published, W8) with the point's name; nullptr: none. Set it while no
-// checkpoint runs.
+// generation not yet published, W8), and "idle" where a background checkpointer's thread is
+// about to sleep until it is woken (background.h), with the point's name; nullptr: none. Set
+// it while no checkpoint runs.
 using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
+void CallCheckpointHook(const char* point);
 
 }  // namespace journalkv::checkpoint
 

@@ -42,8 +42,26 @@ Schedule::~Schedule() {
 }
 
 void Schedule::HookPoint(const char* point) {
-  if (thread_id < 0 || in_step_check) return;
-  if (Schedule* s = current.load()) s->Point(thread_id, point);
+  if (in_step_check) return;
+  Schedule* s = current.load();
+  if (s == nullptr) return;
+  if (thread_id < 0 && s->options_.adopt_threads) thread_id = s->Adopt();
+  if (thread_id >= 0) s->Point(thread_id, point);
+}
+
+int Schedule::Adopt() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Not before the first turn is given (Run waits for its own threads to line up first).
+  if (!started_ || released_) return -1;
+  const int id = static_cast<int>(states_.size());
+  // It enters as if it had been running (it was, outside the schedule) and waits at this
+  // point for its turn, with a priority among the high ones, drawn in step order.
+  states_.push_back(State::kRunning);
+  yielding_.push_back(false);
+  last_step_.push_back(steps_);
+  priorities_.push_back(bodies_ + static_cast<int>(rng_() % (bodies_ + 1)));
+  ++adopted_;
+  return id;
 }
 
 bool Schedule::IsLoad(const char* point) {
@@ -53,7 +71,7 @@ bool Schedule::IsLoad(const char* point) {
       "wait",
       // Lock attempts too: a thread waiting for a lock retries them many times; the protocol
       // step after a lock is taken has a point of its own.
-      "shm:lock",        "shm:unlock"};
+      "shm:lock",        "shm:unlock", "idle"};
   return std::find(std::begin(kLoads), std::end(kLoads), std::string_view(point)) !=
          std::end(kLoads);
 }
@@ -167,12 +185,23 @@ void Schedule::Point(int id, const char* point) {
       if (i != id) yielding_[i] = false;
     }
   }
+  if (released_) return;
+  if (std::string_view(point) == "idle") {
+    // An adopted background thread about to sleep until it is woken: it blocks outside the
+    // schedule from here, so it passes the turn now instead of being found stalled later.
+    states_[id] = State::kStalled;
+    if (token_ == id || token_ < 0) {
+      token_ = PickLocked();
+      cv_.notify_all();
+    }
+    return;
+  }
   states_[id] = State::kWaiting;
   if (token_ == id || token_ < 0) {
     token_ = PickLocked();
     cv_.notify_all();
   }
-  cv_.wait(lock, [&] { return token_ == id; });
+  cv_.wait(lock, [&] { return token_ == id || released_; });
   states_[id] = State::kRunning;
 }
 
@@ -181,6 +210,7 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
   std::mt19937_64 rng(options_.seed);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    bodies_ = n;
     states_.assign(n, State::kStarting);
     yielding_.assign(n, false);
     last_step_.assign(n, 0);
@@ -215,13 +245,19 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
   }
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] {
-    return std::all_of(states_.begin(), states_.end(), [](State s) { return s == State::kWaiting; });
+    return std::all_of(states_.begin(), states_.begin() + n,
+                       [](State s) { return s == State::kWaiting; });
   });
   token_ = PickLocked();
+  started_ = true;
   cv_.notify_all();
   absl::Duration stuck;
   const auto stall = absl::ToChronoMicroseconds(options_.stall);
-  while (!std::all_of(states_.begin(), states_.end(), [](State s) { return s == State::kDone; })) {
+  auto bodies_done = [&] {
+    return std::all_of(states_.begin(), states_.begin() + n,
+                       [](State s) { return s == State::kDone; });
+  };
+  while (!bodies_done()) {
     const uint64_t seen = progress_;
     monitor_cv_.wait_for(lock, stall);
     if (progress_ != seen) {
@@ -253,6 +289,8 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
       std::abort();
     }
   }
+  released_ = true;  // adopted threads go on freely (a database close stops them)
+  cv_.notify_all();
   lock.unlock();
   for (std::thread& t : threads) t.join();
 }

@@ -69,6 +69,12 @@ struct ScheduleOptions {
   // never get anywhere, say two waiters each holding what the other waits for).
   uint64_t max_steps = 1'000'000;
   size_t trace_size = 200;  // steps kept for Trace()
+  // Threads the engine starts itself (a background checkpointer) join the schedule at their
+  // first hook point while Run runs, with a priority drawn then (in step order, so a seed
+  // still replays its schedule); Run does not wait for them to end, and once it returns they
+  // pass every point freely. A thread that sleeps outside the hooks (waiting to be woken) is
+  // a stall, and runs again from its next point. Off: such threads pass every point freely.
+  bool adopt_threads = false;
 };
 
 class Schedule {
@@ -98,6 +104,7 @@ class Schedule {
   std::string DropNames() const;
   bool IsDecision(const char* point) const;
   uint64_t stalls() const { return stalls_; }
+  int adopted() const { return adopted_; }  // threads adopted (adopt_threads)
   // The first failed step check ("" if none).
   const std::string& step_failure() const { return step_failure_; }
   // The last trace_size steps, one per line: "step thread point".
@@ -107,6 +114,8 @@ class Schedule {
   enum class State { kStarting, kWaiting, kRunning, kStalled, kDone };
   static void HookPoint(const char* point);
   void Point(int id, const char* point);
+  // adopt_threads: the id of a new scheduled thread for the calling one, or -1 (not running).
+  int Adopt();
   void Enter(int id);
   void Exit(int id);
   // The highest-priority waiting thread that is not sitting out a wait, else the waiting one
@@ -127,6 +136,10 @@ class Schedule {
   std::mt19937_64 rng_;  // drop_points' coin, drawn in step order (one thread runs at a time)
   int next_low_ = 0;  // the priority a thread gets at a change point (then decremented)
   int token_ = -1;    // the thread allowed to run; -1: none (the holder stalled or ended)
+  int bodies_ = 0;      // threads Run started: ids 0 .. bodies_-1; adopted ones follow
+  int adopted_ = 0;
+  bool started_ = false;   // the first turn was given: threads may be adopted
+  bool released_ = false;  // Run returned: every point passes freely
   uint64_t steps_ = 0;
   uint64_t decisions_ = 0;
   uint64_t stalls_ = 0;

@@ -1,6 +1,8 @@
 // The schedule explorer (tests/schedule_explorer.h) over WAL and WAL2: a writer, two readers on
 // their own connections, a reader thread of the writer's own connection and a checkpointer
-// (PASSIVE, FULL, RESTART, TRUNCATE in turn) run over the in-memory file system, one at a time
+// (PASSIVE, FULL, RESTART, TRUNCATE in turn), and in every other schedule of each kind the
+// writer connection's background checkpointer (async:0/B, deferring its copies; the schedule
+// adopts its thread), run over the in-memory file system, one at a time
 // between two hook points, in an order drawn from a seed. Checked:
 //   - every read transaction sees one committed state: the accounts sum to the bank's total,
 //     and they are exactly what the writer committed at the version the transaction read (a
@@ -68,19 +70,19 @@ class World {
  public:
   World(JournalMode mode, uint64_t seed) : mode_(mode), rng_(seed) {}
 
-  Options Opts(uint32_t cache_pages = 2000) {
+  Options Opts(uint32_t cache_pages = 2000, const char* policy = "manual") {
     Options o;
     o.cache_pages = cache_pages;
     o.journal_mode = mode_;
     o.file_system = &fs_;
     o.page_size = 1024;
     o.wal2_switch_pages = 8;
-    o.checkpoint_policy = "manual";
+    o.checkpoint_policy = policy;
     o.busy_timeout = absl::Seconds(2);
     return o;
   }
-  std::unique_ptr<Db> Open(uint32_t cache_pages = 2000) {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/x.db", Opts(cache_pages));
+  std::unique_ptr<Db> Open(uint32_t cache_pages = 2000, const char* policy = "manual") {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/x.db", Opts(cache_pages, policy));
     if (!db.ok()) {
       Fail(absl::StrCat("open: ", db.status().ToString()));
       return nullptr;
@@ -348,6 +350,7 @@ struct Outcome {
   uint64_t restarts = 0;
   uint64_t stalls = 0;
   uint64_t busy = 0;
+  int adopted = 0;  // background threads the schedule adopted
   std::string trace;
   std::string drops;  // the steps drawn by name, if any
 };
@@ -359,8 +362,14 @@ Outcome RunOne(JournalMode mode, uint64_t seed, uint64_t expected_decisions,
   // One reader with the smallest page cache (16 pages, one a shard; the pager keeps at least
   // that many): it reads most pages from the log or the database file, where a torn snapshot
   // shows (a cached page of its generation would not).
-  std::unique_ptr<Db> writer = world.Open(), reader = world.Open(/*cache_pages=*/1),
-                      other = world.Open(), checkpointer = world.Open();
+  // Every other schedule of each kind, the writer's connection checkpoints in the background
+  // after every commit (async:0/B at sync FULL: its copies are deferred, unpublished, C3), a
+  // thread the schedule adopts: the background checkpointer beside another connection's
+  // checkpoints (race 2 of the WAL-races issue).
+  const bool background = (seed / 3) % 2 == 1;
+  std::unique_ptr<Db> writer = world.Open(2000, background ? "async:0/1000000" : "manual"),
+                      reader = world.Open(/*cache_pages=*/1), other = world.Open(),
+                      checkpointer = world.Open();
   if (writer == nullptr || reader == nullptr || other == nullptr || checkpointer == nullptr ||
       !world.Create(*writer)) {
     out.failure = world.failed() ? world.failure() : "could not create the database";
@@ -384,6 +393,7 @@ Outcome RunOne(JournalMode mode, uint64_t seed, uint64_t expected_decisions,
     options.drop_names = absl::StrSplit(drops, ',');
   }
   if (UnderSanitizer()) options.stall = absl::Milliseconds(100);
+  options.adopt_threads = background;
   {
     Schedule schedule(options);
     schedule.SetStepCheck([&] { return world.StepCheck(); });
@@ -398,15 +408,18 @@ Outcome RunOne(JournalMode mode, uint64_t seed, uint64_t expected_decisions,
     out.steps = schedule.steps();
     out.decisions = schedule.decisions();
     out.stalls = schedule.stalls();
+    out.adopted = schedule.adopted();
     out.trace = schedule.Trace();
     out.drops = schedule.DropNames();
     if (!schedule.step_failure().empty()) out.failure = schedule.step_failure();
+    // Before the schedule goes: the writer's background checkpointer thread, which the
+    // schedule adopted, calls its hooks until its database is closed.
+    world.CloseIndex();
+    writer.reset();
+    reader.reset();
+    other.reset();
+    checkpointer.reset();
   }
-  world.CloseIndex();
-  writer.reset();
-  reader.reset();
-  other.reset();
-  checkpointer.reset();
   if (out.failure.empty()) world.Final();
   if (out.failure.empty()) out.failure = world.failure();
   out.busy = world.busy();
@@ -435,8 +448,7 @@ TEST_P(WalScheduleTest, EveryScheduleReadsWholeSnapshotsAndLosesNoCommit) {
   // The change points span a run's decision points (about 240 a run at every store, 80 at the
   // named steps; fixed, so that a seed alone replays its schedule).
   const uint64_t expected[3] = {250, 80, 0};
-  uint64_t steps = 0, decisions = 0, stalls = 0, busy = 0,
-           restarts = 0;
+  uint64_t steps = 0, decisions = 0, stalls = 0, busy = 0, restarts = 0, adopted = 0;
   for (size_t i = 0; i < seeds.size(); ++i) {
     const uint64_t seed = seeds[i];
     Outcome o = RunOne(GetParam(), seed, expected[seed % 3], /*whole_trace=*/replay != 0);
@@ -453,15 +465,17 @@ TEST_P(WalScheduleTest, EveryScheduleReadsWholeSnapshotsAndLosesNoCommit) {
     restarts += o.restarts;
     stalls += o.stalls;
     busy += o.busy;
+    adopted += o.adopted;
   }
   std::printf("schedule explorer (%s): %zu schedules, %llu steps (%llu a schedule, %llu of them "
               "decision points), %llu log restarts, %llu stalls outside hook points, %llu busy answers "
-              "retried\n",
+              "retried, %llu background checkpointer threads adopted\n",
               name, seeds.size(), static_cast<unsigned long long>(steps),
               static_cast<unsigned long long>(steps / seeds.size()),
               static_cast<unsigned long long>(decisions / seeds.size()),
               static_cast<unsigned long long>(restarts),
-              static_cast<unsigned long long>(stalls), static_cast<unsigned long long>(busy));
+              static_cast<unsigned long long>(stalls), static_cast<unsigned long long>(busy),
+              static_cast<unsigned long long>(adopted));
   EXPECT_GT(steps, seeds.size() * 100) << "the schedules ran almost nothing";
 }
 
