@@ -320,7 +320,19 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     }
     Hook("copy");
     files.index->set_written_through(L, EncodeTarget(seq, to));  // C3: before the first write
-    JKV_ASSIGN_OR_RETURN(bool copied_all, CopyFrames(files, L, from, to));
+    JKV_ASSIGN_OR_RETURN(const uint64_t db_size, files.db->Size());
+    absl::StatusOr<bool> copy = CopyFrames(files, L, from, to);
+    if (absl::IsResourceExhausted(copy.status())) {
+      // C5: a copy the disk cannot take gives back the pages it appended to the database
+      // file, so that the space goes to commits (the log has room for them; a log that must
+      // grow would otherwise find the disk taken by a copy that cannot finish). Every page
+      // past the old end is a page some commit appended, so every snapshot that has it finds
+      // it in the log; the backfill has not moved, and written_through keeps saying the file
+      // may hold versions up to `to` (C3), which holding fewer pages keeps true.
+      files.db->Truncate(db_size).IgnoreError();  // the copy's own error is the one to report
+      return copy.status();
+    }
+    JKV_ASSIGN_OR_RETURN(bool copied_all, std::move(copy));
     if (!copied_all) {
       result.stopped = true;
       result.blocked = true;

@@ -43,6 +43,11 @@
 //       the copying connection's own: another connection's checkpoint copied older versions
 //       over it and lowered the target to a reader pinned below it, who then read later pages
 //       from the file: wal_interleaving_test, WalDeferredCopyTest.)
+//   C5. A copy that fails for want of space (ResourceExhausted) cuts the database file back
+//       to its size before the copy: the pages it appended are all in the log, and leaving
+//       them would hand the disk's last free space to a copy that cannot finish instead of
+//       to the commits the log could still take (full_disk_test, WAL2: the writer cannot
+//       leave a log the checkpoint has not finished).
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //
