@@ -164,6 +164,9 @@ void Schedule::Exit(int id) {
 
 void Schedule::Point(int id, const char* point) {
   std::unique_lock<std::mutex> lock(mu_);
+  // After Run: an adopted thread passes freely and leaves the counts alone (the caller reads
+  // them without the lock once Run has returned).
+  if (released_) return;
   RecordLocked(id, point);
   if (step_check_ && step_failure_.empty()) {
     in_step_check = true;
@@ -185,7 +188,6 @@ void Schedule::Point(int id, const char* point) {
       if (i != id) yielding_[i] = false;
     }
   }
-  if (released_) return;
   if (std::string_view(point) == "idle") {
     // An adopted background thread about to sleep until it is woken: it blocks outside the
     // schedule from here, so it passes the turn now instead of being found stalled later.
