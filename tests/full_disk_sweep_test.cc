@@ -166,9 +166,8 @@ class FullDiskSweepTest : public ::testing::TestWithParam<JournalMode> {
     return wal() && (*Files().Exists(path_ + "-wal") || *Files().Exists(path_ + "-wal2"));
   }
 
-  // Runs the workload until its first error; nullopt when it all went through. `crash`: at the
-  // first error the process crashes there (the caller simulates or makes the crash; *db_out
-  // is left open).
+  // Runs the workload until its first error; nullopt when it all went through. *db_out is
+  // left open: the caller closes it or crashes the process there.
   std::optional<Failure> RunWorkload(std::unique_ptr<Db>* db_out, Model* model) {
     std::string stage = "open";
     absl::Status s = [&]() -> absl::Status {
