@@ -13,8 +13,15 @@ BackgroundCheckpointer::BackgroundCheckpointer(Step step, absl::Duration poll)
 BackgroundCheckpointer::~BackgroundCheckpointer() { Stop(); }
 
 void BackgroundCheckpointer::Wake() {
-  base::MutexLock lock(&mu_);
-  RequestStepLocked();
+  {
+    base::MutexLock lock(&mu_);
+    RequestStepLocked();
+  }
+  // The schedule explorer's cue that the thread (started now, or asleep at "idle") is about to
+  // run: it waits for it to reach a hook point before it picks the next thread, so that a seed
+  // replays its schedule whatever the kernel's wake-up latency. Outside mu_, which the woken
+  // thread needs.
+  CallCheckpointHook("wake");
 }
 
 void BackgroundCheckpointer::RequestStepLocked() {

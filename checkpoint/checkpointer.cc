@@ -307,6 +307,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   // back (and once backfill passed them, the log restart would lose them). Otherwise this
   // checkpoint copies nothing and may only publish what is complete.
   const uint32_t from = copied;
+  // The window of race 2 (WAL-races issue): a reader pinned below what another connection's
+  // copy may have written. The schedule explorer counts the schedules that reach it.
+  if (safe < written) Hook("held_back");
   const uint32_t to = safe >= written ? std::max(safe, from) : from;
   const bool defer = !files.publish && to > from;
   if (to > from && files.logs[L] == nullptr) {

@@ -181,13 +181,15 @@ inline bool PinBefore(uint64_t a, uint64_t b) {
 // once the generation has no frames).
 wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log);
 
-// Test hook: called at named points of a checkpoint ("copy" before the first page write,
-// "copy:page" before each, "copied" after the last, "synced", "restart", "wait" before each
-// sleep waiting for the CKPT lock or for readers) and of a log restart ("restart:midway": the
-// old generation's last frame named as the target and the backfill cleared, the new
-// generation not yet published, W8), and "idle" where a background checkpointer's thread is
-// about to sleep until it is woken (background.h), with the point's name; nullptr: none. Set
-// it while no checkpoint runs.
+// Test hook: called at named points of a checkpoint ("held_back" where readers pinned below
+// what the database file may already hold keep it from copying (C3), "copy" before the first
+// page write, "copy:page" before each, "copied" after the last, "synced", "restart", "wait"
+// before each sleep waiting for the CKPT lock or for readers) and of a log restart
+// ("restart:midway": the old generation's last frame named as the target and the backfill
+// cleared, the new generation not yet published, W8), "idle" where a background
+// checkpointer's thread is about to sleep until it is woken (background.h) and "wake" in the
+// thread that has just woken it (or started it), with the point's name; nullptr: none. Set it
+// while no checkpoint runs.
 using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
 void CallCheckpointHook(const char* point);

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <string_view>
 #include <thread>
+
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpointer.h"
@@ -58,6 +61,16 @@ int Schedule::Adopt() {
   // point for its turn, with a priority among the high ones, drawn in step order.
   states_.push_back(State::kRunning);
   yielding_.push_back(false);
+  idle_.push_back(false);
+  countdown_.push_back(0);
+  held_until_.emplace_back();
+  arriving_.push_back(false);
+  tids_.push_back(static_cast<int>(::gettid()));
+  if (adoption_expected_) {
+    adoption_expected_ = false;
+    --arrivals_;
+    cv_.notify_all();
+  }
   last_step_.push_back(steps_);
   priorities_.push_back(bodies_ + static_cast<int>(rng_() % (bodies_ + 1)));
   ++adopted_;
@@ -71,7 +84,7 @@ bool Schedule::IsLoad(const char* point) {
       "wait",
       // Lock attempts too: a thread waiting for a lock retries them many times; the protocol
       // step after a lock is taken has a point of its own.
-      "shm:lock",        "shm:unlock", "idle"};
+      "shm:lock",        "shm:unlock", "idle", "wake", "wait:poll"};
   return std::find(std::begin(kLoads), std::end(kLoads), std::string_view(point)) !=
          std::end(kLoads);
 }
@@ -90,6 +103,9 @@ const std::vector<std::string>& Schedule::DropCandidates() {
 std::string Schedule::DropNames() const {
   std::string out;
   for (const std::string& name : drop_names_) absl::StrAppend(&out, out.empty() ? "" : " ", name);
+  for (const auto& [at, until] : hold_names_) {
+    absl::StrAppend(&out, out.empty() ? "" : " ", at, ">", until);
+  }
   return out;
 }
 
@@ -102,6 +118,11 @@ void Schedule::RecordLocked(int id, const char* point) {
   ++steps_;
   ++progress_;
   last_step_[id] = steps_;
+  if (auto it = visits_.find(std::string_view(point)); it != visits_.end()) {
+    ++it->second;
+  } else {
+    visits_.emplace(point, 1);
+  }
   if (steps_ > options_.max_steps) {
     std::fprintf(stderr, "schedule explorer: livelock: %llu steps (seed %llu); the last ones:\n%s",
                  static_cast<unsigned long long>(steps_ - 1),
@@ -113,6 +134,11 @@ void Schedule::RecordLocked(int id, const char* point) {
   } else {
     trace_[(steps_ - 1) % options_.trace_size] = {id, point};
   }
+}
+
+uint64_t Schedule::visits(std::string_view name) const {
+  auto it = visits_.find(name);
+  return it == visits_.end() ? 0 : it->second;
 }
 
 std::string Schedule::Trace() const {
@@ -145,8 +171,25 @@ int Schedule::PickLocked() {
   return oldest;
 }
 
+bool Schedule::Sleeping(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[512];
+  const size_t got = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[got] = '\0';
+  // "tid (comm) S ...": the state follows the last ')' (comm may hold one).
+  const char* close = std::strrchr(buf, ')');
+  if (close == nullptr || close[1] == '\0') return false;
+  const char state = close[2];
+  return state == 'S' || state == 'D';
+}
+
 void Schedule::Enter(int id) {
   std::unique_lock<std::mutex> lock(mu_);
+  tids_[id] = static_cast<int>(::gettid());
   states_[id] = State::kWaiting;
   cv_.notify_all();
   cv_.wait(lock, [&] { return token_ == id; });
@@ -167,10 +210,16 @@ void Schedule::Point(int id, const char* point) {
   // After Run: an adopted thread passes freely and leaves the counts alone (the caller reads
   // them without the lock once Run has returned).
   if (released_) return;
+  idle_[id] = false;  // it is awake (woken by a "wake" or by anything else)
+  if (arriving_[id]) {
+    arriving_[id] = false;
+    --arrivals_;
+    cv_.notify_all();
+  }
   RecordLocked(id, point);
   if (step_check_ && step_failure_.empty()) {
     in_step_check = true;
-    std::string problem = step_check_();
+    std::string problem = step_check_(point);
     in_step_check = false;
     if (!problem.empty()) step_failure_ = absl::StrCat("after step ", steps_, ": ", problem);
   }
@@ -178,20 +227,43 @@ void Schedule::Point(int id, const char* point) {
   if (!drop_names_.empty() && drop_names_.contains(std::string_view(point)) && (rng_() & 1)) {
     priorities_[id] = next_low_--;
   }
+  const auto hold = hold_names_.find(std::string_view(point));
+  const bool held = hold != hold_names_.end() && (rng_() & 1);
   // A thread at "wait" sits out until another thread takes a step (of its own, not a wait):
   // two waiters passing the turn to each other would keep a low-priority lock holder from
   // ever running.
+  // "wait:poll" sits out for a number of other threads' steps drawn here (a thread that
+  // polls at random times: another process's checkpointer).
   if (std::string_view(point) == "wait") {
     yielding_[id] = true;
+    countdown_[id] = 0;
+    held_until_[id].clear();
+  } else if (std::string_view(point) == "wait:poll") {
+    yielding_[id] = true;
+    countdown_[id] = 1 + static_cast<int>(rng_() % kPollSteps);
   } else {
+    countdown_[id] = 0;  // picked before its count ran out (every other thread sat out)
+    held_until_[id].clear();
     for (int i = 0; i < static_cast<int>(yielding_.size()); ++i) {
-      if (i != id) yielding_[i] = false;
+      if (i == id) continue;
+      if (!held_until_[i].empty()) {
+        if (held_until_[i] != point) continue;
+        held_until_[i].clear();
+      }
+      if (countdown_[i] > 0 && --countdown_[i] > 0) continue;
+      yielding_[i] = false;
+    }
+    if (held) {
+      yielding_[id] = true;
+      held_until_[id] = hold->second;
     }
   }
+  if (std::string_view(point) == "wake") AwaitWokenLocked(lock);
   if (std::string_view(point) == "idle") {
     // An adopted background thread about to sleep until it is woken: it blocks outside the
     // schedule from here, so it passes the turn now instead of being found stalled later.
     states_[id] = State::kStalled;
+    idle_[id] = true;
     if (token_ == id || token_ < 0) {
       token_ = PickLocked();
       cv_.notify_all();
@@ -207,6 +279,32 @@ void Schedule::Point(int id, const char* point) {
   states_[id] = State::kRunning;
 }
 
+void Schedule::AwaitWokenLocked(std::unique_lock<std::mutex>& lock) {
+  if (!options_.adopt_threads) return;
+  bool any_adopted = false;
+  for (int i = bodies_; i < static_cast<int>(states_.size()); ++i) {
+    any_adopted = true;
+    if (idle_[i]) {
+      idle_[i] = false;
+      arriving_[i] = true;
+      ++arrivals_;
+    }
+  }
+  // Not adopted yet: the thread this wake started, or one asleep since before the schedule.
+  if (!any_adopted && !adoption_expected_) {
+    adoption_expected_ = true;
+    ++arrivals_;
+  }
+  // A woken thread reaches its next point within microseconds; the bound only keeps a wake
+  // that starts nothing (the thread was stopping) from holding the schedule.
+  if (!cv_.wait_for(lock, std::chrono::seconds(2), [&] { return arrivals_ == 0; })) {
+    ++late_arrivals_;
+    arrivals_ = 0;
+    adoption_expected_ = false;
+    std::fill(arriving_.begin(), arriving_.end(), false);
+  }
+}
+
 void Schedule::Run(std::vector<std::function<void()>> bodies) {
   const int n = static_cast<int>(bodies.size());
   std::mt19937_64 rng(options_.seed);
@@ -215,6 +313,11 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
     bodies_ = n;
     states_.assign(n, State::kStarting);
     yielding_.assign(n, false);
+    idle_.assign(n, false);
+    countdown_.assign(n, 0);
+    held_until_.assign(n, "");
+    arriving_.assign(n, false);
+    tids_.assign(n, 0);
     last_step_.assign(n, 0);
     priorities_.resize(n);
     std::iota(priorities_.begin(), priorities_.end(), n);  // n .. 2n-1, above every low one
@@ -231,7 +334,13 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
     drop_names_.insert(names.begin(), names.begin() + drops);
     if (!options_.drop_names.empty()) {
       drop_names_.clear();
-      drop_names_.insert(options_.drop_names.begin(), options_.drop_names.end());
+      for (const std::string& name : options_.drop_names) {
+        if (const size_t gt = name.find('>'); gt != std::string::npos) {
+          hold_names_.emplace(name.substr(0, gt), name.substr(gt + 1));
+        } else {
+          drop_names_.insert(name);
+        }
+      }
     }
     rng_.seed(rng());
   }
@@ -254,19 +363,35 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
   started_ = true;
   cv_.notify_all();
   absl::Duration stuck;
-  const auto stall = absl::ToChronoMicroseconds(options_.stall);
+  constexpr absl::Duration kLook = absl::Milliseconds(1);
   auto bodies_done = [&] {
     return std::all_of(states_.begin(), states_.begin() + n,
                        [](State s) { return s == State::kDone; });
   };
+  uint64_t seen = progress_;
+  absl::Duration still;  // how long the same step has been the last
+  int asleep = 0;        // looks in a row that found the running thread asleep
   while (!bodies_done()) {
-    const uint64_t seen = progress_;
-    monitor_cv_.wait_for(lock, stall);
+    monitor_cv_.wait_for(lock, absl::ToChronoMicroseconds(kLook));
     if (progress_ != seen) {
-      stuck = absl::ZeroDuration();
+      seen = progress_;
+      still = stuck = absl::ZeroDuration();
+      asleep = 0;
       continue;
     }
+    still += kLook;
+    if (arrivals_ > 0) continue;  // a waker waits for the thread it woke (AwaitWokenLocked)
     if (token_ >= 0 && states_[token_] == State::kRunning) {
+      // Ask the kernel without the lock: the thread may be about to take it.
+      const int tid = tids_[token_], holder = token_;
+      lock.unlock();
+      const bool sleeping = Sleeping(tid);
+      lock.lock();
+      if (progress_ != seen || token_ != holder || states_[holder] != State::kRunning) continue;
+      asleep = sleeping ? asleep + 1 : 0;
+      if (asleep < 3 && still < options_.stall) continue;
+      asleep = 0;
+      still = absl::ZeroDuration();
       // The running thread is blocked outside the schedule: someone else runs meanwhile.
       states_[token_] = State::kStalled;
       ++stalls_;
@@ -281,7 +406,7 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
         continue;
       }
     }
-    stuck += options_.stall;
+    stuck += kLook;
     if (stuck >= options_.deadlock) {
       std::fprintf(stderr,
                    "schedule explorer: deadlock: every thread blocked outside the schedule for "

@@ -20,11 +20,16 @@
 //
 // A thread at a "wait" point (it sleeps waiting for a lock or another connection) sits out
 // until another thread takes a step, so that the one it waits for runs (dropping it below
-// every other instead would undo the change points' drops). A thread that neither reaches
-// a point nor ends within `stall` is blocked outside the schedule (a mutex of its connection
-// held by a thread stopped at a point); the controller counts a stall and runs another. The
-// schedule is then exact as long as such blocking is (it is: the same schedule blocks at the
-// same place). All threads blocked outside the schedule for `deadlock` is a deadlock.
+// every other instead would undo the change points' drops). A running thread that the kernel
+// shows asleep (state S or D in /proc) at three looks a millisecond apart (longer than any
+// sleep of the engine outside a hook point), without reaching a
+// point in between, is blocked outside the schedule (a mutex of its connection held by a
+// thread stopped at a point); the controller counts a stall and runs another. Asking the
+// kernel, rather than timing the thread, keeps a thread that is only descheduled (a loaded
+// machine) from being taken for a blocked one, so a seed replays its schedule exactly as
+// long as such blocking is (it is: the same schedule blocks at the same place). A thread that
+// runs `stall` without reaching a point (a spin outside the hooks) is a stall too. All
+// threads blocked outside the schedule for `deadlock` is a deadlock.
 //
 // Everything is drawn from `seed`: one seed is one schedule, and replays it.
 #ifndef JOURNALKV_TESTS_SCHEDULE_EXPLORER_H_
@@ -33,10 +38,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,8 +69,12 @@ struct ScheduleOptions {
   // needs each change point on exactly one of a few hundred steps.
   int drop_points = 0;
   // The names to drop at, instead of drawing drop_points of them (for looking at one window).
+  // "a>b" holds instead of dropping: a thread reaching a (at each visit with probability one
+  // half) sits out until another thread reaches b (or every other thread sits out too), and
+  // keeps its priority: a window between a and b of different threads, the rest of the
+  // schedule drawn as ever.
   std::vector<std::string> drop_names;
-  absl::Duration stall = absl::Milliseconds(20);
+  absl::Duration stall = absl::Milliseconds(500);
   absl::Duration deadlock = absl::Seconds(20);
   // More steps than this in one schedule is a livelock (threads that step at hook points and
   // never get anywhere, say two waiters each holding what the other waits for).
@@ -72,13 +83,18 @@ struct ScheduleOptions {
   // Threads the engine starts itself (a background checkpointer) join the schedule at their
   // first hook point while Run runs, with a priority drawn then (in step order, so a seed
   // still replays its schedule); Run does not wait for them to end, and once it returns they
-  // pass every point freely. A thread that sleeps outside the hooks (waiting to be woken) is
-  // a stall, and runs again from its next point. Off: such threads pass every point freely.
+  // pass every point freely. A background thread about to sleep until woken ("idle") passes
+  // its turn there; the thread that wakes it ("wake") waits, before the next thread is picked,
+  // until it has reached a hook point (or been adopted), so that the kernel's wake-up latency
+  // does not decide the schedule. Off: such threads pass every point freely.
   bool adopt_threads = false;
 };
 
 class Schedule {
  public:
+  // A thread at "wait:poll" sits out for 1 to kPollSteps of the other threads' steps.
+  static constexpr int kPollSteps = 64;
+
   // Installs the WAL, checkpoint and index hooks (and removes them when destroyed). One
   // Schedule at a time; threads not started by Run pass every point freely.
   explicit Schedule(const ScheduleOptions& options);
@@ -88,7 +104,9 @@ class Schedule {
 
   // Called after every step, with the controller's lock held and the hooks off for the
   // calling thread (it may read the index): returns "" or what is wrong.
-  void SetStepCheck(std::function<std::string()> check) { step_check_ = std::move(check); }
+  void SetStepCheck(std::function<std::string(const char* point)> check) {
+    step_check_ = std::move(check);
+  }
 
   // Runs each body on its own thread under the schedule; returns when every one has ended.
   // Aborts the process, printing the trace, on a deadlock.
@@ -104,6 +122,11 @@ class Schedule {
   std::string DropNames() const;
   bool IsDecision(const char* point) const;
   uint64_t stalls() const { return stalls_; }
+  // Wakes after which no thread arrived within the bound (AwaitWokenLocked): each may have
+  // made the schedule depend on timing.
+  uint64_t late_arrivals() const { return late_arrivals_; }
+  // How many times the schedule's threads reached the point `name`.
+  uint64_t visits(std::string_view name) const;
   int adopted() const { return adopted_; }  // threads adopted (adopt_threads)
   // The first failed step check ("" if none).
   const std::string& step_failure() const { return step_failure_; }
@@ -121,7 +144,11 @@ class Schedule {
   // The highest-priority waiting thread that is not sitting out a wait, else the waiting one
   // that stepped least recently; -1: none.
   int PickLocked();
+  // Whether the kernel shows thread `tid` of this process asleep (blocked).
+  static bool Sleeping(int tid);
   void RecordLocked(int id, const char* point);
+  // At "wake": until the background thread it woke has reached a hook point (adopt_threads).
+  void AwaitWokenLocked(std::unique_lock<std::mutex>& lock);
 
   const ScheduleOptions options_;
   std::mutex mu_;
@@ -130,9 +157,19 @@ class Schedule {
   std::vector<State> states_;
   std::vector<int> priorities_;
   std::vector<bool> yielding_;  // at a "wait", until another thread steps
+  std::vector<int> countdown_;     // at a "wait:poll": other threads' steps still to sit out
   std::vector<uint64_t> last_step_;  // each thread's last step
+  std::vector<int> tids_;            // each thread's kernel id (Sleeping)
+  // An adopted thread asleep at "idle" (idle_), or woken and not yet at a point (arriving_);
+  // arrivals_ counts those, and a thread not yet adopted that a "wake" started.
+  std::vector<bool> idle_;
+  std::vector<bool> arriving_;
+  int arrivals_ = 0;
+  bool adoption_expected_ = false;
   std::set<uint64_t> change_steps_;
   std::set<std::string, std::less<>> drop_names_;
+  std::map<std::string, std::string, std::less<>> hold_names_;  // "a>b": a -> b
+  std::vector<std::string> held_until_;  // a held thread's release point ("" none)
   std::mt19937_64 rng_;  // drop_points' coin, drawn in step order (one thread runs at a time)
   int next_low_ = 0;  // the priority a thread gets at a change point (then decremented)
   int token_ = -1;    // the thread allowed to run; -1: none (the holder stalled or ended)
@@ -143,9 +180,11 @@ class Schedule {
   uint64_t steps_ = 0;
   uint64_t decisions_ = 0;
   uint64_t stalls_ = 0;
+  uint64_t late_arrivals_ = 0;
   uint64_t progress_ = 0;
+  std::map<std::string, uint64_t, std::less<>> visits_;  // by point
   std::vector<std::pair<int, const char*>> trace_;  // a ring of the last trace_size steps
-  std::function<std::string()> step_check_;
+  std::function<std::string(const char* point)> step_check_;
   std::string step_failure_;
 };
 
