@@ -17,6 +17,11 @@
 //     commit acknowledged before the cut began (durable); WAL's `normal` may lose the newest
 //     ones (README, "Journal modes");
 //   - L is at most one past the last acknowledged after the cut ended.
+// Every other cut (every one in the long tier) is also cut while its recovery runs: mounted
+// with direct I/O in turn, opened by a child process (hot-journal rollback, or the WAL's index
+// rebuilt and the log checkpointed at close), and copied again at a random moment in the
+// first 20 ms before the child is killed; that cut of a cut must pass the same checks against
+// the same commits (a recovery cut short loses nothing the first cut held durably).
 // `off` is the negative control: it must lose acknowledged commits in some cut (here it
 // loses them in every cut: nothing reaches the disk before the guest's writeback).
 // `memory` and `off` journals are left out: they are not crash-atomic by design.
@@ -96,7 +101,10 @@ class CutDisk {
       return absl::StrCat("cannot mount an xfs image on a loop device in ", w);
     }
     d->host_mounted_ = true;
-    const std::string mkfs = guest_fs == "xfs" ? "mkfs.xfs -q" : "mkfs.ext4 -q";
+    // 4 KiB blocks and sectors, as on most real disks: a cut, being a reflinked file, takes
+    // direct I/O only in 4 KiB units, so a loop device over it has 4 KiB sectors, which a
+    // file system of 1 KiB blocks (mkfs.ext4's default at this size) cannot mount.
+    const std::string mkfs = guest_fs == "xfs" ? "mkfs.xfs -q -s size=4096" : "mkfs.ext4 -q -b 4096";
     if (!Shell(absl::StrCat("truncate -s 300M ", w, "/host/guest.img && ", mkfs, " ", w,
                             "/host/guest.img")) ||
         !Shell(absl::StrCat("losetup -f --show --direct-io=on ", w, "/host/guest.img"),
@@ -116,9 +124,10 @@ class CutDisk {
   }
   std::string guest() const { return dir_ + "/guest"; }
 
-  // The power cut: an atomic reflink copy of the guest's image, as it is on its disk now.
-  bool Cut(const std::string& name) {
-    const std::string src = dir_ + "/host/guest.img", dst = dir_ + "/host/" + name;
+  // The power cut: an atomic reflink copy of the guest's image (or of cut `from`), as it is
+  // on its disk now.
+  bool Cut(const std::string& name, const std::string& from = "guest.img") {
+    const std::string src = dir_ + "/host/" + from, dst = dir_ + "/host/" + name;
     const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
     const int out = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const bool ok = in >= 0 && out >= 0 && ::ioctl(out, FICLONE, in) == 0;
@@ -126,18 +135,23 @@ class CutDisk {
     if (out >= 0) ::close(out);
     return ok;
   }
-  // Attaches and mounts cut `name` at cut(): its journal replays, as after a reboot.
-  bool MountCut(const std::string& name) {
-    if (!Shell(absl::StrCat("losetup -f --show ", dir_, "/host/", name), &cut_loop_)) return false;
+  // Attaches and mounts cut `name` at cut(): its journal replays, as after a reboot. With
+  // `direct`, attached with direct I/O, so that a Cut of `name` is a power cut of it in turn.
+  bool MountCut(const std::string& name, bool direct = false) {
+    if (!Shell(absl::StrCat("losetup -f --show ", direct ? "--direct-io=on " : "", dir_,
+                            "/host/", name),
+               &cut_loop_)) {
+      return false;
+    }
     // xfs refuses a second file system with the UUID of the mounted guest.
     const std::string options = guest_fs_ == "xfs" ? "-o nouuid " : "";
     return Shell(absl::StrCat("mount ", options, cut_loop_, " ", dir_, "/cut"));
   }
-  void UnmountCut(const std::string& name) {
+  void UnmountCut(const std::string& name, bool remove = true) {
     Shell(absl::StrCat("umount ", dir_, "/cut"));
     if (!cut_loop_.empty()) Shell(absl::StrCat("losetup -d ", cut_loop_));
     cut_loop_.clear();
-    Shell(absl::StrCat("rm -f ", dir_, "/host/", name));
+    if (remove) Shell(absl::StrCat("rm -f ", dir_, "/host/", name));
   }
   std::string cut() const { return dir_ + "/cut"; }
 
@@ -193,6 +207,56 @@ Options Opts(const Config& c) {
   return o;
 }
 
+struct Cut {
+  std::string name;
+  int before = 0;  // acknowledged when the cut began
+  int after = 0;   // and when it ended
+};
+
+// Opens the database of a mounted cut and checks it: "" or what is wrong; *last is the commit
+// whose state it holds (-1 if none could be read). The control (`off`) checks nothing.
+std::string Verify(const Config& config, const std::string& path, const Cut& cut, bool durable,
+                   int* last) {
+  *last = -1;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, Opts(config));
+  if (config.sync == SyncLevel::kOff) {
+    if (db.ok()) {
+      absl::StatusOr<std::optional<std::string>> v = (*db)->Get("last");
+      if (v.ok() && v->has_value()) (void)absl::SimpleAtoi(**v, last);
+    }
+    return "";
+  }
+  if (!db.ok()) return absl::StrCat("open: ", db.status().ToString());
+  absl::StatusOr<CheckResult> check = (*db)->Check();
+  if (!check.ok()) return absl::StrCat("check: ", check.status().ToString());
+  if (!check->ok()) return absl::StrCat("Check(): ", check->problems.front());
+  std::map<std::string, std::string> got;
+  {
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> r = (*db)->BeginRead();
+    if (!r.ok()) return absl::StrCat("begin read: ", r.status().ToString());
+    std::unique_ptr<Iterator> it = (*r)->NewIterator();
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      absl::StatusOr<std::string> value = it->value();
+      if (!value.ok()) return absl::StrCat("read: ", value.status().ToString());
+      got[std::string(it->key())] = *value;
+    }
+    if (!it->status().ok()) return absl::StrCat("scan: ", it->status().ToString());
+  }
+  if (!absl::SimpleAtoi(got["last"], last)) return "no commit number";
+  std::map<std::string, std::string> expect = {{"last", "0"}};
+  for (int c = 1; c <= *last; ++c) Apply(c, &expect);
+  if (got != expect) {
+    return absl::StrCat("not the state after commit ", *last, " (", got.size(), " keys, ",
+                        expect.size(), " expected)");
+  }
+  if (*last > cut.after + 1) return absl::StrCat("commit ", *last, " is from the future");
+  if (durable && *last < cut.before) {
+    return absl::StrCat("an acknowledged commit is lost: it holds commit ", *last);
+  }
+  if (absl::Status s = (*db)->Close(); !s.ok()) return absl::StrCat("close: ", s.ToString());
+  return "";
+}
+
 class PowerCutTest : public ::testing::TestWithParam<Config> {};
 
 TEST_P(PowerCutTest, EveryCutHoldsAPrefixOfTheCommitsAndEveryAcknowledgedOneWhereDurable) {
@@ -238,11 +302,6 @@ TEST_P(PowerCutTest, EveryCutHoldsAPrefixOfTheCommitsAndEveryAcknowledgedOneWher
     }
   }
   ASSERT_GT(child, 0);
-  struct Cut {
-    std::string name;
-    int before = 0;  // acknowledged when the cut began
-    int after = 0;   // and when it ended
-  };
   std::vector<Cut> cuts;
   std::mt19937_64 rng(testing::DrawSeed(absl::StrCat("power_cut/", Name(config)), 0));
   const int n = testing::TierScaled(6, 3, 60);
@@ -264,56 +323,62 @@ TEST_P(PowerCutTest, EveryCutHoldsAPrefixOfTheCommitsAndEveryAcknowledgedOneWher
                        (config.sync == SyncLevel::kNormal && !Wal(config.mode));
   int lost = 0;  // cuts that lost an acknowledged commit
   uint64_t checked = 0;
-  for (const Cut& cut : cuts) {
+  int recovery_cuts = 0;  // cuts taken while a cut's recovery ran
+  int cut_short = 0;      // of those, recoveries still running when killed
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const Cut& cut = cuts[i];
     const std::string where = absl::StrCat(Name(config), ", ", cut.name, " (acknowledged ",
                                            cut.before, " before it, ", cut.after, " after)");
-    ASSERT_TRUE(disk->MountCut(cut.name)) << where << ": the cut does not mount";
-    int last = -1;
-    {
-      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(disk->cut() + "/x.db", Opts(config));
-      if (config.sync == SyncLevel::kOff) {
-        // The control: whatever it holds, count what it lost.
-        if (db.ok()) {
-          absl::StatusOr<std::optional<std::string>> v = (*db)->Get("last");
-          if (v.ok() && v->has_value()) (void)absl::SimpleAtoi(**v, &last);
-        }
-        if (last < cut.before) ++lost;
-      } else {
-        ASSERT_THAT(db, IsOk()) << where;
-        absl::StatusOr<CheckResult> check = (*db)->Check();
-        ASSERT_THAT(check, IsOk()) << where;
-        ASSERT_TRUE(check->ok()) << where << ": " << check->problems.front();
-        absl::StatusOr<std::unique_ptr<ReadTransaction>> r = (*db)->BeginRead();
-        ASSERT_THAT(r, IsOk()) << where;
-        std::map<std::string, std::string> got;
-        std::unique_ptr<Iterator> it = (*r)->NewIterator();
-        for (it->SeekToFirst(); it->Valid(); it->Next()) {
-          absl::StatusOr<std::string> value = it->value();
-          ASSERT_THAT(value, IsOk()) << where;
-          got[std::string(it->key())] = *value;
-        }
-        ASSERT_THAT(it->status(), IsOk()) << where;
-        it.reset();
-        r->reset();
-        ASSERT_TRUE(absl::SimpleAtoi(got["last"], &last)) << where << ": no commit number";
-        std::map<std::string, std::string> expect = {{"last", "0"}};
-        for (int c = 1; c <= last; ++c) Apply(c, &expect);
-        ASSERT_TRUE(got == expect) << where << ": not the state after commit " << last
-                                   << " (" << got.size() << " keys, " << expect.size()
-                                   << " expected)";
-        EXPECT_LE(last, cut.after + 1) << where << ": a commit from the future";
-        if (last < cut.before) ++lost;
-        if (durable) {
-          EXPECT_GE(last, cut.before) << where << ": an acknowledged commit is lost";
-        }
-        checked += static_cast<uint64_t>(last);
+    // Every other cut (every one in the long tier) is cut again while its recovery runs: the
+    // recovering process is killed at a random moment and the copy taken then is checked in
+    // turn, against the same commits (recovery may lose nothing the cut held durably).
+    const bool again = config.sync != SyncLevel::kOff && (i % 2 == 1 || testing::LongTier());
+    ASSERT_TRUE(disk->MountCut(cut.name, /*direct=*/again)) << where << ": the cut does not mount";
+    if (again) {
+      const std::string second = absl::StrCat(cut.name, ".recovering");
+      std::fflush(stdout);
+      std::fflush(stderr);
+      const pid_t recovering = ::fork();
+      if (recovering == 0) {
+        int ignored;
+        ::_exit(Verify(config, disk->cut() + "/x.db", cut, durable, &ignored).empty() ? 0 : 1);
       }
+      ASSERT_GT(recovering, 0);
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+      ASSERT_TRUE(disk->Cut(second, cut.name)) << where << ": reflink copy failed";
+      ::kill(recovering, SIGKILL);
+      ::waitpid(recovering, &status, 0);
+      // A recovery that ended before the copy must have found the cut good.
+      if (WIFEXITED(status)) {
+        ASSERT_EQ(WEXITSTATUS(status), 0) << where << ": its recovery found it wrong";
+      } else {
+        ++cut_short;
+      }
+      disk->UnmountCut(cut.name);
+      ASSERT_TRUE(disk->MountCut(second)) << where << ": the cut of its recovery does not mount";
+      int last_again = -1;
+      const std::string problem =
+          Verify(config, disk->cut() + "/x.db", cut, durable, &last_again);
+      ASSERT_EQ(problem, "") << where << ", cut again while it recovered";
+      disk->UnmountCut(second);
+      ++recovery_cuts;
+      // The first cut's own state is checked from the second: a recovery cut short must
+      // leave it (or, where nothing is lost, a later state the first held too).
+      if (last_again < cut.before) ++lost;
+      checked += static_cast<uint64_t>(last_again);
+      continue;
     }
+    int last = -1;
+    const std::string problem = Verify(config, disk->cut() + "/x.db", cut, durable, &last);
+    ASSERT_EQ(problem, "") << where;
+    if (last < cut.before) ++lost;
+    if (config.sync != SyncLevel::kOff) checked += static_cast<uint64_t>(last);
     disk->UnmountCut(cut.name);
   }
-  std::printf("%s: %zu cuts over %d commits; %d lost acknowledged commits; %llu commits "
-              "checked\n",
-              Name(config).c_str(), cuts.size(), commits, lost,
+  std::printf("%s: %zu cuts over %d commits (%d of them cut again during their recovery, %d "
+              "of those recoveries killed before they ended); %d lost acknowledged commits; "
+              "%llu commits checked\n",
+              Name(config).c_str(), cuts.size(), commits, recovery_cuts, cut_short, lost,
               static_cast<unsigned long long>(checked));
   if (config.sync == SyncLevel::kOff) {
     EXPECT_GT(lost, 0) << "sync off lost nothing: the cuts are not power cuts";
