@@ -164,8 +164,8 @@ class World {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (versions_.size() != static_cast<size_t>(*version) + 1) {
-          Fail(absl::StrCat("the writer read version ", *version, " after committing ",
-                            versions_.size() - 1));
+          FailLocked(absl::StrCat("the writer read version ", *version, " after committing ",
+                                  versions_.size() - 1));
           return;
         }
         versions_.push_back(next);
@@ -199,7 +199,7 @@ class World {
         {
           std::lock_guard<std::mutex> lock(mu_);
           if (*version < 0 || static_cast<size_t>(*version) >= versions_.size()) {
-            Fail(absl::StrCat("a reader saw version ", *version, ", never committed"));
+            FailLocked(absl::StrCat("a reader saw version ", *version, ", never committed"));
             return;
           }
           expect = versions_[*version];
@@ -421,6 +421,11 @@ class World {
  private:
   void Fail(const std::string& what) {
     std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(what);
+  }
+  // With mu_ held. (Fail there deadlocked the thread on itself: the explorer reported a
+  // writer that read a version it had not committed as every thread blocked.)
+  void FailLocked(const std::string& what) {
     if (failure_.empty()) failure_ = what;
   }
   bool Check(const absl::Status& s, const char* what) {
