@@ -393,7 +393,7 @@ class World {
                             versions[lo].first, "'s version (the newest at or below the backfill ",
                             backfill, " of generation ", log.ckpt_seq,
                             ") nor a later one a checkpoint may have copied (through ", upper,
-                            "): an older version was copied over a newer one");
+                            "): the file breaks the backfill's promise");
       }
     }
     return "";
