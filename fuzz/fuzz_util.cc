@@ -324,7 +324,9 @@ void ResealJournal(std::string& file) {
   const uint64_t nonce = base::DecodeFixed64(p + 16);
   uint64_t off = base::DecodeFixed64(p + 32);
   if (!pager::IsValidPageSize(page_size)) return;
-  while (off + 16 <= file.size()) {
+  // Sizes are compared as "fits in what is left", never as off + size, which can wrap.
+  while (off < file.size() && file.size() - off >= 16) {
+    const uint64_t left = file.size() - off;
     const uint32_t kind = base::DecodeFixed32(p + off + 4);
     uint64_t body;
     if (kind == pager::kRecordKindSeal) {
@@ -334,11 +336,11 @@ void ResealJournal(std::string& file) {
       body = pager::kRecordPrefixSize + page_size;
       // The page image's own trailer, as the database file would carry it.
       const uint32_t page_no = base::DecodeFixed32(p + off);
-      if (off + body <= file.size() && page_no != 0) {
+      if (body <= left && page_no != 0) {
         pager::SealPage(PageNo(page_no), absl::MakeSpan(p + off + 8, page_size));
       }
     }
-    if (off + body + 8 > file.size()) return;
+    if (body > left || left - body < 8) return;
     base::EncodeFixed64(p + off + body, base::Xxh3(p + off, body, nonce));
     off += body + 8;
   }
