@@ -69,7 +69,9 @@ void WriteFile(vfs::FileSystem& fs, const std::string& path, absl::string_view b
 // (DataLoss and the like) are fine; a disagreement is not (FuzzFail). Returns the content,
 // or std::nullopt when a read failed on the way. Check() is called too: it may report
 // problems or fail, never crash.
-std::optional<std::map<std::string, std::string>> ReadConsistent(Db& db);
+// `healthy`, when given, is set to whether Check() found nothing wrong.
+std::optional<std::map<std::string, std::string>> ReadConsistent(Db& db,
+                                                                 bool* healthy = nullptr);
 
 // Fails unless `got` is exactly `want`; `what` names the situation.
 void ExpectContent(const std::map<std::string, std::string>& got,

@@ -8,7 +8,8 @@
 //  - no frame adopted (Stats().log_frames == 0): the database reads exactly as committed;
 //  - frames adopted: the reads are consistent, and stay the same across a checkpoint and a
 //    reopen (copying the log into the database must not change what a reader sees);
-//  - a write afterwards commits and reads back, or fails with an error.
+//  - a write afterwards commits and reads back (where Check() finds no damage), or fails
+//    with an error.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,7 +32,8 @@ void TryLogs(const std::string& log1, const std::optional<std::string>& log2) {
   {
     auto db = Db::Open(kDbPath, FuzzOptions(&fs, mode));
     if (!db.ok()) return;
-    before = ReadConsistent(**db);
+    bool healthy = false;
+    before = ReadConsistent(**db, &healthy);
     const bool adopted = (*db)->Stats().log_frames > 0;
     if (!adopted) {
       if (!before.has_value()) FuzzFail("the valid database failed to read beside a dead log");
@@ -45,7 +47,8 @@ void TryLogs(const std::string& log1, const std::optional<std::string>& log2) {
     absl::Status s = (*db)->Put("after", "recovery");
     if (s.ok()) {
       auto got = (*db)->Get("after");
-      if (got.ok() && (!got->has_value() || **got != "recovery")) {
+      // A tree that Check() finds damaged may send the Get down another path than the Put.
+      if (healthy && got.ok() && (!got->has_value() || **got != "recovery")) {
         FuzzFail("a commit after recovery does not read back");
       }
       if (before.has_value()) (*before)["after"] = "recovery";
