@@ -140,6 +140,22 @@ HeaderWords EncodeHeader(const IndexHeader& h) {
   return w;
 }
 
+// Whether a header whose checksum matched holds values a writer can have published. Every
+// published header has a page size, so zeros are a header nobody wrote since the -shm was
+// initialised, whatever the checksum of zero words is; the other tests reject a header that a
+// damaged or hostile -shm sealed with a valid checksum (the shm fuzzer's current_log of 2
+// indexed past the two logs), which is then treated as torn: waited out, then recovered.
+bool Plausible(const IndexHeader& h) {
+  if (h.page_size < 512 || h.page_size > 65536 || (h.page_size & (h.page_size - 1)) != 0) {
+    return false;
+  }
+  if (h.current_log > 1) return false;
+  for (const LogState& s : h.logs) {
+    if (s.mx_frame > kMaxLogFrames) return false;
+  }
+  return true;
+}
+
 IndexHeader DecodeHeader(const HeaderWords& w) {
   IndexHeader h;
   h.change = w[0];
@@ -363,9 +379,7 @@ bool WalIndex::ReadHeader(IndexHeader* out) const {
     return false;
   }
   IndexHeader header = DecodeHeader(a);
-  // Every published header has a page size; zeros are a header nobody wrote since the -shm
-  // was initialised, whatever the checksum of zero words is.
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }
@@ -382,7 +396,7 @@ bool WalIndex::ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out) {
   const uint64_t checksum = uint64_t{a[kHeaderWords + 1]} << 32 | a[kHeaderWords];
   if (checksum != HeaderChecksum(a)) return false;
   IndexHeader header = DecodeHeader(a);
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }
@@ -405,7 +419,7 @@ bool WalIndex::ReadHeaderCopy(int copy, IndexHeader* out) const {
   const uint64_t checksum = uint64_t{w[kHeaderWords + 1]} << 32 | w[kHeaderWords];
   if (checksum != HeaderChecksum(w)) return false;
   IndexHeader header = DecodeHeader(w);
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }

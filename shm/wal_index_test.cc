@@ -4,6 +4,7 @@
 #include "shm/wal_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/hash.h"
 #include "base/status_macros.h"
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
@@ -194,6 +196,29 @@ TEST_P(WalIndexTest, DamagedHeaderIsInvalidUntilRewritten) {
   index->WriteHeader(SampleHeader(2));
   ASSERT_TRUE(index->ReadHeader(&h));
   EXPECT_EQ(h, SampleHeader(2));
+}
+
+// A header whose checksum matches but whose fields no writer can publish (a -shm damaged or
+// written by a hostile process; the shm fuzzer found current_log 2) reads as torn, so that
+// the caller waits it out and then recovers, instead of indexing past the two logs.
+TEST_P(SharedWalIndexTest, HeaderWithImpossibleFieldsIsInvalid) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> index, Open(true));
+  index->WriteHeader(SampleHeader(1));
+  JKV_ASSERT_OK_AND_ASSIGN(vfs::File* file, KeptFile());
+  JKV_ASSERT_OK_AND_ASSIGN(uint8_t* r0, file->MapSharedRegion(0, kRegionSize));
+  // Word 3 of each copy is current_log, word 1 page_size; the checksum follows 18 words.
+  for (const auto& [word, value] : {std::pair<int, uint32_t>{3, 2}, {1, 1000}}) {
+    index->WriteHeader(SampleHeader(1));
+    for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
+      std::memcpy(r0 + copy + 4 * word, &value, 4);
+      const uint64_t sum = base::Xxh3(r0 + copy, kHeaderBytes - 8, 0);
+      std::memcpy(r0 + copy + kHeaderBytes - 8, &sum, 8);
+    }
+    IndexHeader h;
+    EXPECT_FALSE(index->ReadHeader(&h)) << "word " << word;
+    EXPECT_FALSE(index->ReadHeaderCopy(0, &h)) << "word " << word;
+    EXPECT_FALSE(index->ReadHeaderCopy(1, &h)) << "word " << word;
+  }
 }
 
 // Copies that disagree are refused even when each has a good checksum (a writer between them),
