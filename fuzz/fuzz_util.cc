@@ -182,6 +182,13 @@ void WriteFile(vfs::FileSystem& fs, const std::string& path, absl::string_view b
 
 namespace {
 
+// JKV_FUZZ_VERBOSE=1 prints why a read gave up (to tell an expected error from a wrong one
+// when a finding is being looked at).
+void Verbose(const char* what, const absl::Status& s) {
+  static const bool verbose = std::getenv("JKV_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "fuzz: %s: %s\n", what, s.ToString().c_str());
+}
+
 // A corrupt tree may be big or cyclic; the checks stop after this many keys (none of the
 // corpora's databases is near it, so a longer walk is itself suspicious but not wrong).
 constexpr int kMaxKeys = 20000;
@@ -198,7 +205,10 @@ std::optional<std::map<std::string, std::string>> ReadConsistent(Db& db, bool* h
   if (healthy_out != nullptr) *healthy_out = healthy;
 
   auto txn = db.BeginRead();
-  if (!txn.ok()) return std::nullopt;
+  if (!txn.ok()) {
+    Verbose("BeginRead", txn.status());
+    return std::nullopt;
+  }
   std::map<std::string, std::string> content;
   std::vector<std::string> order;
   bool complete = true;
@@ -213,6 +223,7 @@ std::optional<std::map<std::string, std::string>> ReadConsistent(Db& db, bool* h
       }
       auto value = it->value();
       if (!value.ok()) {
+        Verbose("value", value.status());
         complete = false;
         break;
       }
@@ -223,7 +234,10 @@ std::optional<std::map<std::string, std::string>> ReadConsistent(Db& db, bool* h
         break;
       }
     }
-    if (!it->status().ok()) complete = false;
+    if (!it->status().ok()) {
+      Verbose("iteration", it->status());
+      complete = false;
+    }
   }
   if (!healthy) return complete ? std::optional(content) : std::nullopt;
   // Backwards: the same keys in reverse, as far as both got.

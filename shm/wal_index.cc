@@ -187,7 +187,8 @@ void StoreCopy(uint8_t* r0, size_t copy, const HeaderWords& w) {
 // --- region 0
 
 // Zeroes what a new life of the -shm file must not inherit. Hash blocks are left alone: every
-// entry in them is past the (zero) published mx_frame, and Append and Truncate clear them.
+// entry in them is past the (zero) published mx_frame, and Append (all of a block at its first
+// frame) and Truncate clear them.
 void InitializeRegion0(uint8_t* r0) {
   for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
     for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, 0);
@@ -471,7 +472,11 @@ absl::Status WalIndex::Append(int log, uint32_t frame, uint32_t page_no) {
   // A used pages[] word here is left over from a writer that died after appending frames it
   // never published, or from an earlier life of the -shm file: drop those entries first, so
   // that no entry of this block is ever older than the frame it claims.
-  if (LoadPage(block, j) != 0) ClearBlockFrom(block, j);
+  // The first frame of a block clears all of it: nothing in it can be kept then, and an
+  // earlier life's block need not obey the invariants above (a damaged -shm file found stale at
+  // open had hash slots filled with no pages[] word behind them, so no probe chain ended and
+  // every lookup after recovery failed: shm fuzzer, cold mode).
+  if (j == 0 || LoadPage(block, j) != 0) ClearBlockFrom(block, j);
   StorePage(block, j, page_no);  // before the slot: a reader that finds the slot sees the page
   uint32_t slot = HashStart(page_no);
   for (uint32_t n = 0; n < kHashSlots; ++n, slot = NextSlot(slot)) {
