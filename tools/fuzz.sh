@@ -9,8 +9,10 @@
 # $JKV_FUZZ_DIR/TARGET/corpus (default /tmp/jkv-fuzz), crashes, timeouts and leaks to
 # $JKV_FUZZ_DIR/TARGET/ (crash-*, timeout-*, leak-*), libFuzzer's output to
 # $JKV_FUZZ_DIR/TARGET/fuzz.log. Merge a minimized handful back by hand, for example
-#   build/TARGET_fuzzer -merge=1 /tmp/merged fuzz/corpus/TARGET $JKV_FUZZ_DIR/TARGET/corpus
-# and copy the few that add coverage. A finding goes into fuzz/corpus/TARGET once it is fixed
+#   cp -r fuzz/corpus/TARGET /tmp/merged
+#   /tmp/jkv-fuzz/build/TARGET_fuzzer -merge=1 /tmp/merged /tmp/jkv-fuzz/TARGET/corpus
+# and copy a few of the new files in /tmp/merged. Extra flags go to libFuzzer: with
+# `-fork=1 -ignore_crashes=1 -ignore_ooms=1` a run goes on past known findings (fuzz/findings/). A finding goes into fuzz/corpus/TARGET once it is fixed
 # (the default tier replays it), or into fuzz/findings/TARGET while it is not.
 #
 # Built outside Bazel, as tools/check_thread_safety.sh compiles: every engine source file with
