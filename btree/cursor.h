@@ -107,6 +107,7 @@ class Cursor {
   absl::Status SeekImpl(absl::string_view key);
   absl::Status SeekEdge(Edge edge);
   absl::Status StepLeaf(int direction);
+  absl::Status Step(int direction);
 
   pager::PageReader& pages_;
   // Whether `pages_` is a PageWriter, whose pages can change under the cursor.
@@ -116,6 +117,7 @@ class Cursor {
   // The current key: in the leaf page when !writable_, else in key_copy_.
   absl::string_view key_;
   std::string key_copy_;
+  std::string prev_key_;  // Step's copy of the key it moves from, where one is needed
   // The current cell, decoded by LoadKey; its views point into the pinned leaf, which does
   // not change while the tree does not (Valid() re-seeks, and so reloads it, when it has).
   LeafCell cell_;

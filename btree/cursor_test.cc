@@ -324,5 +324,49 @@ TEST_F(CursorTest, ACellWithAnImpossibleValueSizeIsDataLossWhereTheCursorLands) 
   EXPECT_THAT(c.Seek(NumKey(2)), StatusIs(absl::StatusCode::kDataLoss, "impossible sizes"));
 }
 
+// Pages with valid checksums can still hold cells out of order (a buggy or hostile writer
+// sealed them; the db_file fuzzer made such files): a scan stops with DataLoss there instead
+// of handing out keys twice or backwards, in a read-only and in a writable cursor.
+TEST_F(CursorTest, KeysOutOfOrderInALeafAreDataLoss) {
+  Fill(3);  // one leaf: the root
+  const PageNo leaf(pages_.meta(kRootMetaSlot));
+  absl::Span<uint8_t> page = pages_.RawPageForTesting(leaf);
+  // Cell pointer 1 repeats cell 0: the keys read NumKey(0), NumKey(0), NumKey(4).
+  base::EncodeFixed16(page.data() + kPageHeaderSize + kCellPointerSize,
+                      base::DecodeFixed16(page.data() + kPageHeaderSize));
+  ReadOnlyPages reader(pages_);
+  for (pager::PageReader* pages : {static_cast<pager::PageReader*>(&reader),
+                                   static_cast<pager::PageReader*>(&pages_)}) {
+    Cursor c(*pages);
+    JKV_ASSERT_OK(c.SeekToFirst());
+    EXPECT_EQ(c.key(), NumKey(0));
+    EXPECT_THAT(c.Next(), StatusIs(absl::StatusCode::kDataLoss, "keys out of order"));
+    EXPECT_FALSE(c.Valid());
+    JKV_ASSERT_OK(c.SeekToLast());
+    EXPECT_EQ(c.key(), NumKey(4));
+    JKV_ASSERT_OK(c.Prev());  // NumKey(0), the repeated cell
+    EXPECT_THAT(c.Prev(), StatusIs(absl::StatusCode::kDataLoss, "keys out of order"));
+  }
+}
+
+TEST_F(CursorTest, LeavesOutOfOrderAreDataLoss) {
+  Fill(300);  // several leaves under an interior root
+  const PageNo root(pages_.meta(kRootMetaSlot));
+  absl::Span<uint8_t> page = pages_.RawPageForTesting(root);
+  ASSERT_NE(page[0], static_cast<uint8_t>(PageType::kLeaf));
+  // Swap the first two children: the second leaf's keys now come first.
+  const uint32_t cell0 = base::DecodeFixed16(page.data() + kPageHeaderSize);
+  const uint32_t cell1 = base::DecodeFixed16(page.data() + kPageHeaderSize + kCellPointerSize);
+  const uint32_t child0 = base::DecodeFixed32(page.data() + cell0 + 2);
+  base::EncodeFixed32(page.data() + cell0 + 2, base::DecodeFixed32(page.data() + cell1 + 2));
+  base::EncodeFixed32(page.data() + cell1 + 2, child0);
+  ReadOnlyPages reader(pages_);
+  Cursor c(reader);
+  JKV_ASSERT_OK(c.SeekToFirst());
+  absl::Status s;
+  while (s.ok() && c.Valid()) s = c.Next();
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss, "keys out of order"));
+}
+
 }  // namespace
 }  // namespace journalkv::btree

@@ -493,6 +493,12 @@ absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
       page = pager_->LoadPage(PageNo(n));
     }
     if (!page.ok()) problems.push_back(std::string(page.status().message()));
+    if (problems.size() == kMaxPageProblems && n < header_.page_count) {
+      problems.push_back(absl::StrCat("stopped after ", kMaxPageProblems,
+                                      " problems; pages ", n + 1, "..", header_.page_count,
+                                      " not checked"));
+      break;
+    }
   }
   return problems;
 }

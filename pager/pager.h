@@ -152,7 +152,10 @@ class ReadTxn final : public PageReader {
   // Every page on the freelist (trunks and leaves). DataLoss when the freelist is damaged.
   absl::StatusOr<std::vector<PageNo>> FreelistPages();
   // Reads every page of the database from the file and checks its checksum and the freelist;
-  // returns one line per problem found (empty: all good).
+  // returns one line per problem found (empty: all good). Stops after kMaxPageProblems
+  // unreadable pages, with a last line saying so: a damaged header or commit frame can claim
+  // billions of pages that are not there, and listing each would take hours.
+  static constexpr size_t kMaxPageProblems = 100;
   absl::StatusOr<std::vector<std::string>> CheckPages();
   const DbHeader& header() const { return header_; }
 

@@ -140,6 +140,22 @@ HeaderWords EncodeHeader(const IndexHeader& h) {
   return w;
 }
 
+// Whether a header whose checksum matched holds values a writer can have published. Every
+// published header has a page size, so zeros are a header nobody wrote since the -shm was
+// initialised, whatever the checksum of zero words is; the other tests reject a header that a
+// damaged or hostile -shm sealed with a valid checksum (the shm fuzzer's current_log of 2
+// indexed past the two logs), which is then treated as torn: waited out, then recovered.
+bool Plausible(const IndexHeader& h) {
+  if (h.page_size < 512 || h.page_size > 65536 || (h.page_size & (h.page_size - 1)) != 0) {
+    return false;
+  }
+  if (h.current_log > 1) return false;
+  for (const LogState& s : h.logs) {
+    if (s.mx_frame > kMaxLogFrames) return false;
+  }
+  return true;
+}
+
 IndexHeader DecodeHeader(const HeaderWords& w) {
   IndexHeader h;
   h.change = w[0];
@@ -171,7 +187,8 @@ void StoreCopy(uint8_t* r0, size_t copy, const HeaderWords& w) {
 // --- region 0
 
 // Zeroes what a new life of the -shm file must not inherit. Hash blocks are left alone: every
-// entry in them is past the (zero) published mx_frame, and Append and Truncate clear them.
+// entry in them is past the (zero) published mx_frame, and Append (all of a block at its first
+// frame) and Truncate clear them.
 void InitializeRegion0(uint8_t* r0) {
   for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
     for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, 0);
@@ -363,9 +380,7 @@ bool WalIndex::ReadHeader(IndexHeader* out) const {
     return false;
   }
   IndexHeader header = DecodeHeader(a);
-  // Every published header has a page size; zeros are a header nobody wrote since the -shm
-  // was initialised, whatever the checksum of zero words is.
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }
@@ -382,7 +397,7 @@ bool WalIndex::ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out) {
   const uint64_t checksum = uint64_t{a[kHeaderWords + 1]} << 32 | a[kHeaderWords];
   if (checksum != HeaderChecksum(a)) return false;
   IndexHeader header = DecodeHeader(a);
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }
@@ -405,7 +420,7 @@ bool WalIndex::ReadHeaderCopy(int copy, IndexHeader* out) const {
   const uint64_t checksum = uint64_t{w[kHeaderWords + 1]} << 32 | w[kHeaderWords];
   if (checksum != HeaderChecksum(w)) return false;
   IndexHeader header = DecodeHeader(w);
-  if (header.page_size == 0) return false;
+  if (!Plausible(header)) return false;
   *out = header;
   return true;
 }
@@ -457,7 +472,11 @@ absl::Status WalIndex::Append(int log, uint32_t frame, uint32_t page_no) {
   // A used pages[] word here is left over from a writer that died after appending frames it
   // never published, or from an earlier life of the -shm file: drop those entries first, so
   // that no entry of this block is ever older than the frame it claims.
-  if (LoadPage(block, j) != 0) ClearBlockFrom(block, j);
+  // The first frame of a block clears all of it: nothing in it can be kept then, and an
+  // earlier life's block need not obey the invariants above (a damaged -shm file found stale at
+  // open had hash slots filled with no pages[] word behind them, so no probe chain ended and
+  // every lookup after recovery failed: shm fuzzer, cold mode).
+  if (j == 0 || LoadPage(block, j) != 0) ClearBlockFrom(block, j);
   StorePage(block, j, page_no);  // before the slot: a reader that finds the slot sees the page
   uint32_t slot = HashStart(page_no);
   for (uint32_t n = 0; n < kHashSlots; ++n, slot = NextSlot(slot)) {

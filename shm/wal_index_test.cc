@@ -4,6 +4,7 @@
 #include "shm/wal_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/hash.h"
 #include "base/status_macros.h"
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
@@ -194,6 +196,47 @@ TEST_P(WalIndexTest, DamagedHeaderIsInvalidUntilRewritten) {
   index->WriteHeader(SampleHeader(2));
   ASSERT_TRUE(index->ReadHeader(&h));
   EXPECT_EQ(h, SampleHeader(2));
+}
+
+// A header whose checksum matches but whose fields no writer can publish (a -shm damaged or
+// written by a hostile process; the shm fuzzer found current_log 2) reads as torn, so that
+// the caller waits it out and then recovers, instead of indexing past the two logs.
+TEST_P(SharedWalIndexTest, HeaderWithImpossibleFieldsIsInvalid) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> index, Open(true));
+  index->WriteHeader(SampleHeader(1));
+  JKV_ASSERT_OK_AND_ASSIGN(vfs::File* file, KeptFile());
+  JKV_ASSERT_OK_AND_ASSIGN(uint8_t* r0, file->MapSharedRegion(0, kRegionSize));
+  // Word 3 of each copy is current_log, word 1 page_size; the checksum follows 18 words.
+  for (const auto& [word, value] : {std::pair<int, uint32_t>{3, 2}, {1, 1000}}) {
+    index->WriteHeader(SampleHeader(1));
+    for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
+      std::memcpy(r0 + copy + 4 * word, &value, 4);
+      const uint64_t sum = base::Xxh3(r0 + copy, kHeaderBytes - 8, 0);
+      std::memcpy(r0 + copy + kHeaderBytes - 8, &sum, 8);
+    }
+    IndexHeader h;
+    EXPECT_FALSE(index->ReadHeader(&h)) << "word " << word;
+    EXPECT_FALSE(index->ReadHeaderCopy(0, &h)) << "word " << word;
+    EXPECT_FALSE(index->ReadHeaderCopy(1, &h)) << "word " << word;
+  }
+}
+
+// A block left by an earlier life of a damaged -shm file may break the index's invariants
+// (here: every hash slot filled, no pages[] word behind them). The first frame appended to it
+// clears it, so that the rebuilt index answers lookups (the shm fuzzer found recovery failing).
+TEST_P(SharedWalIndexTest, FirstFrameOfABlockClearsAnEarlierLifesGarbage) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> index, Open(true));
+  JKV_ASSERT_OK_AND_ASSIGN(vfs::File* file, KeptFile());
+  JKV_ASSERT_OK_AND_ASSIGN(uint8_t* block, file->MapSharedRegion(1, kRegionSize));  // log 0
+  const uint16_t garbage = 5;
+  for (uint32_t slot = 0; slot < kHashSlots; ++slot) {
+    std::memcpy(block + kFramesPerBlock * 4 + 2 * slot, &garbage, 2);
+  }
+  ASSERT_THAT(index->Append(0, 1, 7), IsOk());
+  ASSERT_THAT(index->Append(0, 2, 9), IsOk());
+  EXPECT_EQ(Find(*index, 0, 7, 2), 1u);
+  EXPECT_EQ(Find(*index, 0, 9, 2), 2u);
+  EXPECT_EQ(Find(*index, 0, 8, 2), 0u);
 }
 
 // Copies that disagree are refused even when each has a good checksum (a writer between them),

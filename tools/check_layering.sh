@@ -2,7 +2,7 @@
 # Enforces the layer order of DESIGN.md:
 #   engine -> btree -> pager -> checkpoint -> wal -> shm -> vfs -> base
 # A file may include headers of its own layer and of layers below it, never above.
-# tools/, bench/ and tests/ sit on top and may include anything; third_party/ is excluded.
+# tools/, bench/, tests/ and fuzz/ sit on top and may include anything; third_party/ is excluded.
 # Bazel's layering_check would do this, but it needs a newer clang than Debian 12's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ rank() {
     pager) echo 5 ;;
     btree) echo 6 ;;
     engine) echo 7 ;;
-    tools|bench|tests) echo 9 ;;
+    tools|bench|tests|fuzz) echo 9 ;;
     *) echo "" ;;
   esac
 }
