@@ -81,27 +81,57 @@ uint32_t FrameOfGeneration(uint64_t word, uint32_t seq, uint32_t mx) {
   return (word >> 32) == seq && frame <= mx ? frame : 0;
 }
 
-// Copies the newest version <= safe of every page written in frames (backfill, safe]. Returns
-// false when files.stop ended it early.
-absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no, uint32_t backfill,
-                                uint32_t safe) {
+// Copies the newest version <= safe of every page written in frames (backfill, safe] of the
+// generation `state` describes. Returns false when files.stop ended it early.
+// The wal-index is shared memory that a buggy process can overwrite, and a damaged entry must
+// not send a page to the wrong place: each frame's own header (checksummed when it was
+// indexed) must name the generation's salts and the page the index says, else DataLoss. Pages
+// past the database size at `safe` (its commit frame's db_size) are not copied: that commit
+// cut them off, and a later one that grows the database again writes them in later frames.
+absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
+                                const shm::LogState& state, uint32_t backfill, uint32_t safe) {
   wal::WalLog* log = files.logs[log_no];
   if (log == nullptr) return absl::InternalError("checkpoint of a log that is not open");
+  const auto damaged = [&](uint32_t frame, absl::string_view what) {
+    return absl::DataLossError(absl::StrCat(
+        log->path(), ": frame ", frame, " ", what, ": the wal-index (-shm) is damaged; "
+        "closing every connection to the database rebuilds it from the log"));
+  };
+  const auto ours = [&](const wal::FrameHeader& h) {
+    return h.salt1 == state.salt1 && h.salt2 == state.salt2;
+  };
+  JKV_ASSIGN_OR_RETURN(const wal::FrameHeader last, log->ReadFrameHeader(safe, files.page_size));
+  if (!ours(last) || last.db_size == 0) {
+    return damaged(safe, "is not a commit frame of the log's current generation");
+  }
   absl::flat_hash_map<uint32_t, uint32_t> newest;  // page -> frame
   for (uint32_t f = backfill + 1; f <= safe; ++f) {
     JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(log_no, f));
-    if (page == 0) {
-      return absl::DataLossError(absl::StrCat(log->path(), ": frame ", f,
-                                              " is missing from the wal-index"));
+    if (page == 0) return damaged(f, "is missing from the wal-index");
+    if (page <= last.db_size) {
+      newest[page] = f;
+      continue;
     }
-    newest[page] = f;
+    // Not copied: but an entry naming a page past the database may be the damage that hides
+    // a page which is in it.
+    JKV_ASSIGN_OR_RETURN(const wal::FrameHeader h, log->ReadFrameHeader(f, files.page_size));
+    if (!ours(h) || h.page_no != page) {
+      return damaged(f, absl::StrCat("holds page ", h.page_no, " where the wal-index says page ",
+                                     page, ", past the database's ", last.db_size, " pages"));
+    }
   }
   std::vector<std::pair<uint32_t, uint32_t>> order(newest.begin(), newest.end());
   std::sort(order.begin(), order.end());
   std::vector<uint8_t> image(files.page_size);
   for (const auto& [page, frame] : order) {
     if (files.stop != nullptr && files.stop->load(std::memory_order_acquire)) return false;
-    JKV_RETURN_IF_ERROR(log->ReadPage(frame, files.page_size, absl::MakeSpan(image)));
+    JKV_ASSIGN_OR_RETURN(const wal::FrameHeader h,
+                         log->ReadFrame(frame, files.page_size, absl::MakeSpan(image)));
+    if (!ours(h) || h.page_no != page) {
+      return damaged(frame, absl::StrCat("holds page ", h.page_no,
+                                         ours(h) ? "" : " of another generation",
+                                         " where the wal-index says page ", page));
+    }
     Hook("copy:page");
     JKV_RETURN_IF_ERROR(
         files.db->Write(uint64_t{page - 1} * files.page_size, absl::MakeConstSpan(image)));
@@ -144,6 +174,13 @@ absl::StatusOr<CheckpointMode> ParseCheckpointMode(absl::string_view text) {
       "unknown checkpoint mode '", text, "' (expected passive, full, restart or truncate)"));
 }
 
+void ForgetCopies(shm::WalIndex& index, int log, uint32_t ckpt_seq, uint32_t mx_frame) {
+  index.set_ckpt_target(log, EncodeTarget(ckpt_seq, mx_frame));
+  index.set_written_through(log, EncodeTarget(ckpt_seq, mx_frame));
+  index.set_copied_through(log, EncodeTarget(ckpt_seq, 0));
+  index.set_backfill(log, 0);
+}
+
 wal::WalHeader LogHeaderFor(const shm::IndexHeader& header, int log) {
   wal::WalHeader h;
   h.page_size = header.page_size;
@@ -181,7 +218,14 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
                      ? header.logs[1].ckpt_seq
                      : header.logs[0].ckpt_seq;
   for (int log : logs) {
-    JKV_DCHECK(index.backfill(log) == header.logs[log].mx_frame);  // every frame copied (C2)
+    // Every frame copied (C2). Callers check it; a damaged index must not lose frames here.
+    if (index.backfill(log) != header.logs[log].mx_frame) {
+      return absl::DataLossError(absl::StrCat(
+          "wal-index: log ", log, " cannot restart: its backfill ", index.backfill(log),
+          " is not its last frame ", header.logs[log].mx_frame, " (a damaged -shm)"));
+    }
+  }
+  for (int log : logs) {
     seq = (seq + 1) & 0x7fffffffu;
     shm::LogState& state = header.logs[log];
     state.ckpt_seq = seq;
@@ -268,7 +312,11 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   }
   const uint32_t mx = header.logs[L].mx_frame;
   const uint32_t seq = header.logs[L].ckpt_seq;
-  const uint32_t backfill = std::min(files.index->backfill(L), mx);
+  // The backfill moves only under CKPT, and mx only grows within a generation, so a backfill
+  // past mx is a damaged -shm: what was copied is unknown, and it is all copied again (taken
+  // as complete, a restart would lose the frames not copied).
+  if (files.index->backfill(L) > mx) ForgetCopies(*files.index, L, seq, mx);
+  const uint32_t backfill = files.index->backfill(L);
   JKV_ASSIGN_OR_RETURN(bool no_private_readers, NoPrivateReaders(files, deadline, wait));
   if (!no_private_readers) {
     result.blocked = backfill < mx || mode == CheckpointMode::kRestart ||
@@ -324,7 +372,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     Hook("copy");
     files.index->set_written_through(L, EncodeTarget(seq, to));  // C3: before the first write
     JKV_ASSIGN_OR_RETURN(const uint64_t db_size, files.db->Size());
-    absl::StatusOr<bool> copy = CopyFrames(files, L, from, to);
+    absl::StatusOr<bool> copy = CopyFrames(files, L, header.logs[L], from, to);
     if (absl::IsResourceExhausted(copy.status())) {
       // C5: a copy the disk cannot take gives back the pages it appended to the database
       // file, so that the space goes to commits (the log has room for them; a log that must
@@ -364,7 +412,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   const int other = 1 - L;
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked && files.two_logs &&
-      files.index->backfill(other) < header.logs[other].mx_frame) {
+      files.index->backfill(other) != header.logs[other].mx_frame) {
     result.blocked = true;  // WAL2: the other log must be copied first (it is older)
   }
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&

@@ -142,6 +142,15 @@ inline uint64_t EncodeTarget(uint32_t ckpt_seq, uint32_t frame) {
   return (uint64_t{ckpt_seq} << 32) | frame;
 }
 
+// Forgets what checkpoints copied of generation `ckpt_seq` of log `log`, whose last frame is
+// `mx_frame`: the database file may then hold any version up to mx_frame (written_through and
+// the target cover them all, C3 and C4), none is known complete (copied_through), and the
+// backfill starts again from 0, so the next checkpoint copies the log from frame 1. Copying
+// again is harmless. Used where these words cannot be trusted: an index rebuilt from the log
+// (W6) and a backfill past the log's last frame (a damaged index). The words are written
+// before any header that follows (W8).
+void ForgetCopies(shm::WalIndex& index, int log, uint32_t ckpt_seq, uint32_t mx_frame);
+
 // Runs one checkpoint of log files.log_no (see above).
 absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode);
 

@@ -374,11 +374,7 @@ absl::Status WalStrategy::RecoverIndex() {
   // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
   // an older header of the same generation then finds the target past its snapshot.
   for (int l = 0; l < nlogs_; ++l) {
-    const uint32_t seq = h.logs[l].ckpt_seq;
-    index_->set_ckpt_target(l, checkpoint::EncodeTarget(seq, h.logs[l].mx_frame));
-    index_->set_written_through(l, checkpoint::EncodeTarget(seq, h.logs[l].mx_frame));
-    index_->set_copied_through(l, checkpoint::EncodeTarget(seq, 0));
-    index_->set_backfill(l, 0);
+    checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
   index_->WriteHeader(h);
   if (found) {
@@ -641,6 +637,20 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   }
   absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
   absl::Status s = h.status();
+  if (s.ok()) {
+    if (absl::Status damage = IndexDamage(*h); !damage.ok()) {
+      // W6: the index contradicts the log, the truth: rebuilt from it, as at a torn header.
+      absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
+      s = !r.ok() ? r.status()
+          : *r    ? RecoverIndex()
+                  : absl::ResourceExhaustedError(absl::StrCat(
+                        "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
+      if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+      if (s.ok()) h = ReadHeaderOrRecover(deadline, true);
+      if (s.ok()) s = h.status();
+      if (s.ok()) s = IndexDamage(*h);  // still: the rebuild did not take
+    }
+  }
   if (s.ok() && !wal2_) {
     // W7. A generation with no frames restarts too, so that every generation the writer
     // writes has salts of its own (a rebuilt index may describe a log whose header was lost).
@@ -677,6 +687,35 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   chain_ = h->logs[cur_].last_checksum;
   Hook("begin_write:locked");
   return SnapshotOf(*h);
+}
+
+absl::Status WalStrategy::IndexDamage(const shm::IndexHeader& h) {
+  const auto damaged = [&](auto... what) {
+    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
+  };
+  for (int l = 0; l < nlogs_; ++l) {
+    if (index_->backfill(l) > h.logs[l].mx_frame) {
+      return damaged("log ", l, "'s backfill ", index_->backfill(l), " is past its last frame ",
+                     h.logs[l].mx_frame);
+    }
+  }
+  const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  const shm::LogState& c = h.logs[cur];
+  if (c.mx_frame == 0 || logs_[cur] == nullptr || (checked_ && h.change == checked_change_)) {
+    return absl::OkStatus();
+  }
+  // One small read per transaction that follows another connection's (or the first one):
+  // the frame the next append chains from.
+  absl::StatusOr<wal::FrameHeader> last = logs_[cur]->ReadFrameHeader(c.mx_frame, page_size_);
+  if (!last.ok()) return damaged(last.status().message());
+  if (last->salt1 != c.salt1 || last->salt2 != c.salt2 || last->db_size == 0 ||
+      last->checksum != c.last_checksum) {
+    return damaged("its last frame ", c.mx_frame, " of ", logs_[cur]->path(),
+                   " is not the commit the header describes");
+  }
+  checked_change_ = h.change;
+  checked_ = true;
+  return absl::OkStatus();
 }
 
 // W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
@@ -741,8 +780,10 @@ absl::Status WalStrategy::WriteFrames(absl::Span<const wal::FramePage> pages,
                                       next_frame_ + static_cast<uint32_t>(pages.size()) - 1));
   const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
   if (next_frame_ == 1) {
+    // The chain starts from the header written here. The index's last_checksum of a
+    // generation with no frames is only a copy of this seed, and may differ (an index rebuilt
+    // from a log whose header was lost has none; a damaged -shm, anything); Publish replaces it.
     JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
-    JKV_DCHECK(seed == writer_header_.logs[cur_].last_checksum);
     chain_ = seed;
     if (options_.sync != SyncLevel::kOff) {
       // W4: the new generation's header is durable before any of its frames is written (and,
@@ -795,6 +836,8 @@ WalSnapshot WalStrategy::Publish() {
   state.last_checksum = chain_;
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
+  checked_change_ = writer_header_.change;  // its last frame is the one just written
+  checked_ = true;
   return SnapshotOf(writer_header_);
 }
 

@@ -363,6 +363,11 @@ class WalStrategy {
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
   absl::Status RepairHeader();
+  // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
+  // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
+  // is not the commit frame the header describes), or OK. The frame is read only when `h` is
+  // not the header this connection last checked or published. REQUIRES: WRITE held.
+  absl::Status IndexDamage(const shm::IndexHeader& h);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
@@ -449,6 +454,10 @@ class WalStrategy {
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
+  // The change word of the last header IndexDamage found whole or this writer published, and
+  // whether there is one. Writer thread only.
+  uint32_t checked_change_ = 0;
+  bool checked_ = false;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
   base::Mutex stats_mu_;

@@ -86,6 +86,9 @@ libs="$(pkg-config --libs "${absl_modules[@]}" libxxhash) -latomic -lpthread"
   done
   echo '-include $(shell find obj -name "*.d" 2>/dev/null)'
 } >"$build/Makefile"
+# Objects built from another checkout name its files in their dependency lists: start over.
+if [[ -f $build/checkout && $(cat "$build/checkout") != "$PWD" ]]; then rm -rf "$build/obj"; fi
+echo "$PWD" >"$build/checkout"
 nice -n 15 make -s -C "$build" -j"${JKV_FUZZ_JOBS:-2}" "${target}_fuzzer"
 bin=$build/${target}_fuzzer
 echo "fuzz: built $bin"

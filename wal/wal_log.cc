@@ -190,6 +190,37 @@ absl::Status WalLog::ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uin
   return s;
 }
 
+absl::StatusOr<FrameHeader> WalLog::ReadFrame(uint32_t frame, uint32_t page_size,
+                                              absl::Span<uint8_t> out) {
+  if (frame == 0 || out.size() != page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
+                                                   " into ", out.size(), " bytes"));
+  }
+  // Header and image in one read: a per-thread scratch buffer (ReadFrame runs concurrently).
+  thread_local std::vector<uint8_t> scratch;
+  scratch.resize(FrameSize(page_size));
+  const absl::Status s = file_->Read(FrameOffset(frame, page_size), absl::MakeSpan(scratch));
+  if (absl::IsOutOfRange(s)) {
+    return absl::DataLossError(absl::StrCat(path(), ": frame ", frame, " is missing: ",
+                                            s.message()));
+  }
+  JKV_RETURN_IF_ERROR(s);
+  std::memcpy(out.data(), scratch.data() + kFrameHeaderSize, page_size);
+  return DecodeFrameHeader(absl::MakeConstSpan(scratch).first(kFrameHeaderSize));
+}
+
+absl::StatusOr<FrameHeader> WalLog::ReadFrameHeader(uint32_t frame, uint32_t page_size) {
+  if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
+  std::array<uint8_t, kFrameHeaderSize> bytes;
+  const absl::Status s = file_->Read(FrameOffset(frame, page_size), absl::MakeSpan(bytes));
+  if (absl::IsOutOfRange(s)) {
+    return absl::DataLossError(absl::StrCat(path(), ": frame ", frame, " is missing: ",
+                                            s.message()));
+  }
+  JKV_RETURN_IF_ERROR(s);
+  return DecodeFrameHeader(bytes);
+}
+
 absl::Status WalLog::Truncate(uint64_t size) {
   JKV_RETURN_IF_ERROR(file_->Truncate(size));
   known_size_ = size;

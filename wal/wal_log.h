@@ -87,6 +87,15 @@ class WalLog {
   // (the frame was validated when it was indexed; the page trailer is checked above).
   absl::Status ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out);
 
+  // Reads frame `frame` whole: its header (returned, not checked) and its page image into
+  // `out` (page_size bytes), in one read. DataLoss when the file ends before it. The
+  // checkpoint uses it to check the wal-index's page number against the frame's own.
+  absl::StatusOr<FrameHeader> ReadFrame(uint32_t frame, uint32_t page_size,
+                                        absl::Span<uint8_t> out);
+  // Reads only the header of frame `frame` (not checked). DataLoss when the file ends before
+  // it.
+  absl::StatusOr<FrameHeader> ReadFrameHeader(uint32_t frame, uint32_t page_size);
+
   // Cuts the file to `size` bytes (TRUNCATE checkpoints cut it to 0).
   absl::Status Truncate(uint64_t size);
   absl::StatusOr<uint64_t> Size();
