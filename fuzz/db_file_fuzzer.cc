@@ -18,7 +18,7 @@ namespace journalkv::fuzz {
 namespace {
 
 void TryDatabase(const std::string& bytes) {
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFile(fs, kDbPath, bytes);
   auto db = Db::Open(kDbPath, FuzzOptions(&fs, std::nullopt));
   if (!db.ok()) return;

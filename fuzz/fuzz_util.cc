@@ -89,7 +89,7 @@ const std::string& BaseDbFile(JournalMode mode) {
   static const std::string* files[3] = {nullptr, nullptr, nullptr};
   const int family = static_cast<int>(pager::FamilyOf(mode));
   if (files[family] == nullptr) {
-    vfs::MemFileSystem fs;
+    FuzzFileSystem fs;
     absl::Status s = WriteBaseDb(fs, mode);
     if (!s.ok()) FuzzFail(absl::StrCat("building the base database: ", s.ToString()));
     files[family] = new std::string(ReadFile(fs, kDbPath));
@@ -111,7 +111,7 @@ std::string TrimLog(std::string log) {
 }
 
 absl::StatusOr<LogFixture> BuildLogFixture(JournalMode mode) {
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFile(fs, kDbPath, BaseDbFile(mode));
   LogFixture f;
   f.content = BaseContent();

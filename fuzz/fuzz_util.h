@@ -27,6 +27,15 @@
 
 namespace journalkv::fuzz {
 
+// The targets' file system: in memory, with files of at most 64 MiB. A valid log may name a
+// page gigabytes out (a commit that grows the database that far), and an in-memory file holds
+// every byte below its end; past the limit the write fails as EFBIG would, and that error is
+// what the input must end in.
+class FuzzFileSystem : public vfs::MemFileSystem {
+ public:
+  FuzzFileSystem() { SetMaxFileBytes(uint64_t{64} << 20); }
+};
+
 inline constexpr char kDbPath[] = "/x.db";
 // Small pages keep the files (and so the corpora and each execution) small.
 inline constexpr uint32_t kFuzzPageSize = 512;

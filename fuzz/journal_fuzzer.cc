@@ -20,7 +20,7 @@ namespace journalkv::fuzz {
 namespace {
 
 void TryJournal(const std::string& journal, JournalMode mode) {
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFile(fs, kDbPath, BaseDbFile(JournalMode::kDelete));
   WriteFile(fs, std::string(kDbPath) + "-journal", journal);
   auto db = Db::Open(kDbPath, FuzzOptions(&fs, mode));

@@ -229,7 +229,7 @@ class Run {
   }
 
   JournalMode mode_;
-  vfs::MemFileSystem fs_;
+  FuzzFileSystem fs_;
   Options options_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<WriteTransaction> txn_;

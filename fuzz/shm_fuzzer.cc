@@ -45,7 +45,7 @@ void WriteFixture(vfs::MemFileSystem& fs, const LogFixture& f) {
 
 void TryCold(const std::string& image, JournalMode mode) {
   const LogFixture& f = GetLogFixture(mode);
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFixture(fs, f);
   WriteFile(fs, std::string(kDbPath) + "-shm", image);
   auto db = Db::Open(kDbPath, FuzzOptions(&fs, mode));
@@ -69,7 +69,7 @@ void Exercise(Db& db, int round) {
 
 void TryLive(const std::string& image, JournalMode mode) {
   const LogFixture& f = GetLogFixture(mode);
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFixture(fs, f);
   auto first = Db::Open(kDbPath, FuzzOptions(&fs, mode));
   if (!first.ok()) FuzzFail(absl::StrCat("open of the fixture: ", first.status().ToString()));

@@ -24,7 +24,7 @@ namespace {
 
 void TryLogs(const std::string& log1, const std::optional<std::string>& log2) {
   const JournalMode mode = log2.has_value() ? JournalMode::kWal2 : JournalMode::kWal;
-  vfs::MemFileSystem fs;
+  FuzzFileSystem fs;
   WriteFile(fs, kDbPath, BaseDbFile(mode));
   WriteFile(fs, std::string(kDbPath) + "-wal", log1);
   if (log2.has_value()) WriteFile(fs, std::string(kDbPath) + "-wal2", *log2);

@@ -64,111 +64,12 @@
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "tests/crash_sweep.h"
+#include "tests/cut_disk.h"
 
 namespace journalkv {
 namespace {
 
 using ::journalkv::testing::IsOk;
-
-// Runs a shell command; its output (stdout) in *out when given. True when it exited 0.
-bool Shell(const std::string& command, std::string* out = nullptr) {
-  FILE* p = ::popen(absl::StrCat(command, " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return false;
-  std::string text;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
-  const int status = ::pclose(p);
-  if (out != nullptr) *out = std::string(absl::StripTrailingAsciiWhitespace(text));
-  return status == 0;
-}
-
-// The host file system, the guest image on it, and the cuts taken of the guest.
-class CutDisk {
- public:
-  // "" and *disk when it is set up; otherwise why not (the test skips).
-  static std::string Make(const std::string& guest_fs, std::unique_ptr<CutDisk>* disk) {
-    if (::geteuid() != 0) return "power cuts need root (loop devices and mounts)";
-    // mkfs, losetup and mount live in /usr/sbin, which a test's PATH may lack.
-    const char* path = std::getenv("PATH");
-    ::setenv("PATH", absl::StrCat("/usr/sbin:/sbin:", path != nullptr ? path : "/usr/bin:/bin")
-                         .c_str(), 1);
-    if (!Shell("command -v mkfs.xfs")) return "power cuts need mkfs.xfs (Debian: xfsprogs)";
-    auto d = std::unique_ptr<CutDisk>(new CutDisk());
-    d->guest_fs_ = guest_fs;
-    char dir[] = "/tmp/jkv_cut_XXXXXX";
-    if (::mkdtemp(dir) == nullptr) return "mkdtemp failed";
-    d->dir_ = dir;
-    const std::string& w = d->dir_;
-    if (!Shell(absl::StrCat("mkdir -p ", w, "/host ", w, "/guest ", w, "/cut && truncate -s 2G ",
-                            w, "/host.img && mkfs.xfs -q -m reflink=1 ", w, "/host.img")) ||
-        !Shell(absl::StrCat("mount -o loop ", w, "/host.img ", w, "/host"))) {
-      return absl::StrCat("cannot mount an xfs image on a loop device in ", w);
-    }
-    d->host_mounted_ = true;
-    // 4 KiB blocks and sectors, as on most real disks: a cut, being a reflinked file, takes
-    // direct I/O only in 4 KiB units, so a loop device over it has 4 KiB sectors, which a
-    // file system of 1 KiB blocks (mkfs.ext4's default at this size) cannot mount.
-    const std::string mkfs = guest_fs == "xfs" ? "mkfs.xfs -q -s size=4096" : "mkfs.ext4 -q -b 4096";
-    if (!Shell(absl::StrCat("truncate -s 300M ", w, "/host/guest.img && ", mkfs, " ", w,
-                            "/host/guest.img")) ||
-        !Shell(absl::StrCat("losetup -f --show --direct-io=on ", w, "/host/guest.img"),
-               &d->guest_loop_) ||
-        !Shell(absl::StrCat("mount ", d->guest_loop_, " ", w, "/guest"))) {
-      return absl::StrCat("cannot attach and mount a ", guest_fs, " image with direct I/O");
-    }
-    d->guest_mounted_ = true;
-    *disk = std::move(d);
-    return "";
-  }
-  ~CutDisk() {
-    if (!cut_loop_.empty()) UnmountCut("", /*remove=*/false);  // a test that failed mid-check
-    if (guest_mounted_) Shell(absl::StrCat("umount ", dir_, "/guest"));
-    if (!guest_loop_.empty()) Shell(absl::StrCat("losetup -d ", guest_loop_));
-    if (host_mounted_) Shell(absl::StrCat("umount ", dir_, "/host"));
-    Shell(absl::StrCat("rm -rf ", dir_));
-  }
-  std::string guest() const { return dir_ + "/guest"; }
-
-  // The power cut: an atomic reflink copy of the guest's image (or of cut `from`), as it is
-  // on its disk now.
-  bool Cut(const std::string& name, const std::string& from = "guest.img") {
-    const std::string src = dir_ + "/host/" + from, dst = dir_ + "/host/" + name;
-    const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
-    const int out = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const bool ok = in >= 0 && out >= 0 && ::ioctl(out, FICLONE, in) == 0;
-    if (in >= 0) ::close(in);
-    if (out >= 0) ::close(out);
-    return ok;
-  }
-  // Attaches and mounts cut `name` at cut(): its journal replays, as after a reboot. With
-  // `direct`, attached with direct I/O, so that a Cut of `name` is a power cut of it in turn.
-  bool MountCut(const std::string& name, bool direct = false) {
-    if (!Shell(absl::StrCat("losetup -f --show ", direct ? "--direct-io=on " : "", dir_,
-                            "/host/", name),
-               &cut_loop_)) {
-      return false;
-    }
-    // xfs refuses a second file system with the UUID of the mounted guest.
-    const std::string options = guest_fs_ == "xfs" ? "-o nouuid " : "";
-    return Shell(absl::StrCat("mount ", options, cut_loop_, " ", dir_, "/cut"));
-  }
-  void UnmountCut(const std::string& name, bool remove = true) {
-    Shell(absl::StrCat("umount ", dir_, "/cut"));
-    if (!cut_loop_.empty()) Shell(absl::StrCat("losetup -d ", cut_loop_));
-    cut_loop_.clear();
-    if (remove) Shell(absl::StrCat("rm -f ", dir_, "/host/", name));
-  }
-  std::string cut() const { return dir_ + "/cut"; }
-
- private:
-  CutDisk() = default;
-  std::string guest_fs_;
-  std::string dir_;
-  std::string guest_loop_;
-  std::string cut_loop_;
-  bool host_mounted_ = false;
-  bool guest_mounted_ = false;
-};
 
 constexpr int kKeys = 200;   // one-key commits rotate over these
 constexpr int kSpill = 300;  // keys of the spilling transaction

@@ -38,13 +38,12 @@ class MemNode {
 
 namespace {
 
-constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;
 constexpr uint64_t kMaxLockOffset = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
-// EFBIG unless [offset, offset + length) fits in a MemFileSystem file.
+// EFBIG unless [offset, offset + length) fits in a file of at most `max` bytes.
 absl::Status CheckFileRange(const std::string& path, absl::string_view op, uint64_t offset,
-                            uint64_t length) {
-  if (offset <= kMaxFileBytes && length <= kMaxFileBytes - offset) return absl::OkStatus();
+                            uint64_t length, uint64_t max) {
+  if (offset <= max && length <= max - offset) return absl::OkStatus();
   return ErrnoToStatus(EFBIG, absl::StrCat(path, ": ", op, " at offset ", offset));
 }
 
@@ -60,12 +59,13 @@ absl::StatusOr<uint64_t> LockEnd(const std::string& path, uint64_t offset, uint6
 class MemFile final : public File {
  public:
   MemFile(std::string path, std::shared_ptr<MemNode> node, const OpenOptions& options,
-          IoStats* stats)
+          IoStats* stats, uint64_t max_bytes)
       : path_(std::move(path)),
         node_(std::move(node)),
         kind_(options.kind),
         read_only_(options.mode == OpenMode::kReadOnly),
-        stats_(stats) {}
+        stats_(stats),
+        max_bytes_(max_bytes) {}
   MemFile(const MemFile&) = delete;
   MemFile& operator=(const MemFile&) = delete;
   ~MemFile() override {
@@ -101,6 +101,7 @@ class MemFile final : public File {
   const FileKind kind_;
   const bool read_only_;
   IoStats* const stats_;
+  const uint64_t max_bytes_;
 };
 
 absl::Status MemFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
@@ -139,7 +140,7 @@ absl::Status MemFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
 
 absl::Status MemFile::Write(uint64_t offset, absl::Span<const uint8_t> data) {
   if (read_only_) return ReadOnlyError(path_, "pwrite");
-  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "pwrite", offset, data.size()));
+  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "pwrite", offset, data.size(), max_bytes_));
   if (!data.empty()) {  // like pwrite(2), an empty write never extends the file
     base::MutexLock lock(&node_->mu);
     std::vector<uint8_t>& bytes = node_->data;
@@ -152,7 +153,7 @@ absl::Status MemFile::Write(uint64_t offset, absl::Span<const uint8_t> data) {
 
 absl::Status MemFile::Truncate(uint64_t size_bytes) {
   if (read_only_) return ReadOnlyError(path_, "ftruncate");
-  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "ftruncate", size_bytes, 0));
+  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "ftruncate", size_bytes, 0, max_bytes_));
   {
     base::MutexLock lock(&node_->mu);
     node_->data.resize(size_bytes);
@@ -187,7 +188,8 @@ absl::StatusOr<uint8_t*> MemFile::MapSharedRegion(uint32_t region, size_t region
   if (region_size == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path_, ": shared region of 0 bytes"));
   }
-  JKV_RETURN_IF_ERROR(CheckFileRange(path_, "map shared region", offset, region_size));
+  JKV_RETURN_IF_ERROR(
+      CheckFileRange(path_, "map shared region", offset, region_size, max_bytes_));
   base::MutexLock lock(&node_->mu);
   if (auto it = node_->regions.find(region); it != node_->regions.end()) {
     if (it->second.size == region_size) return it->second.memory.get();
@@ -225,7 +227,8 @@ absl::StatusOr<std::unique_ptr<File>> MemFileSystem::Open(const std::string& pat
   } else if (options.mode == OpenMode::kCreateExclusive) {
     return ErrnoToStatus(EEXIST, context);
   }
-  return std::make_unique<MemFile>(path, it->second, options, &stats());
+  return std::make_unique<MemFile>(path, it->second, options, &stats(),
+                                   max_file_bytes_.load(std::memory_order_relaxed));
 }
 
 absl::Status MemFileSystem::Delete(const std::string& path) {

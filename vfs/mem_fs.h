@@ -8,7 +8,7 @@
 //    kCreateExclusive of a present one, InvalidArgument ("is a directory") for a directory.
 //  - Read past the end: OutOfRange naming path, offset and bytes available. A read-only File
 //    refuses Write, Truncate, exclusive locks and MapSharedRegion with FailedPrecondition.
-//    Files are limited to 4 GiB (writes beyond fail as EFBIG would).
+//    Files are limited to 4 GiB (writes beyond fail as EFBIG would), or to SetMaxFileBytes.
 //  - Locks: open-file-description semantics (RangeLockTable): each File object is its own owner;
 //    shared and exclusive byte ranges, conversion, sub-range unlock; a File's locks go away when
 //    it is destroyed. As with fcntl, a length of 0 means "to the end of every possible file".
@@ -28,6 +28,8 @@
 #ifndef JOURNALKV_VFS_MEM_FS_H_
 #define JOURNALKV_VFS_MEM_FS_H_
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -66,7 +68,14 @@ class MemFileSystem : public FileSystem {
   // The paths of all files (not directories), sorted.
   std::vector<std::string> ListFiles();
 
+  // Files opened from now on hold at most `bytes` (default 4 GiB): a write, truncate or
+  // mapping past it fails as EFBIG would (a process under RLIMIT_FSIZE). The fuzz targets set
+  // it low, so that an input naming a page gigabytes out (legitimate in a valid log) ends in
+  // that error instead of allocating the gigabytes.
+  void SetMaxFileBytes(uint64_t bytes) { max_file_bytes_.store(bytes, std::memory_order_relaxed); }
+
  private:
+  std::atomic<uint64_t> max_file_bytes_{uint64_t{1} << 32};
   base::Mutex mu_;
   std::map<std::string, std::shared_ptr<MemNode>> files_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> directories_ ABSL_GUARDED_BY(mu_);

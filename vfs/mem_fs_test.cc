@@ -103,6 +103,18 @@ TEST(MemFileSystemTest, FilesLargerThanFourGibibytesAreRefused) {
               StatusIs(absl::StatusCode::kInternal, "File too large"));
 }
 
+TEST(MemFileSystemTest, SetMaxFileBytesLimitsFilesOpenedAfterIt) {
+  MemFileSystem fs;
+  JKV_ASSERT_OK_AND_ASSIGN(auto before, fs.Open("/a", kCreate));
+  fs.SetMaxFileBytes(4096);
+  JKV_ASSERT_OK_AND_ASSIGN(auto after, fs.Open("/b", kCreate));
+  EXPECT_THAT(WriteString(*after, 4095, "x"), IsOk());
+  EXPECT_THAT(WriteString(*after, 4096, "x"),
+              StatusIs(absl::StatusCode::kInternal, "File too large"));
+  EXPECT_THAT(after->Truncate(4097), StatusIs(absl::StatusCode::kInternal, "File too large"));
+  EXPECT_THAT(WriteString(*before, 8192, "x"), IsOk());
+}
+
 // Drives the same random sequence of lock calls through three Files of one path on
 // MemFileSystem and on PosixFileSystem, and expects the same answers: the kernel's
 // open-file-description locks are the specification of RangeLockTable.
