@@ -85,9 +85,9 @@ uint32_t FrameOfGeneration(uint64_t word, uint32_t seq, uint32_t mx) {
 // generation `state` describes. Returns false when files.stop ended it early.
 // The wal-index is shared memory that a buggy process can overwrite, and a damaged entry must
 // not send a page to the wrong place: each frame's own header (checksummed when it was
-// indexed) must name the generation's salts and the page the index says, else DataLoss. Pages
-// past the database size at `safe` (its commit frame's db_size) are not copied: that commit
-// cut them off, and a later one that grows the database again writes them in later frames.
+// indexed) must name the generation's salts and the page the index says, else DataLoss.
+// (A page past its commit's db_size, which this engine's writer never logs, is copied all the
+// same: readers of the log read it, and a checkpoint must not change what they see.)
 absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
                                 const shm::LogState& state, uint32_t backfill, uint32_t safe) {
   wal::WalLog* log = files.logs[log_no];
@@ -100,25 +100,11 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
   const auto ours = [&](const wal::FrameHeader& h) {
     return h.salt1 == state.salt1 && h.salt2 == state.salt2;
   };
-  JKV_ASSIGN_OR_RETURN(const wal::FrameHeader last, log->ReadFrameHeader(safe, files.page_size));
-  if (!ours(last) || last.db_size == 0) {
-    return damaged(safe, "is not a commit frame of the log's current generation");
-  }
   absl::flat_hash_map<uint32_t, uint32_t> newest;  // page -> frame
   for (uint32_t f = backfill + 1; f <= safe; ++f) {
     JKV_ASSIGN_OR_RETURN(uint32_t page, files.index->PageOfFrame(log_no, f));
     if (page == 0) return damaged(f, "is missing from the wal-index");
-    if (page <= last.db_size) {
-      newest[page] = f;
-      continue;
-    }
-    // Not copied: but an entry naming a page past the database may be the damage that hides
-    // a page which is in it.
-    JKV_ASSIGN_OR_RETURN(const wal::FrameHeader h, log->ReadFrameHeader(f, files.page_size));
-    if (!ours(h) || h.page_no != page) {
-      return damaged(f, absl::StrCat("holds page ", h.page_no, " where the wal-index says page ",
-                                     page, ", past the database's ", last.db_size, " pages"));
-    }
+    newest[page] = f;
   }
   std::vector<std::pair<uint32_t, uint32_t>> order(newest.begin(), newest.end());
   std::sort(order.begin(), order.end());

@@ -48,6 +48,13 @@
 //       them would hand the disk's last free space to a copy that cannot finish instead of
 //       to the commits the log could still take (full_disk_test, WAL2: the writer cannot
 //       leave a log the checkpoint has not finished).
+//   C6. The index is shared memory a buggy process can overwrite, and a damaged word must not
+//       lose a frame or send a page to the wrong place: a backfill past mx_frame is forgotten
+//       (ForgetCopies: everything is copied again, never taken as copied); each frame copied is
+//       read whole and its own header (checksummed when it was indexed) must carry the
+//       generation's salts and the page the index names, else DataLoss; and a log restarts
+//       only when its backfill is exactly its mx_frame
+//       (tests/wal_damaged_index_test.cc, the fuzz findings behind it).
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //

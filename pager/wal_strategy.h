@@ -46,7 +46,10 @@
 //       of a half-done checkpoint (NORMAL) with it. EXTRA also syncs the directory after the
 //       last connection removes the log.
 //   W6. The index is rebuilt from the log only under WRITE and RECOVER: at open by a
-//       connection that is alone, or when the header stays torn (a process died publishing).
+//       connection that is alone, when the header stays torn (a process died publishing), or
+//       when a writer finds the header contradicting the log (IndexDamage: a backfill past a
+//       log's last frame, or a current log whose last frame is not the commit frame with the
+//       header's salts and chain value; the -shm was overwritten by a buggy process).
 //       At FULL and EXTRA the log is synced before the frames found are published: a crashed
 //       writer's unsynced frames become visible only once they are durable.
 //   W7. The log restarts only when every frame is copied (backfill == mx_frame), under WRITE

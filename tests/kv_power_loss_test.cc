@@ -141,6 +141,13 @@ TEST_P(KvPowerLossTest, EveryCrashPointRecoversToAWholeDurableTransaction) {
     for (uint64_t seed : journalkv::testing::PowerLossSeeds(name, point)) {
       vfs::MemFileSystem base;
       vfs::FaultInjectingFileSystem fs(&base);
+      // Every other seed on a disk that may also keep unsynced directory entries (and sizes
+      // without data): ext4 and xfs under real power cuts kept unsynced creates and deletes
+      // in about one cut in seven (tests/power_cut_model_test.cc), which the default model
+      // never does.
+      if (seed % 2 == 1) {
+        fs.SetDiskModel({.unsynced_entries_may_survive = true, .size_without_data = true});
+      }
       fs.CrashAfterMutations(point);
       RunResult run = RunWorkload(fs, options, false);
       ASSERT_THAT(fs.SimulatePowerLoss(seed), journalkv::testing::IsOk());
