@@ -638,7 +638,10 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
   absl::Status s = h.status();
   if (s.ok()) {
-    if (absl::Status damage = IndexDamage(*h); !damage.ok()) {
+    absl::Status damage = IndexDamage(*h);
+    if (!damage.ok() && !absl::IsDataLoss(damage)) {
+      s = damage;  // an I/O error reading the log: not the index's fault
+    } else if (!damage.ok()) {
       // W6: the index contradicts the log, the truth: rebuilt from it, as at a torn header.
       absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
       s = !r.ok() ? r.status()
@@ -707,7 +710,8 @@ absl::Status WalStrategy::IndexDamage(const shm::IndexHeader& h) {
   // One small read per transaction that follows another connection's (or the first one):
   // the frame the next append chains from.
   absl::StatusOr<wal::FrameHeader> last = logs_[cur]->ReadFrameHeader(c.mx_frame, page_size_);
-  if (!last.ok()) return damaged(last.status().message());
+  if (absl::IsDataLoss(last.status())) return damaged(last.status().message());  // cut short
+  JKV_RETURN_IF_ERROR(last.status());
   if (last->salt1 != c.salt1 || last->salt2 != c.salt2 || last->db_size == 0 ||
       last->checksum != c.last_checksum) {
     return damaged("its last frame ", c.mx_frame, " of ", logs_[cur]->path(),
