@@ -251,9 +251,9 @@ absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args) {
 
 namespace {
 
-// DESIGN.md section 4's policy strings: default (each engine's own), or what journalkv parses
-// (checkpoint/policy.h: threshold:N, async:N/B with N < B, manual), so that both agree on
-// every form and its bounds.
+// The checkpoint policy strings (README, "Choosing a checkpoint policy"): default (each
+// engine's own), or what journalkv parses (checkpoint/policy.h: threshold:N, async:N/B with
+// N < B, manual), so that both agree on every form and its bounds.
 absl::Status CheckPolicySyntax(absl::string_view policy) {
   if (policy == "default") return absl::OkStatus();
   absl::Status s = ParseCheckpointPolicy(policy).status();

@@ -40,8 +40,8 @@ namespace journalkv::bench {
 struct CaseConfig {
   std::string mode;
   std::string sync = "full";
-  // "default" or a policy string (DESIGN.md section 4: threshold:N, async:N/B, manual); only
-  // used by modes whose ModeInfo::uses_checkpoint is set.
+  // "default" or a policy string (README, "Choosing a checkpoint policy": threshold:N,
+  // async:N/B, manual); only used by modes whose ModeInfo::uses_checkpoint is set.
   std::string checkpoint = "default";
   absl::Duration busy_timeout = absl::Seconds(10);
   // Page cache size for engines that have one (journalkv, SQLite); LMDB maps the file.

@@ -1,4 +1,4 @@
-// jkvbench: the journaling-mode comparison benchmark (DESIGN.md section 6). See --help, and
+// jkvbench: the journaling-mode comparison benchmark (README, "Benchmarks"). See --help, and
 // bench_config.h (flags), workloads.h (what is measured and how), report.h (output fields).
 #include <stdlib.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // case, the same fields in both, named by ResultFields), writelat's over-time series files,
 // and the gnuplot script and data files behind the PNG charts.
 //
-// Fields of every record (DESIGN.md section 6, then extras):
+// Fields of every record (README, "Benchmarks", then extras):
 //   engine mode sync checkpoint workload   the case ("none": the mode has no checkpoints)
 //   ops seconds ops_per_sec                operations in the measured phase and its wall time
 //   p50_us p99_us p999_us max_us mean_us   per-operation latency (contention: the writers')

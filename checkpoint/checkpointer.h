@@ -111,7 +111,6 @@ struct CheckpointFiles {
   uint32_t page_size = 0;
   bool sync_log_before_copy = false;  // C1: sync NORMAL
   bool sync_db = true;                // C2: sync != OFF
-  bool sync_restart_header = true;    // R1: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
   // The caller's pin holder (shm::kPinHolders numbering: its reader slot, or the overflow
   // mark it reads under), whose pin is not waited for; -1: none.

@@ -186,9 +186,9 @@ absl::Status WriteTxn::CommitToLog() {
     base::MutexLock lock(&pager_->mu_);
     published = pager_->wal_->Publish();
     pager_->NoteGenerationLocked(published);
-    const uint64_t generation = uint64_t{published.cur().seq} << 32;
     for (size_t i = 0; i < order.size(); ++i) {
-      pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer, generation | frames[i]);
+      pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
+                            PageVersionKey(published.cur().seq, frames[i]));
     }
     pager_->header_ = new_header;
     pager_->wal_header_key_ = HeaderKey(published);

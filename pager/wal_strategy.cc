@@ -458,7 +458,6 @@ WalSnapshot WalStrategy::SnapshotOf(const shm::IndexHeader& h) const {
   for (int l = 0; l < nlogs_; ++l) s.logs[l] = {h.logs[l].ckpt_seq, h.logs[l].mx_frame};
   s.current = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
   s.change = h.change;
-  s.page_count = h.page_count;
   return s;
 }
 
@@ -575,7 +574,7 @@ void WalStrategy::EndRead(const WalSnapshot& snapshot) {
 // V2: the current log, then (WAL2) the other one, then the database file.
 absl::StatusOr<PageVersion> WalStrategy::Locate(const WalSnapshot& snapshot, PageNo page_no) {
   PageVersion v;
-  v.key = uint64_t{snapshot.cur().seq} << 32;
+  v.key = PageVersionKey(snapshot.cur().seq, 0);
   for (int i = 0; i < nlogs_; ++i) {
     const int l = i == 0 ? snapshot.current : 1 - snapshot.current;
     const WalSnapshot::Log& log = snapshot.logs[l];
@@ -589,7 +588,7 @@ absl::StatusOr<PageVersion> WalStrategy::Locate(const WalSnapshot& snapshot, Pag
     if (frame != 0) {
       v.log = l;
       v.frame = frame;
-      v.key = (uint64_t{log.seq} << 32) | frame;
+      v.key = PageVersionKey(log.seq, frame);
       return v;
     }
   }
@@ -825,6 +824,7 @@ absl::StatusOr<std::vector<uint32_t>> WalStrategy::Commit(absl::Span<const wal::
   JKV_DCHECK(!pages.empty() && db_size > 0);
   std::vector<uint32_t> frames;
   JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &frames));
+  commit_pages_ = db_size;
   Hook("commit:appended");
   if (options_.sync >= SyncLevel::kFull) {
     // W1: every frame of the transaction is durable before the commit is published. The log
@@ -838,6 +838,7 @@ WalSnapshot WalStrategy::Publish() {
   shm::LogState& state = writer_header_.logs[cur_];
   state.mx_frame = next_frame_ - 1;
   state.last_checksum = chain_;
+  writer_header_.page_count = commit_pages_;  // as recovery would find it (HeaderFromScans)
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
   checked_change_ = writer_header_.change;  // its last frame is the one just written

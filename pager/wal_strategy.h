@@ -1,7 +1,8 @@
 // WAL mode: how a pager's transactions reach the disk through the write-ahead log (wal/), the
 // wal-index (shm/) and checkpoints (checkpoint/). The pager keeps transactions, dirty pages,
 // the page cache, the header and the freelist; this class owns the log, the index and this
-// connection's reader slot. DESIGN: docs/design-notes.md, "The journaling seam" and "WAL mode".
+// connection's reader slot. Design: docs/design-notes.md, "The journaling seam"; README,
+// "WAL mode".
 //
 // States of one connection in WAL mode (the database file's SHARED lock is held for the whole
 // life of the connection, so that no rollback-mode connection changes the file under it and
@@ -181,16 +182,22 @@ struct WalSnapshot {
   std::array<Log, 2> logs;  // logs[1]: WAL2 only
   int current = 0;          // the log the writer appended to (WAL: 0)
   uint32_t change = 0;      // the index header's change word (identifies the published state)
-  uint32_t page_count = 0;
   const Log& cur() const { return logs[current]; }
   uint64_t pin(int log) const { return checkpoint::EncodePin(logs[log].seq, logs[log].mx); }
 };
+
+// The page cache's version key of a page as frame `frame` of log generation `seq` holds it
+// (frame 0: as the database file holds it while that generation is current). The one place
+// the key's layout is written.
+constexpr uint64_t PageVersionKey(uint32_t seq, uint32_t frame) {
+  return (uint64_t{seq} << 32) | frame;
+}
 
 // Where a snapshot finds a page.
 struct PageVersion {
   int log = 0;            // the log holding `frame`
   uint32_t frame = 0;     // 0: the database file
-  uint64_t key = 0;       // the page cache version
+  uint64_t key = 0;       // the page cache version (PageVersionKey)
   bool cacheable = true;  // false: an old-generation read (W7), not cached
 };
 
@@ -457,6 +464,7 @@ class WalStrategy {
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
+  uint32_t commit_pages_ = 0;       // the database size of the commit Publish makes visible
   // The change word of the last header IndexDamage found whole or this writer published, and
   // whether there is one. Writer thread only.
   uint32_t checked_change_ = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Enforces the layer order of DESIGN.md:
+# Enforces the layer order (README.md, "Layout", lists the folders from the bottom up):
 #   engine -> btree -> pager -> checkpoint -> wal -> shm -> vfs -> base
 # A file may include headers of its own layer and of layers below it, never above.
 # tools/, bench/, tests/ and fuzz/ sit on top and may include anything; third_party/ is excluded.
@@ -35,7 +35,7 @@ while IFS= read -r file; do
       echo "layering: $file includes $inc ($target is above $layer)"
       status=1
     fi
-    # pager's rollback journal and wal/ never include each other (STYLE.md 3.2).
+    # pager's rollback journal and wal/ never include each other: the journaling modes stay apart.
     if [[ "$layer" == wal && "$inc" == pager/journal* ]]; then
       echo "layering: $file includes $inc (wal/ must not know the rollback journal)"
       status=1

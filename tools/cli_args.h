@@ -1,4 +1,4 @@
-// The command line of jkv (DESIGN.md §5): `jkv [options] DBPATH COMMAND [ARGS]`.
+// The command line of jkv (README, "CLI"): `jkv [options] DBPATH COMMAND [ARGS]`.
 //
 // ParseCommandLine checks everything that can be checked without the database: options and
 // their values, the command name, the number of its arguments and their tokens. So a typo

@@ -1,4 +1,4 @@
-// jkv's one-shot commands and its entry point (DESIGN.md §5). RunJkv is main() without the
+// jkv's one-shot commands and its entry point (README, "CLI"). RunJkv is main() without the
 // process: it takes the arguments and the three standard streams and returns the exit status,
 // so tests can run it in-process; jkv_main.cc only wires it to the real streams.
 //

@@ -1,6 +1,6 @@
 // End-to-end tests of the jkv binary: each test runs the real program (fork + exec, its
 // standard streams on files or pipes) against a fresh temporary directory and checks its exit
-// status, stdout and stderr exactly as DESIGN.md §5 and `jkv --help` promise them.
+// status, stdout and stderr exactly as README ("CLI") and `jkv --help` promise them.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

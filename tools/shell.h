@@ -1,4 +1,4 @@
-// The `jkv DBPATH shell` line protocol (DESIGN.md §5): one command per input line, answered
+// The `jkv DBPATH shell` line protocol (README, "CLI"): one command per input line, answered
 // by exactly one output line (scan: "pairs N" and N more lines), flushed after every answer, so
 // that another program can drive a database through a pipe. `jkv --help` lists the commands;
 // tools/help.cc is the user-facing description and this class implements it.

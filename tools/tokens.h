@@ -1,4 +1,4 @@
-// Tokens: how the jkv tool writes keys and values as text (DESIGN.md §5).
+// Tokens: how the jkv tool writes keys and values as text (README, "CLI").
 //
 //   token := ( plain | escape )*
 //   plain  := any byte 0x21..0x7e except '\' (0x5c); it stands for itself

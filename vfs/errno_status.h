@@ -2,7 +2,7 @@
 // PosixFileSystem, MemFileSystem and FaultInjectingFileSystem report the same failure with the
 // same code and message, and a test written against one holds for the others.
 //
-// errno -> code, chosen by what the caller should do next (STYLE.md §3.4):
+// errno -> code, chosen by what the caller should do next:
 //   ENOSPC, EDQUOT        -> ResourceExhausted  (disk full: free space, then retry)
 //   ENOENT                -> NotFound           (a file that must exist does not)
 //   EEXIST                -> AlreadyExists      (exclusive create of a present file)
