@@ -1,0 +1,249 @@
+// The checkpointer on its own: a heap wal-index, a log and a database file in memory, and
+// commits written by the test as a writer would (frames appended, entries indexed, the header
+// published). What the pager's WAL tests reach only through whole connections: the safe frame
+// under readers' pins, deferred copies (C3), the restart's order (W8) and a damaged index (C6).
+#include "checkpoint/checkpointer.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "base/status_macros.h"
+#include "base/status_matchers.h"
+#include "gtest/gtest.h"
+#include "shm/wal_index.h"
+#include "vfs/mem_fs.h"
+#include "wal/wal_log.h"
+
+namespace journalkv::checkpoint {
+namespace {
+
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::StatusIs;
+
+constexpr uint32_t kPageSize = 1024;
+constexpr uint32_t kPages = 8;  // the database's size in pages
+constexpr uint32_t kSeq = 7;    // the log's generation
+
+class CheckpointerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    JKV_ASSERT_OK_AND_ASSIGN(db_, fs_.Open("/x.db", {vfs::OpenMode::kCreate,
+                                                     vfs::FileKind::kDatabase}));
+    for (uint32_t p = 1; p <= kPages; ++p) {
+      ASSERT_THAT(db_->Write(uint64_t{p - 1} * kPageSize, Image('0')), IsOk());
+    }
+    JKV_ASSERT_OK_AND_ASSIGN(log_, wal::WalLog::Open(&fs_, "/x.db-wal", false));
+    index_ = shm::WalIndex::OpenHeap();
+    header_.page_size = kPageSize;
+    header_.page_count = kPages;
+    header_.logs[0] = {kSeq, 0x1111, 0x2222, 0, 0};
+    JKV_ASSERT_OK_AND_ASSIGN(header_.logs[0].last_checksum,
+                             log_->WriteHeader(LogHeaderFor(header_, 0)));
+    for (int l = 0; l < 2; ++l) ForgetCopies(*index_, l, header_.logs[l].ckpt_seq, 0);
+    index_->WriteHeader(header_);
+  }
+
+  std::vector<uint8_t> Image(char c) const { return std::vector<uint8_t>(kPageSize, c); }
+
+  // One commit of pages written with `tag`: frames appended, indexed, the header published.
+  void Commit(std::vector<uint32_t> pages, char tag) {
+    std::vector<uint8_t> image = Image(tag);
+    std::vector<wal::FramePage> frames;
+    for (uint32_t p : pages) frames.push_back({PageNo(p), image});
+    shm::LogState& state = header_.logs[0];
+    JKV_ASSERT_OK_AND_ASSIGN(
+        state.last_checksum,
+        log_->Append(LogHeaderFor(header_, 0), state.mx_frame + 1, state.last_checksum, frames,
+                     kPages));
+    ASSERT_THAT(index_->Reserve(0, state.mx_frame + 1,
+                                state.mx_frame + static_cast<uint32_t>(pages.size())),
+                IsOk());
+    for (uint32_t p : pages) ASSERT_THAT(index_->Append(0, ++state.mx_frame, p), IsOk());
+    ++header_.change;
+    index_->WriteHeader(header_);
+  }
+
+  char PageInFile(uint32_t p) {
+    std::vector<uint8_t> out(kPageSize);
+    EXPECT_THAT(db_->Read(uint64_t{p - 1} * kPageSize, absl::MakeSpan(out)), IsOk());
+    return static_cast<char>(out[0]);
+  }
+
+  CheckpointFiles Files() {
+    CheckpointFiles f;
+    f.index = index_.get();
+    f.logs[0] = log_.get();
+    f.db = db_.get();
+    f.page_size = kPageSize;
+    f.busy_timeout = absl::Milliseconds(20);
+    return f;
+  }
+
+  // A reader in slot 0 whose snapshot ends at `frame` of generation `seq`.
+  void Pin(uint32_t seq, uint32_t frame) {
+    ASSERT_THAT(index_->TryLockSlot(0), IsOk());
+    index_->set_pin(0, 0, EncodePin(seq, frame));
+  }
+
+  vfs::MemFileSystem fs_;
+  std::unique_ptr<vfs::File> db_;
+  std::unique_ptr<wal::WalLog> log_;
+  std::unique_ptr<shm::WalIndex> index_;
+  shm::IndexHeader header_;
+};
+
+TEST_F(CheckpointerTest, CopiesTheNewestVersionOfEachPageAndPublishesTheBackfill) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  Commit({2}, 'c');
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.log_frames, 3u);
+  EXPECT_EQ(r.copied, 3u);
+  EXPECT_EQ(r.backfilled, 3u);
+  EXPECT_FALSE(r.blocked);
+  EXPECT_EQ(index_->backfill(0), 3u);
+  EXPECT_EQ(PageInFile(2), 'c');
+  EXPECT_EQ(PageInFile(3), 'b');
+  EXPECT_EQ(PageInFile(4), '0');
+}
+
+TEST_F(CheckpointerTest, AReadersPinStopsTheCopyAtItsSnapshot) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  Commit({2}, 'c');
+  Pin(kSeq, 2);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.backfilled, 2u);
+  EXPECT_TRUE(r.blocked);
+  EXPECT_EQ(PageInFile(2), 'a') << "a version past the reader's snapshot was copied";
+  EXPECT_EQ(PageInFile(3), 'b');
+  EXPECT_EQ(index_->ckpt_target(0), EncodeTarget(kSeq, 2)) << "the target is lowered to it";
+  index_->set_pin(0, 0, 0);
+  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.copied, 1u);
+  EXPECT_EQ(r.backfilled, 3u);
+  EXPECT_EQ(PageInFile(2), 'c');
+}
+
+TEST_F(CheckpointerTest, APinOfAnOlderGenerationAllowsNothingPastTheBackfill) {
+  Commit({2}, 'a');
+  Pin(kSeq - 1, 9);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.copied, 0u);
+  EXPECT_EQ(r.backfilled, 0u);
+  EXPECT_EQ(PageInFile(2), '0');
+}
+
+TEST_F(CheckpointerTest, ADeadReadersPinIsSkipped) {
+  Commit({2}, 'a');
+  Pin(kSeq, 0);
+  ASSERT_THAT(index_->UnlockSlot(0), IsOk());  // the reader's process is gone
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.backfilled, 1u);
+}
+
+// C3: a deferred copy records what the file holds without publishing it, and the next
+// checkpoint publishes it without copying again.
+TEST_F(CheckpointerTest, ADeferredCopyIsRecordedAndTheNextCheckpointPublishesIt) {
+  Commit({2, 3}, 'a');
+  CheckpointFiles deferred = Files();
+  deferred.publish = false;
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(deferred, CheckpointMode::kPassive));
+  EXPECT_EQ(r.copied, 2u);
+  EXPECT_EQ(r.backfilled, 0u);
+  EXPECT_EQ(index_->backfill(0), 0u);
+  EXPECT_EQ(index_->copied_through(0), EncodeTarget(kSeq, 2));
+  EXPECT_EQ(index_->written_through(0), EncodeTarget(kSeq, 2));
+  EXPECT_EQ(PageInFile(2), 'a');
+  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.copied, 0u) << "copied again";
+  EXPECT_EQ(r.backfilled, 2u);
+  EXPECT_EQ(index_->backfill(0), 2u);
+}
+
+// W8: the target names the old generation's last frame and the backfill is cleared before the
+// new generation is published; then its words start empty and its entries are gone.
+TEST_F(CheckpointerTest, ARestartMovesTheIndexThroughWholeStatesInOrder) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  static shm::WalIndex* index;
+  static bool midway_checked;
+  index = index_.get();
+  midway_checked = false;
+  SetCheckpointHookForTesting([](const char* point) {
+    if (std::string(point) != "restart:midway") return;
+    shm::IndexHeader h;
+    EXPECT_TRUE(index->ReadHeader(&h));
+    EXPECT_EQ(h.logs[0].ckpt_seq, kSeq) << "published before the backfill was cleared";
+    EXPECT_EQ(index->backfill(0), 0u);
+    EXPECT_EQ(index->ckpt_target(0), EncodeTarget(kSeq, 2));
+    midway_checked = true;
+  });
+  absl::StatusOr<CheckpointResult> r = Checkpoint(Files(), CheckpointMode::kRestart);
+  SetCheckpointHookForTesting(nullptr);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(midway_checked);
+  EXPECT_TRUE(r->restarted);
+  shm::IndexHeader h;
+  ASSERT_TRUE(index_->ReadHeader(&h));
+  EXPECT_EQ(h.logs[0].ckpt_seq, kSeq + 1);
+  EXPECT_EQ(h.logs[0].mx_frame, 0u);
+  EXPECT_NE(std::make_pair(h.logs[0].salt1, h.logs[0].salt2),
+            std::make_pair(header_.logs[0].salt1, header_.logs[0].salt2));
+  EXPECT_EQ(index_->backfill(0), 0u);
+  for (uint64_t word : {index_->ckpt_target(0), index_->copied_through(0),
+                        index_->written_through(0)}) {
+    EXPECT_EQ(word, EncodeTarget(kSeq + 1, 0));
+  }
+  JKV_ASSERT_OK_AND_ASSIGN(uint32_t page, index_->PageOfFrame(0, 1));
+  EXPECT_EQ(page, 0u) << "the old generation's entries are still there";
+  EXPECT_EQ(PageInFile(2), 'a');
+  EXPECT_EQ(PageInFile(3), 'b');
+}
+
+TEST_F(CheckpointerTest, ARestartWaitsForAReaderThenGivesUpBlocked) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  Pin(kSeq, 1);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kRestart));
+  EXPECT_TRUE(r.blocked);
+  EXPECT_FALSE(r.restarted);
+  EXPECT_EQ(r.backfilled, 1u);
+  shm::IndexHeader h;
+  ASSERT_TRUE(index_->ReadHeader(&h));
+  EXPECT_EQ(h.logs[0].ckpt_seq, kSeq);
+  EXPECT_EQ(h.logs[0].mx_frame, 2u);
+}
+
+// C6: a backfill past the log's last frame is damage; everything is copied again.
+TEST_F(CheckpointerTest, ABackfillPastTheLastFrameIsForgottenAndEverythingCopied) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  index_->set_backfill(0, 40);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kRestart));
+  EXPECT_EQ(r.copied, 2u);
+  EXPECT_TRUE(r.restarted);
+  EXPECT_EQ(PageInFile(2), 'a');
+  EXPECT_EQ(PageInFile(3), 'b');
+}
+
+// C6: an entry naming another page than its frame's own header is refused, and nothing is
+// written where it points.
+TEST_F(CheckpointerTest, AnIndexEntryNamingAnotherPageIsDataLoss) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  ASSERT_THAT(index_->Truncate(0, 1), IsOk());
+  ASSERT_THAT(index_->Append(0, 2, 5), IsOk());
+  EXPECT_THAT(Checkpoint(Files(), CheckpointMode::kPassive),
+              StatusIs(absl::StatusCode::kDataLoss, "holds page 3 where the wal-index says page 5"));
+  EXPECT_EQ(PageInFile(5), '0');
+  EXPECT_EQ(index_->backfill(0), 0u);
+}
+
+}  // namespace
+}  // namespace journalkv::checkpoint
