@@ -2,6 +2,8 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "base/backoff.h"
 #include "base/endian.h"
 #include "base/hash.h"
 #include "base/status_macros.h"
@@ -14,6 +16,27 @@ namespace {
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
+
+TEST(BackoffTest, StepsDoubleFromTheFirstUpToTheCap) {
+  base::Backoff wait(absl::InfiniteFuture(), absl::Microseconds(100));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(20));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(40));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(80));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(100));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(100));
+  wait.SetNext(absl::Microseconds(500));  // a yield longer than the cap, once
+  EXPECT_EQ(wait.Step(), absl::Microseconds(500));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(100));
+  EXPECT_FALSE(wait.Expired());
+}
+
+TEST(BackoffTest, AFixedStepAndAnExpiredDeadline) {
+  base::Backoff wait(absl::Now() - absl::Seconds(1), absl::Microseconds(200),
+                     absl::Microseconds(200));
+  EXPECT_TRUE(wait.Expired());
+  EXPECT_EQ(wait.Step(), absl::Microseconds(200));
+  EXPECT_EQ(wait.Step(), absl::Microseconds(200));
+}
 
 TEST(EndianTest, EncodesLittleEndianByteByByte) {
   std::array<uint8_t, 8> b{};

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "vfs/sync.h"
@@ -21,6 +22,8 @@
 namespace journalkv::checkpoint {
 namespace {
 
+// A checkpoint waiting for the CKPT lock or for readers polls at this fixed step (its waits are
+// for another checkpoint's copy or a reader's transaction: milliseconds, not microseconds).
 constexpr absl::Duration kWaitStep = absl::Microseconds(200);
 
 std::atomic<CheckpointHook> hook{nullptr};
@@ -37,11 +40,12 @@ class CkptLock {
     if (held_) index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing drops it anyway
   }
   absl::StatusOr<bool> Take(absl::Time deadline, bool wait) {
+    base::Backoff backoff(deadline, kWaitStep, kWaitStep);
     while (true) {
       JKV_ASSIGN_OR_RETURN(held_, index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive));
-      if (held_ || !wait || absl::Now() >= deadline) return held_;
+      if (held_ || !wait || backoff.Expired()) return held_;
       Hook("wait");
-      std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+      backoff.Sleep();
     }
   }
 
@@ -130,12 +134,13 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
 absl::StatusOr<bool> NoPrivateReaders(const CheckpointFiles& files, absl::Time deadline,
                                       bool wait) {
   if (files.private_reader_lock == 0) return true;
+  base::Backoff backoff(deadline, kWaitStep, kWaitStep);
   while (true) {
     JKV_ASSIGN_OR_RETURN(bool free, files.db->CanLock(files.private_reader_lock, 1,
                                                       vfs::LockMode::kExclusive));
-    if (free || !wait || absl::Now() >= deadline) return free;
+    if (free || !wait || backoff.Expired()) return free;
     Hook("wait");
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+    backoff.Sleep();
   }
 }
 
@@ -320,6 +325,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   const uint32_t written = std::max(copied, FrameOfGeneration(files.index->written_through(L),
                                                               seq, mx));
   uint32_t safe = backfill;
+  base::Backoff backoff(deadline, kWaitStep, kWaitStep);
   while (true) {
     files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
     bool own_limits = false;
@@ -330,9 +336,9 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     // target lowered to its pin would let it settle on a snapshot whose pages the file already
     // holds in later versions.
     files.index->set_ckpt_target(L, EncodeTarget(seq, std::max(safe, written)));
-    if (safe == mx || !wait || own_limits || absl::Now() >= deadline) break;
+    if (safe == mx || !wait || own_limits || backoff.Expired()) break;
     Hook("wait");
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(kWaitStep));
+    backoff.Sleep();
   }
   const absl::Time work_start = absl::Now();
   result.lock_wait = work_start - start;

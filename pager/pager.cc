@@ -227,16 +227,15 @@ absl::Status Pager::InitializeNewLocked(absl::Time deadline) {
   // opener has usually created the database by then. (Waiting for RESERVED while holding
   // SHARED deadlocked both until one's busy timeout ran out: "busy: another connection is
   // creating the database" from one-shot openers started together.)
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxBusySleep);
   while (true) {
     JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
     if (reserved) break;
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError("busy: another connection is creating the database");
     }
     JKV_RETURN_IF_ERROR(lock_.Release());
-    std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-    sleep = std::min(sleep * 2, kMaxBusySleep);
+    wait.Sleep();
     JKV_RETURN_IF_ERROR(Retry(deadline, false, "another connection is writing the database",
                               &DbLock::TryShared));
     JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
@@ -326,18 +325,17 @@ absl::StatusOr<DbHeader> Pager::ReadHeaderFromFile() {
 
 absl::Status Pager::Retry(absl::Time deadline, bool unlock_while_sleeping,
                           absl::string_view what, absl::StatusOr<bool> (DbLock::*attempt)()) {
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxBusySleep);
   while (true) {
     absl::StatusOr<bool> ok = (lock_.*attempt)();
     JKV_RETURN_IF_ERROR(ok.status());
     if (*ok) return absl::OkStatus();
-    if (absl::Now() >= deadline) return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
+    if (wait.Expired()) return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
     if (unlock_while_sleeping) {
-      SleepUnlocked(sleep);
+      SleepUnlocked(wait.Step());
     } else {
-      std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
+      wait.Sleep();
     }
-    sleep = std::min(sleep * 2, kMaxBusySleep);
   }
 }
 
@@ -355,7 +353,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
   if (wal_ != nullptr) return BeginWalRead();
   base::MutexLock lock(&mu_);
   const absl::Time deadline = Deadline();
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxBusySleep);
   while (true) {
     JKV_RETURN_IF_ERROR(sticky_);
     JKV_RETURN_IF_ERROR(WaitFor(deadline, "a write transaction is committing",
@@ -371,11 +369,10 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
     // (it holds PENDING) go first rather than starve it.
     JKV_ASSIGN_OR_RETURN(bool pending, lock_.WriterPending());
     if (!pending) break;
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError("busy: another connection is committing");
     }
-    SleepUnlocked(sleep);
-    sleep = std::min(sleep * 2, kMaxBusySleep);
+    SleepUnlocked(wait.Step());
   }
   ++readers_;
   return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_, WalSnapshot{}));

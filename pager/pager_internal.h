@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "base/backoff.h"
 #include "base/endian.h"
 #include "base/types.h"
 #include "pager/db_format.h"

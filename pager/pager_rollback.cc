@@ -113,11 +113,11 @@ absl::Status Pager::ValidateCacheLocked(absl::Time deadline) {
 // writer that starts while another connection waits sleeps once before its first try, so
 // writers of different connections take turns (db_lock.h).
 absl::Status Pager::AcquireReservedLocked(absl::Time deadline) {
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxWriterSleep);
   JKV_ASSIGN_OR_RETURN(bool others_waiting, lock_.OtherWritersWaiting());
   if (others_waiting) {
     JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
-    sleep = kWriterYield;
+    wait.SetNext(kWriterYield);
   }
   for (bool first = true;; first = false) {
     JKV_RETURN_IF_ERROR(sticky_);
@@ -140,11 +140,10 @@ absl::Status Pager::AcquireReservedLocked(absl::Time deadline) {
       }
       JKV_RETURN_IF_ERROR(lock_.SetWaiting(true));
     }
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
-    SleepUnlocked(sleep);
-    sleep = std::min(sleep * 2, kMaxWriterSleep);
+    SleepUnlocked(wait.Step());
   }
 }
 

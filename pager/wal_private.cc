@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/status_macros.h"
 #include "pager/db_lock.h"
 #include "pager/wal_strategy.h"
@@ -14,12 +15,9 @@
 namespace journalkv::pager {
 namespace {
 
+// As the WAL's other waits (wal_strategy.cc): a checkpoint's CKPT is held for microseconds
+// per page.
 constexpr absl::Duration kMaxWait = absl::Microseconds(250);
-
-void Sleep(absl::Duration& sleep) {
-  std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-  sleep = std::min(sleep * 2, kMaxWait);
-}
 
 }  // namespace
 
@@ -39,7 +37,7 @@ absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
     private_shm_ = std::move(*shm);
     constexpr uint64_t kCkpt = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kCkpt);
     const absl::Time deadline = absl::Now() + options_.busy_timeout;
-    absl::Duration sleep = absl::Microseconds(20);
+    base::Backoff wait(deadline, kMaxWait);
     while (true) {
       JKV_ASSIGN_OR_RETURN(bool ckpt_free,
                            private_shm_->TryLock(kCkpt, 1, vfs::LockMode::kShared));
@@ -47,11 +45,11 @@ absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
         JKV_RETURN_IF_ERROR(private_shm_->Unlock(kCkpt, 1));
         break;
       }
-      if (absl::Now() >= deadline) {
+      if (wait.Expired()) {
         return absl::ResourceExhaustedError(
             absl::StrCat("busy: a checkpoint of ", db_path_, " is running"));
       }
-      Sleep(sleep);
+      wait.Sleep();
     }
   } else if (!absl::IsNotFound(shm.status())) {
     return absl::Status(shm.status().code(),

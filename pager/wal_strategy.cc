@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "pager/db_lock.h"
@@ -21,6 +22,9 @@ namespace {
 using checkpoint::CheckpointMode;
 using checkpoint::CheckpointResult;
 
+// A wait for another connection's step in the WAL protocol (a -shm lock, a torn header, a
+// reader mark, the WRITE or CKPT lock) sleeps from 20 us doubling up to this: those steps take
+// microseconds, and a commit that waits longer than its own flush for one is time lost.
 constexpr absl::Duration kMaxWait = absl::Microseconds(250);
 // A reader that finds the two header copies different retries this often before it suspects
 // that the publishing writer died (the copies differ for the few nanoseconds of a publish).
@@ -33,10 +37,9 @@ void Hook(const char* point) { CallWalHook(point); }
 
 // Every wait for another connection passes the hook point "wait", where a schedule explorer
 // runs someone else.
-void Sleep(absl::Duration& sleep) {
+void Sleep(base::Backoff& wait) {
   Hook("wait");
-  std::this_thread::sleep_for(absl::ToChronoMicroseconds(sleep));
-  sleep = std::min(sleep * 2, kMaxWait);
+  wait.Sleep();
 }
 
 uint64_t RandomId() {
@@ -124,7 +127,7 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
   }
   constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxWait);
   while (true) {
     JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
     if (alone) {
@@ -183,11 +186,11 @@ absl::Status WalStrategy::Join(absl::Time deadline) {
         return absl::FailedPreconditionError(index.status().message());
       }
     }
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError(
           absl::StrCat("busy: another connection is initialising ", shm_path_));
     }
-    Sleep(sleep);
+    Sleep(wait);
   }
 }
 
@@ -408,7 +411,7 @@ absl::Status WalStrategy::RepairHeader() {
 absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time deadline,
                                                                   bool may_recover) {
   shm::IndexHeader h;
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxWait);
   while (true) {
     for (int i = 0; i < kTornHeaderSpins; ++i) {
       if (index_->ReadHeader(&h)) return h;
@@ -445,11 +448,11 @@ absl::StatusOr<shm::IndexHeader> WalStrategy::ReadHeaderOrRecover(absl::Time dea
       JKV_RETURN_IF_ERROR(s);
       if (repaired) continue;
     }
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError(
           absl::StrCat("busy: the wal-index header of ", shm_path_, " is being rewritten"));
     }
-    Sleep(sleep);
+    Sleep(wait);
   }
 }
 
@@ -483,7 +486,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
     return SnapshotOf(h);
   }
-  absl::Duration mark_wait = absl::Microseconds(20);
+  base::Backoff mark_wait(deadline, kMaxWait);
   while (true) {
     JKV_ASSIGN_OR_RETURN(shm::IndexHeader h, ReadHeaderOrRecover(deadline, !writer_active));
     Hook("begin_read:header");
@@ -505,7 +508,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginRead(absl::Time deadline, bool wri
     } else {
       JKV_ASSIGN_OR_RETURN(bool joined, JoinMark(pins));
       if (!joined) {  // M3: every mark is held at a later snapshot: take a newer one
-        if (absl::Now() >= deadline) {
+        if (mark_wait.Expired()) {
           return absl::ResourceExhaustedError(absl::StrCat(
               "busy: ", shm_path_, ": all ", shm::kMaxSlots, " reader slots and ",
               shm::kOverflowMarks, " overflow pins are in use"));
@@ -617,7 +620,7 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
   if (private_) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
   }
-  absl::Duration sleep = absl::Microseconds(20);
+  base::Backoff wait(deadline, kMaxWait);
   while (true) {
     {
       base::MutexLock role(&write_role_mu_);  // W9
@@ -629,10 +632,10 @@ absl::StatusOr<WalSnapshot> WalStrategy::BeginWrite(absl::Time deadline) {
         break;
       }
     }
-    if (absl::Now() >= deadline) {
+    if (wait.Expired()) {
       return absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
-    Sleep(sleep);
+    Sleep(wait);
   }
   absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
   absl::Status s = h.status();
@@ -743,9 +746,9 @@ absl::Status WalStrategy::MaybeRestart(shm::IndexHeader& header, int log, bool m
   }
   absl::Status s;
   absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
-  absl::Duration sleep = absl::Microseconds(20);
-  while (wait && locked.ok() && !*locked && absl::Now() < ckpt_deadline) {
-    Sleep(sleep);
+  base::Backoff ckpt_wait(ckpt_deadline, kMaxWait);
+  while (wait && locked.ok() && !*locked && !ckpt_wait.Expired()) {
+    Sleep(ckpt_wait);
     locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
   }
   if (!locked.ok()) s = locked.status();
