@@ -31,7 +31,6 @@ class Backoff {
 
   // Whether the deadline has passed: the caller gives up with its "busy" error.
   bool Expired() const { return absl::Now() >= deadline_; }
-  absl::Time deadline() const { return deadline_; }
 
   // The next sleep, advancing the back-off: for a caller that sleeps itself (with a mutex
   // released around the sleep, say).

@@ -706,7 +706,7 @@ absl::Status WalStrategy::IndexDamage(const shm::IndexHeader& h) {
   }
   const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
   const shm::LogState& c = h.logs[cur];
-  if (c.mx_frame == 0 || logs_[cur] == nullptr || (checked_ && h.change == checked_change_)) {
+  if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
     return absl::OkStatus();
   }
   // One small read per transaction that follows another connection's (or the first one):
@@ -720,7 +720,6 @@ absl::Status WalStrategy::IndexDamage(const shm::IndexHeader& h) {
                    " is not the commit the header describes");
   }
   checked_change_ = h.change;
-  checked_ = true;
   return absl::OkStatus();
 }
 
@@ -845,7 +844,6 @@ WalSnapshot WalStrategy::Publish() {
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
   checked_change_ = writer_header_.change;  // its last frame is the one just written
-  checked_ = true;
   return SnapshotOf(writer_header_);
 }
 

@@ -155,6 +155,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -465,10 +466,9 @@ class WalStrategy {
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
   uint32_t commit_pages_ = 0;       // the database size of the commit Publish makes visible
-  // The change word of the last header IndexDamage found whole or this writer published, and
-  // whether there is one. Writer thread only.
-  uint32_t checked_change_ = 0;
-  bool checked_ = false;
+  // The change word of the last header IndexDamage found whole or this writer published.
+  // Writer thread only.
+  std::optional<uint32_t> checked_change_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
   base::Mutex stats_mu_;

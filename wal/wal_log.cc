@@ -177,47 +177,43 @@ absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_
   return prev;
 }
 
-absl::Status WalLog::ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out) {
-  if (frame == 0 || out.size() != page_size) {
-    return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
-                                                   " into ", out.size(), " bytes"));
-  }
-  const absl::Status s = file_->Read(FrameOffset(frame, page_size) + kFrameHeaderSize, out);
+absl::Status WalLog::ReadInFrame(uint32_t frame, uint32_t page_size, uint64_t at,
+                                 absl::Span<uint8_t> out) {
+  if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
+  const absl::Status s = file_->Read(FrameOffset(frame, page_size) + at, out);
   // The frame was indexed, so it existed: a log cut short under it is damage.
   if (absl::IsOutOfRange(s)) {
-    return absl::DataLossError(absl::StrCat("wal frame ", frame, " is missing: ", s.message()));
+    return absl::DataLossError(absl::StrCat(path(), ": wal frame ", frame, " is missing: ",
+                                            s.message()));
   }
   return s;
 }
 
+absl::Status WalLog::ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out) {
+  if (out.size() != page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
+                                                   " into ", out.size(), " bytes"));
+  }
+  return ReadInFrame(frame, page_size, kFrameHeaderSize, out);
+}
+
 absl::StatusOr<FrameHeader> WalLog::ReadFrame(uint32_t frame, uint32_t page_size,
                                               absl::Span<uint8_t> out) {
-  if (frame == 0 || out.size() != page_size) {
+  if (out.size() != page_size) {
     return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
                                                    " into ", out.size(), " bytes"));
   }
   // Header and image in one read: a per-thread scratch buffer (ReadFrame runs concurrently).
   thread_local std::vector<uint8_t> scratch;
   scratch.resize(FrameSize(page_size));
-  const absl::Status s = file_->Read(FrameOffset(frame, page_size), absl::MakeSpan(scratch));
-  if (absl::IsOutOfRange(s)) {
-    return absl::DataLossError(absl::StrCat(path(), ": frame ", frame, " is missing: ",
-                                            s.message()));
-  }
-  JKV_RETURN_IF_ERROR(s);
+  JKV_RETURN_IF_ERROR(ReadInFrame(frame, page_size, 0, absl::MakeSpan(scratch)));
   std::memcpy(out.data(), scratch.data() + kFrameHeaderSize, page_size);
   return DecodeFrameHeader(absl::MakeConstSpan(scratch).first(kFrameHeaderSize));
 }
 
 absl::StatusOr<FrameHeader> WalLog::ReadFrameHeader(uint32_t frame, uint32_t page_size) {
-  if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
   std::array<uint8_t, kFrameHeaderSize> bytes;
-  const absl::Status s = file_->Read(FrameOffset(frame, page_size), absl::MakeSpan(bytes));
-  if (absl::IsOutOfRange(s)) {
-    return absl::DataLossError(absl::StrCat(path(), ": frame ", frame, " is missing: ",
-                                            s.message()));
-  }
-  JKV_RETURN_IF_ERROR(s);
+  JKV_RETURN_IF_ERROR(ReadInFrame(frame, page_size, 0, absl::MakeSpan(bytes)));
   return DecodeFrameHeader(bytes);
 }
 

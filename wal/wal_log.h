@@ -106,6 +106,9 @@ class WalLog {
  private:
   explicit WalLog(std::unique_ptr<vfs::File> file) : file_(std::move(file)) {}
   absl::Status EnsureSize(uint64_t end);
+  // Reads out.size() bytes at `at` within frame `frame`; DataLoss when the file ends first.
+  absl::Status ReadInFrame(uint32_t frame, uint32_t page_size, uint64_t at,
+                           absl::Span<uint8_t> out);
 
   std::unique_ptr<vfs::File> file_;
   uint64_t known_size_ = 0;  // the file is at least this long (0: unknown, ask)
