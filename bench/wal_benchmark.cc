@@ -1,5 +1,5 @@
 // Micro-benchmarks of the WAL hot paths: what a commit costs to frame and write into the log
-// (wal/wal_log.h), the frame checksum alone (wal/wal_format.h), the wal-index operations that
+// (log/wal_log.h), the frame checksum alone (log/wal_format.h), the wal-index operations that
 // every page read (Lookup), every appended frame (Append) and every read transaction
 // (ReadHeader) make (shm/wal_index.h), and through the public API (engine/db.h) the cost of a
 // read transaction and of a cached Get in WAL mode (and WAL2, its two logs) next to the
@@ -38,8 +38,8 @@
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
 #include "vfs/posix_fs.h"
-#include "wal/wal_format.h"
-#include "wal/wal_log.h"
+#include "log/wal_format.h"
+#include "log/wal_log.h"
 
 namespace journalkv {
 namespace {
@@ -407,7 +407,7 @@ void BM_RollbackReadTxnBeginEnd(benchmark::State& state) {
   BM_ReadTxnBeginEnd(state, JournalMode::kDelete);
 }
 // A connection that found no free reader slot: its read transactions pin under an overflow
-// mark (pager/wal_strategy.h M1..M4), a lock exclusive, a conversion to shared and an unlock
+// mark (wal/wal_connection.h M1..M4), a lock exclusive, a conversion to shared and an unlock
 // each, where a slot's pin is a plain store.
 void BM_WalOverflowReadTxnBeginEnd(benchmark::State& state) {
   absl::StatusOr<std::unique_ptr<TempDb>> bench =

@@ -17,9 +17,15 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "vfs/sync.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv::checkpoint {
+
+using shm::EncodeTarget;
+using shm::PinFrame;
+using shm::PinSeq;
+using shm::SeqAfter;
+
 namespace {
 
 // A checkpoint waiting for the CKPT lock or for readers polls at this fixed step (its waits are

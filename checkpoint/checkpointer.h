@@ -7,7 +7,7 @@
 //      other modes wait up to the busy timeout). For RESTART and TRUNCATE, and for WAL's FULL,
 //      the caller holds the WRITE lock, so no new commit starts while it runs (locks are owned
 //      per -shm File, so a caller serializes its own threads' checkpoints and writers itself);
-//      WAL2's FULL of the non-current log needs none (pager/wal_strategy.h V4);
+//      WAL2's FULL of the non-current log needs none (wal/wal_connection.h V4);
 //   2. announces its target, the newest commit mx_frame (ckpt_target, seq_cst), then reads
 //      every reader slot's and overflow mark's pin: the frames it may copy are those <= the
 //      oldest pin of the log's current generation (a pin of an older generation stops it at
@@ -15,7 +15,7 @@
 //      a mark whose lock nobody holds pins nothing: both are skipped. The target is lowered
 //      to that safe frame. A reader that pins after the scan sees the
 //      announced target and, when it is past its snapshot, takes a newer one (readers never
-//      wait; pager/wal_strategy.h W3);
+//      wait; wal/wal_connection.h W3);
 //   3. C1: at sync NORMAL, syncs the log before the first database write, so that no page of
 //      a transaction reaches the database file while the log could still lose that
 //      transaction to a power loss (at FULL and EXTRA every commit is already durable);
@@ -70,9 +70,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "shm/pins.h"
 #include "shm/wal_index.h"
 #include "vfs/vfs.h"
-#include "wal/wal_log.h"
+#include "log/wal_log.h"
 
 namespace journalkv::checkpoint {
 
@@ -87,7 +88,7 @@ struct CheckpointResult {
   bool blocked = false;     // could not copy every frame (readers, a writer, another checkpoint)
   // The log was restarted (RESTART, TRUNCATE). WAL2: the log the writer appends to began
   // after every commit made before the call was copied, whether this checkpoint restarted it
-  // or a writer's switch did meanwhile (pager/wal_strategy.h V4).
+  // or a writer's switch did meanwhile (wal/wal_connection.h V4).
   bool restarted = false;
   bool stopped = false;     // CheckpointFiles::stop was set: it stopped between pages
   int syncs = 0;            // flushes it made (C1, C2)
@@ -137,17 +138,6 @@ struct CheckpointFiles {
   bool publish = true;
 };
 
-// Snapshot pins in the reader slots: the generation (ckpt_seq, 31 bits) and the frame a
-// connection's oldest open read transaction reads up to. 0 is "no pin".
-inline uint64_t EncodePin(uint32_t ckpt_seq, uint32_t mx_frame) {
-  return (uint64_t{1} << 63) | (uint64_t{ckpt_seq & 0x7fffffffu} << 32) | mx_frame;
-}
-inline uint32_t PinSeq(uint64_t pin) { return static_cast<uint32_t>(pin >> 32) & 0x7fffffffu; }
-inline uint32_t PinFrame(uint64_t pin) { return static_cast<uint32_t>(pin); }
-inline uint64_t EncodeTarget(uint32_t ckpt_seq, uint32_t frame) {
-  return (uint64_t{ckpt_seq} << 32) | frame;
-}
-
 // Forgets what checkpoints copied of generation `ckpt_seq` of log `log`, whose last frame is
 // `mx_frame`: the database file may then hold any version up to mx_frame (written_through and
 // the target cover them all, C3 and C4), none is known complete (copied_through), and the
@@ -166,7 +156,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
 // `make_current` (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
-// and makes it durable (pager/wal_strategy.h W4). REQUIRES: WRITE and CKPT held, and
+// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT held, and
 // backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
 // `two_logs`: WAL2 (both logs' generations count; in WAL mode log 1's words are unused).
@@ -176,21 +166,6 @@ absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log 
 // WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
 // current log). REQUIRES: as RestartLog, for both logs.
 absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log);
-
-// Log generations are 31-bit serial numbers: true when `a` is a later generation than `b`.
-inline bool SeqAfter(uint32_t a, uint32_t b) {
-  const uint32_t d = (a - b) & 0x7fffffffu;
-  return d != 0 && d < 0x40000000u;
-}
-
-// Pins in snapshot order: by generation (serial, SeqAfter), then by frame; "no pin" (0) only
-// equals itself. A consistent order for pins less than 2^30 generations apart, which every set
-// of pins alive at once is (a pin of an older generation keeps the next one from being copied,
-// so from restarting).
-inline bool PinBefore(uint64_t a, uint64_t b) {
-  if (PinSeq(a) != PinSeq(b)) return SeqAfter(PinSeq(b), PinSeq(a));
-  return PinFrame(a) < PinFrame(b);
-}
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum
 // once the generation has no frames).

@@ -17,13 +17,15 @@
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
-#include "wal/wal_log.h"
+#include "log/wal_log.h"
 
 namespace journalkv::checkpoint {
 namespace {
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
+using shm::EncodePin;
+using shm::EncodeTarget;
 
 constexpr uint32_t kPageSize = 1024;
 constexpr uint32_t kPages = 8;  // the database's size in pages

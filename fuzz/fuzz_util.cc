@@ -15,7 +15,7 @@
 #include "pager/db_format.h"
 #include "pager/journal_format.h"
 #include "pager/pager_options.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv::fuzz {
 

@@ -39,7 +39,7 @@ inline constexpr uint64_t kSharedFirst = kPendingByte + 2;
 inline constexpr uint64_t kSharedSize = 510;
 inline constexpr uint64_t kWaitingByte = kSharedFirst + kSharedSize;
 // WAL: held shared for their life by read-only connections that keep a private index (they may
-// not write -shm); checkpoints and log restarts wait while anyone holds it (wal_strategy.h).
+// not write -shm); checkpoints and log restarts wait while anyone holds it (wal/wal_connection.h).
 inline constexpr uint64_t kPrivateReaderByte = kWaitingByte + 1;
 
 class DbLock {

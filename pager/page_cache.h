@@ -3,7 +3,7 @@
 // An entry is keyed by the page and its version: in the rollback modes every version is 0 (the
 // file holds one version of each page, and the pager clears the cache when another connection
 // has changed it); in WAL mode the version names the log frame (or the database file) a
-// snapshot reads the page from (pager/wal_strategy.h, "Page versions"), so readers pinned at
+// snapshot reads the page from (wal/wal_connection.h, "Page versions"), so readers pinned at
 // different snapshots in one process each get the version of their snapshot, never another.
 //
 // Entries are immutable PageBuffers held by shared_ptr: a transaction that pins a page keeps

@@ -129,7 +129,7 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
     }
     pager->opening_ = false;
     family = pager->header_.journal_family;
-    // A WAL-mode connection keeps SHARED for its whole life (wal_strategy.h).
+    // A WAL-mode connection keeps SHARED for its whole life (wal/wal_connection.h).
     absl::Status released =
         wal && family == target ? absl::OkStatus() : pager->lock_.Release();
     JKV_RETURN_IF_ERROR(s);
@@ -151,7 +151,7 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
                                                     JournalModeName(options.journal_mode),
                                                     " mode: ", s.message()));
       }
-      CallWalHook("open:family_switched");
+      wal::CallWalHook("open:family_switched");
       base::MutexLock lock(&pager->mu_);
       JKV_RETURN_IF_ERROR(pager->Retry(pager->Deadline(), false,
                                        "another connection is writing the database",
@@ -180,8 +180,8 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
       JKV_RETURN_IF_ERROR(pager->Retry(deadline, false, "another connection has the database open",
                                        &DbLock::TryExclusive));
     }
-    JKV_ASSIGN_OR_RETURN(pager->wal_, WalStrategy::Open(fs, path, pager->db_file_.get(),
-                                                        pager->page_size_, options));
+    JKV_ASSIGN_OR_RETURN(pager->wal_, wal::WalConnection::Open(fs, path, pager->db_file_.get(),
+                                                        pager->page_size_, WalOptionsOf(options)));
     pager->StartPolicy();
   }
   return pager;
@@ -214,7 +214,7 @@ absl::Status Pager::OpenLocked() {
       return absl::FailedPreconditionError(
           absl::StrCat(path_, ": empty file cannot be opened read-only"));
     }
-    CallWalHook("open:creating");
+    wal::CallWalHook("open:creating");
     return InitializeNewLocked(deadline);
   }
   return RecoverLocked(deadline);
@@ -375,10 +375,10 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() {
     SleepUnlocked(wait.Step());
   }
   ++readers_;
-  return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_, WalSnapshot{}));
+  return std::unique_ptr<ReadTxn>(new ReadTxn(this, header_, wal::WalSnapshot{}));
 }
 
-void Pager::EndRead(const WalSnapshot& snapshot, std::thread::id thread) {
+void Pager::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
   base::MutexLock lock(&mu_);
   --readers_;
   if (wal_ != nullptr) {
@@ -420,10 +420,10 @@ absl::Status Pager::CheckLoaded(PageNo page_no, const absl::Status& read,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(const WalSnapshot& snapshot,
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::CleanPage(const wal::WalSnapshot& snapshot,
                                                                    PageNo page_no) {
   if (wal_ != nullptr) {
-    JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, page_no));
+    JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, page_no));
     if (version.cacheable) {
       if (std::shared_ptr<const PageBuffer> hit = cache_.Lookup(page_no, version.key)) {
         cache_hits_.fetch_add(1, std::memory_order_relaxed);
@@ -483,7 +483,7 @@ absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
     if (leaves.contains(n)) continue;
     absl::StatusOr<std::shared_ptr<const PageBuffer>> page;
     if (pager_->wal_ != nullptr) {
-      absl::StatusOr<PageVersion> version = pager_->wal_->Locate(snapshot_, PageNo(n));
+      absl::StatusOr<wal::PageVersion> version = pager_->wal_->Locate(snapshot_, PageNo(n));
       page = version.ok() ? pager_->LoadWalPage(snapshot_, PageNo(n), &*version)
                           : absl::StatusOr<std::shared_ptr<const PageBuffer>>(version.status());
     } else {
@@ -524,7 +524,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
     cv_.NotifyAll();
     return s;
   }
-  return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_, WalSnapshot{}));
+  return std::unique_ptr<WriteTxn>(new WriteTxn(this, header_, wal::WalSnapshot{}));
 }
 
 void Pager::CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer) {
@@ -599,14 +599,14 @@ PagerStats Pager::Stats() {
 // ---------------------------------------------------------------------------------------------
 // Write transactions: pages
 
-WriteTxn::WriteTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot)
+WriteTxn::WriteTxn(Pager* pager, const DbHeader& header, const wal::WalSnapshot& snapshot)
     : pager_(pager), start_header_(header), header_(header), snapshot_(snapshot) {
   if (pager_->wal_ == nullptr) pager_->journal_->Begin(header.page_count, header.change_counter);
 }
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> WriteTxn::CleanPage(PageNo page_no) {
   if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
-    PageVersion version{snapshot_.current, it->second, 0, false};  // unpublished: never cached
+    wal::PageVersion version{snapshot_.current, it->second, 0, false};  // unpublished: never cached
     return pager_->LoadWalPage(snapshot_, page_no, &version);
   }
   return pager_->CleanPage(snapshot_, page_no);

@@ -94,7 +94,7 @@
 #include "pager/page_access.h"
 #include "pager/page_cache.h"
 #include "pager/pager_options.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
@@ -133,7 +133,7 @@ struct PagerStats {
   uint64_t cached_pages = 0;
   uint32_t page_size = 0;
   bool wal_mode = false;
-  WalStats wal;  // WAL mode only
+  wal::WalStats wal;  // WAL mode only
   PolicyStats policy;  // WAL mode only
 };
 
@@ -161,12 +161,12 @@ class ReadTxn final : public PageReader {
 
  private:
   friend class Pager;
-  ReadTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot)
+  ReadTxn(Pager* pager, const DbHeader& header, const wal::WalSnapshot& snapshot)
       : pager_(pager), header_(header), snapshot_(snapshot) {}
   Pager* const pager_;
   const std::thread::id thread_ = std::this_thread::get_id();  // WAL: the thread that began it
   const DbHeader header_;
-  const WalSnapshot snapshot_;  // WAL mode: the snapshot this transaction reads
+  const wal::WalSnapshot snapshot_;  // WAL mode: the snapshot this transaction reads
 };
 
 // The write transaction. Destroying it without Commit rolls back.
@@ -211,7 +211,7 @@ class WriteTxn final : public PageWriter {
     std::shared_ptr<const PageBuffer> original;  // null: nothing to journal for this page
   };
 
-  WriteTxn(Pager* pager, const DbHeader& header, const WalSnapshot& snapshot);
+  WriteTxn(Pager* pager, const DbHeader& header, const wal::WalSnapshot& snapshot);
   absl::Status CheckUsable() const;
   // The committed image of a page this transaction has not dirtied (WAL: a frame it spilled).
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);
@@ -242,7 +242,7 @@ class WriteTxn final : public PageWriter {
   absl::flat_hash_set<uint32_t> freed_;             // freed by this transaction
   absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
   // WAL mode.
-  const WalSnapshot snapshot_;
+  const wal::WalSnapshot snapshot_;
   absl::Time locked_at_;        // when the writer role and WRITE lock were held
   absl::Duration lock_wait_;    // how long that took
   absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
@@ -313,17 +313,17 @@ class Pager {
   // Records the journal family in page 1 through a rollback-journaled write transaction.
   absl::Status SetFamily(JournalFamily family) ABSL_LOCKS_EXCLUDED(mu_);
   // WAL: the header of `snapshot` (page 1 as the snapshot sees it).
-  absl::StatusOr<DbHeader> WalHeaderLocked(const WalSnapshot& snapshot)
+  absl::StatusOr<DbHeader> WalHeaderLocked(const wal::WalSnapshot& snapshot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // WAL: a snapshot is about to be read through the page cache. The cache's keys name a log
   // generation by its 31 bits, so they repeat 2^31 generations apart: the cache is cleared
   // whenever this connection sees a generation 2^29 or more past the one it was last cleared
   // at (or before it), long before any key can name two page versions.
-  void NoteGenerationLocked(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteGenerationLocked(const wal::WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::unique_ptr<ReadTxn>> BeginWalRead() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWalWrite() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for this handle's writer role and the WRITE lock (mu_ released while waiting).
-  absl::StatusOr<WalSnapshot> AcquireWalWriterLocked(absl::Time deadline)
+  absl::StatusOr<wal::WalSnapshot> AcquireWalWriterLocked(absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseWalWriter() ABSL_LOCKS_EXCLUDED(mu_);
   // Asks the checkpoint policy what to do after a commit that appended `commit_frames`, and
@@ -370,17 +370,17 @@ class Pager {
 
   // Used by the transactions.
   // The committed image of a page as `snapshot` sees it (WAL; ignored in rollback modes).
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const WalSnapshot& snapshot,
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
                                                               PageNo page_no)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(PageNo page_no);
   // WAL: reads (uncached) and checks the version `version` of a page.
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadWalPage(const WalSnapshot& snapshot,
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadWalPage(const wal::WalSnapshot& snapshot,
                                                                 PageNo page_no,
-                                                                PageVersion* version);
+                                                                wal::PageVersion* version);
   // Checks a page image read from the file (or log) and turns short reads into DataLoss.
   absl::Status CheckLoaded(PageNo page_no, const absl::Status& read, const PageBuffer& buffer);
-  void EndRead(const WalSnapshot& snapshot, std::thread::id thread) ABSL_LOCKS_EXCLUDED(mu_);
+  void EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(mu_);
   void Publish(WriteTxn& txn, const DbHeader& header) ABSL_LOCKS_EXCLUDED(mu_);
   void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer)
@@ -399,7 +399,7 @@ class Pager {
   const std::unique_ptr<vfs::File> db_file_;
   uint32_t page_size_ = 0;
   std::unique_ptr<Journal> journal_;  // used by the writer only (rollback modes)
-  std::unique_ptr<WalStrategy> wal_;  // WAL mode (set during Open, then immutable)
+  std::unique_ptr<wal::WalConnection> wal_;  // WAL mode (set during Open, then immutable)
   std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // WAL mode (immutable after Open)
   // WAL mode: its thread starts when the policy first wakes it, and stops before the pager
   // closes anything.

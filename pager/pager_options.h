@@ -12,6 +12,8 @@
 #include "absl/time/time.h"
 #include "checkpoint/policy.h"
 #include "pager/db_format.h"
+#include "vfs/sync.h"
+#include "wal/wal_connection.h"
 
 namespace journalkv::pager {
 
@@ -23,8 +25,8 @@ enum class JournalMode {
   kPersist,   // journal file kept, its header zeroed at commit
   kMemory,    // original pages kept in memory only: not crash-atomic
   kOff,       // no journal file: not crash-atomic (in-process rollback still works)
-  kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal_strategy.h)
-  kWal2,      // two alternating logs x.db-wal and x.db-wal2, the same wal-index (wal_strategy.h)
+  kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal/wal_connection.h)
+  kWal2,      // two alternating logs x.db-wal and x.db-wal2, the same wal-index (wal/wal_connection.h)
 };
 inline bool IsWalMode(JournalMode mode) {
   return mode == JournalMode::kWal || mode == JournalMode::kWal2;
@@ -37,13 +39,7 @@ inline JournalFamily FamilyOf(JournalMode mode) {
                                       : JournalFamily::kRollback;
 }
 
-// How hard commits push data to stable storage.
-enum class SyncLevel {
-  kOff,     // never syncs
-  kNormal,  // syncs where atomicity needs it
-  kFull,    // every acknowledged commit survives power loss
-  kExtra,   // FULL, and the end of every journal is made durable too
-};
+using SyncLevel = vfs::SyncLevel;  // vfs/sync.h
 
 absl::string_view JournalModeName(JournalMode mode);
 absl::string_view SyncLevelName(SyncLevel level);
@@ -72,9 +68,12 @@ struct PagerOptions {
   // WAL: the reader slots of the -shm this connection may claim (0..shm::kMaxSlots). A
   // connection that finds all of them taken still reads and writes: it pins its snapshots
   // under the shared overflow marks, at a few lock calls per read transaction
-  // (pager/wal_strategy.h M1..M4).
+  // (wal/wal_connection.h M1..M4).
   int reader_slots = 512;
 };
+
+// The WAL protocol's options of a connection with these (wal/wal_connection.h).
+wal::WalOptions WalOptionsOf(const PagerOptions& options);
 
 }  // namespace journalkv::pager
 

@@ -74,7 +74,7 @@ absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
     r = wal_->Checkpoint(mode, stop, defer);
   } else if (wal_->wal2()) {
     // V4: the writer role only for the switches, never for a copy.
-    WalStrategy::WriterRole writer;
+    wal::WalConnection::WriterRole writer;
     writer.acquire = [this]() -> absl::Status {
       base::MutexLock lock(&mu_);
       return AcquireWalWriterLocked(Deadline()).status();
@@ -86,7 +86,7 @@ absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
     // role and the WRITE lock.
     {
       base::MutexLock lock(&mu_);
-      JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+      JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
       (void)snapshot;
     }
     r = wal_->Checkpoint(mode, stop);
@@ -113,7 +113,7 @@ absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
   // asks for, syncs and publishes it all (CheckpointFiles::publish, checkpointer.h C3).
   const bool defer = !background_->writers_waiting();
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop, defer));
-  if (r.copied > 0 && r.backfilled < r.log_frames) CallWalHook("background:stepped");
+  if (r.copied > 0 && r.backfilled < r.log_frames) wal::CallWalHook("background:stepped");
   // Commits that arrive meanwhile wake the checkpointer again; a writer blocked by the policy
   // makes it poll. An unpublished copy asks for one more step, which publishes it when nothing
   // new has come.
@@ -160,13 +160,13 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
       return;
     }
   }
-  CallWalHook("policy:blocked");
+  wal::CallWalHook("policy:blocked");
   const absl::Time start = absl::Now();
   const uint32_t limit = decision.limit;
   const bool under = background_->WaitUntil(
       [this, limit] { return wal_->Progress().live_frames < limit; }, start + options_.busy_timeout);
   const absl::Duration blocked = absl::Now() - start;
-  CallWalHook("policy:released");
+  wal::CallWalHook("policy:released");
   base::MutexLock lock(&mu_);
   ++stats_.policy.blocked_commits;
   if (!under) ++stats_.policy.blocked_timeouts;

@@ -1,7 +1,7 @@
 // The rollback journal's protocol, as the pager runs it (pager.h: the state table and
 // I1..I10): recovery of a hot journal, the SHARED / RESERVED / EXCLUSIVE locks of readers and
 // writers, and a write transaction's spill and commit to the database file through the journal.
-// WAL mode's counterpart is pager/wal_strategy.{h,cc} with pager/pager_wal.cc.
+// WAL mode's counterpart is wal/wal_connection.{h,cc} with pager/pager_wal.cc.
 #include <algorithm>
 #include <cstring>
 #include <thread>

@@ -1,4 +1,4 @@
-// The pager's side of WAL mode: read and write transactions over WalStrategy, checkpoints,
+// The pager's side of WAL mode: read and write transactions over wal::WalConnection, checkpoints,
 // and switching a database between the rollback and WAL journal families.
 #include <algorithm>
 #include <array>
@@ -24,7 +24,7 @@ constexpr uint32_t kCacheGenerationSpan = 1u << 29;
 std::atomic<uint32_t> cache_generation_span{kCacheGenerationSpan};
 
 // Every word of it, not a hash of them: two published states must never share a key.
-std::array<uint32_t, 4> HeaderKey(const WalSnapshot& s) {
+std::array<uint32_t, 4> HeaderKey(const wal::WalSnapshot& s) {
   return {s.change, s.cur().seq, s.cur().mx, static_cast<uint32_t>(s.current)};
 }
 
@@ -47,9 +47,9 @@ std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>*
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadWalPage(const WalSnapshot& snapshot,
+absl::StatusOr<std::shared_ptr<const PageBuffer>> Pager::LoadWalPage(const wal::WalSnapshot& snapshot,
                                                                      PageNo page_no,
-                                                                     PageVersion* version) {
+                                                                     wal::PageVersion* version) {
   auto buffer = std::make_shared<PageBuffer>(page_size_);
   absl::Status s = wal_->ReadPage(snapshot, page_no, version, Whole(*buffer));
   JKV_RETURN_IF_ERROR(CheckLoaded(page_no, s, *buffer));
@@ -60,7 +60,7 @@ void SetCacheGenerationSpanForTesting(uint32_t span) {
   cache_generation_span.store(span == 0 ? kCacheGenerationSpan : span, std::memory_order_relaxed);
 }
 
-void Pager::NoteGenerationLocked(const WalSnapshot& snapshot) {
+void Pager::NoteGenerationLocked(const wal::WalSnapshot& snapshot) {
   const uint32_t seq = snapshot.cur().seq;
   if (((seq - cache_generation_) & 0x7fffffffu) >=
       cache_generation_span.load(std::memory_order_relaxed)) {
@@ -69,10 +69,10 @@ void Pager::NoteGenerationLocked(const WalSnapshot& snapshot) {
   }
 }
 
-absl::StatusOr<DbHeader> Pager::WalHeaderLocked(const WalSnapshot& snapshot) {
+absl::StatusOr<DbHeader> Pager::WalHeaderLocked(const wal::WalSnapshot& snapshot) {
   NoteGenerationLocked(snapshot);
   if (HeaderKey(snapshot) == wal_header_key_) return header_;
-  JKV_ASSIGN_OR_RETURN(PageVersion version, wal_->Locate(snapshot, PageNo(1)));
+  JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, PageNo(1)));
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> page1,
                        LoadWalPage(snapshot, PageNo(1), &version));
   JKV_ASSIGN_OR_RETURN(DbHeader header,
@@ -92,7 +92,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginWalRead() {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
   base::MutexLock lock(&mu_);
   JKV_RETURN_IF_ERROR(sticky_);
-  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, wal_->BeginRead(Deadline(), writer_active_));
+  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, wal_->BeginRead(Deadline(), writer_active_));
   absl::StatusOr<DbHeader> header = WalHeaderLocked(snapshot);
   if (!header.ok()) {
     wal_->EndRead(snapshot);
@@ -103,7 +103,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginWalRead() {
   return std::unique_ptr<ReadTxn>(new ReadTxn(this, *header, snapshot));
 }
 
-absl::StatusOr<WalSnapshot> Pager::AcquireWalWriterLocked(absl::Time deadline) {
+absl::StatusOr<wal::WalSnapshot> Pager::AcquireWalWriterLocked(absl::Time deadline) {
   JKV_RETURN_IF_ERROR(sticky_);
   while (writer_active_) {
     JKV_RETURN_IF_ERROR(sticky_);
@@ -115,7 +115,7 @@ absl::StatusOr<WalSnapshot> Pager::AcquireWalWriterLocked(absl::Time deadline) {
   writer_active_ = true;
   // The WRITE lock may take a while: readers of this handle go on meanwhile.
   mu_.Unlock();
-  absl::StatusOr<WalSnapshot> snapshot = wal_->BeginWrite(deadline);
+  absl::StatusOr<wal::WalSnapshot> snapshot = wal_->BeginWrite(deadline);
   mu_.Lock();
   if (!snapshot.ok()) {
     writer_active_ = false;
@@ -135,7 +135,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWalWrite() {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
   const absl::Time start = absl::Now();
   base::MutexLock lock(&mu_);
-  JKV_ASSIGN_OR_RETURN(WalSnapshot snapshot, AcquireWalWriterLocked(start + options_.busy_timeout));
+  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, AcquireWalWriterLocked(start + options_.busy_timeout));
   const absl::Time locked = absl::Now();
   absl::StatusOr<DbHeader> header = WalHeaderLocked(snapshot);
   if (!header.ok()) {
@@ -181,14 +181,14 @@ absl::Status WriteTxn::CommitToLog() {
   const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
   JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames,
                        pager_->wal_->Commit(pages, new_header.page_count));
-  WalSnapshot published;
+  wal::WalSnapshot published;
   {
     base::MutexLock lock(&pager_->mu_);
     published = pager_->wal_->Publish();
     pager_->NoteGenerationLocked(published);
     for (size_t i = 0; i < order.size(); ++i) {
       pager_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
-                            PageVersionKey(published.cur().seq, frames[i]));
+                            wal::PageVersionKey(published.cur().seq, frames[i]));
     }
     pager_->header_ = new_header;
     pager_->wal_header_key_ = HeaderKey(published);
@@ -255,8 +255,8 @@ absl::Status Pager::LeaveWalLocked() {
   PagerOptions alone = options_;
   alone.exclusive_locking = true;
   alone.journal_mode = from;
-  absl::StatusOr<std::unique_ptr<WalStrategy>> wal =
-      WalStrategy::Open(fs_, path_, db_file_.get(), page_size_, alone);
+  absl::StatusOr<std::unique_ptr<wal::WalConnection>> wal =
+      wal::WalConnection::Open(fs_, path_, db_file_.get(), page_size_, WalOptionsOf(alone));
   absl::Status s = wal.ok() ? (*wal)->CloseLast() : wal.status();
   if (wal.ok()) wal->reset();
   if (s.ok()) {

@@ -38,7 +38,7 @@
 //          |       |       connections may share one mark). A mark nobody holds pins nothing.
 //   1024   | 32*kMaxSlots | reader slots: slot i at 1024 + 32*i:
 //          |       |   +0  u64 pin[0]: the snapshot of log 0 the slot's connection still
-//          |       |       needs (opaque to the index: the strategy encodes it; 0 = none)
+//          |       |       needs (pins.h encodes it; 0 = none)
 //          |       |   +8  u64 pin[1]: the same for log 1 (WAL2)
 //          |       |   +16 u64 owner: the owning process id (diagnostics only)
 //
@@ -108,7 +108,7 @@ inline constexpr uint32_t kMaxLogFrames = kMaxBlocksPerLog * kFramesPerBlock;
 
 // The most frames one generation of a log may hold: kMaxLogFrames, or the lower limit a test
 // set. A commit that would pass it is refused before any of its frames is written, and
-// recovery adopts no commit past it (pager/wal_strategy.h W2).
+// recovery adopts no commit past it (wal/wal_connection.h W2).
 uint32_t MaxLogFrames();
 void SetMaxLogFramesForTesting(uint32_t frames);  // 0: kMaxLogFrames again
 
@@ -147,7 +147,7 @@ struct LogState {
 
 // The published state of the log(s). In WAL mode only logs[0] is used and current_log is 0;
 // in WAL2 logs[0] is x.db-wal, logs[1] x.db-wal2, and current_log the one the writer appends
-// to (pager/wal_strategy.h, V1..V6).
+// to (wal/wal_connection.h, V1..V6).
 struct IndexHeader {
   uint32_t change = 0;      // incremented by every publish
   uint32_t page_size = 0;

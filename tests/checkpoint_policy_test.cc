@@ -19,7 +19,7 @@
 #include "base/status_matchers.h"
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
@@ -318,10 +318,10 @@ TEST_F(CheckpointPolicyTest, AWriterIsNotBlockedByItsOwnThreadsReader) {
   EXPECT_EQ(v, std::nullopt);  // its snapshot
   g_hold_copies = true;
   checkpoint::SetCheckpointHookForTesting(HoldCopyWhileAsked);
-  pager::SetWalHookForTesting(ReleaseCopiesWhenBlocked);
+  wal::SetWalHookForTesting(ReleaseCopiesWhenBlocked);
   reader.reset();
   ASSERT_THAT(db->Put(Key(30), "v"), IsOk());  // now it blocks until copied, and returns
-  pager::SetWalHookForTesting(nullptr);
+  wal::SetWalHookForTesting(nullptr);
   checkpoint::SetCheckpointHookForTesting(nullptr);
   s = db->Stats();
   EXPECT_EQ(s.blocked_commits, 1u);

@@ -26,7 +26,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "vfs/file_system_testing.h"
 
 namespace journalkv {
@@ -78,14 +78,14 @@ TEST(DbOpenTest, TwoOpenersCreatingOneDatabaseBothOpenIt) {
     Options o = WithMode(mode);
     o.busy_timeout = absl::Seconds(3);
     g_creators = 0;
-    pager::SetWalHookForTesting(HoldTheFirstCreator);
+    wal::SetWalHookForTesting(HoldTheFirstCreator);
     absl::StatusOr<std::unique_ptr<Db>> first;
     std::thread t([&] { first = Db::Open(path, o); });
     while (g_creators.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const absl::Time start = absl::Now();
     absl::StatusOr<std::unique_ptr<Db>> second = Db::Open(path, o);
     t.join();
-    pager::SetWalHookForTesting(nullptr);
+    wal::SetWalHookForTesting(nullptr);
     std::printf("%s: two creators opened in %.0f ms\n", std::string(JournalModeName(mode)).c_str(),
                 absl::ToDoubleMilliseconds(absl::Now() - start));
     ASSERT_THAT(first, IsOk());

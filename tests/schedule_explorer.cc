@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpointer.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 
 namespace journalkv::testing {
@@ -32,13 +32,13 @@ Schedule::Schedule(const ScheduleOptions& options) : options_(options) {
     std::fprintf(stderr, "schedule explorer: two schedules at once\n");
     std::abort();
   }
-  pager::SetWalHookForTesting(&HookPoint);
+  wal::SetWalHookForTesting(&HookPoint);
   checkpoint::SetCheckpointHookForTesting(&HookPoint);
   shm::SetIndexHookForTesting(&HookPoint);
 }
 
 Schedule::~Schedule() {
-  pager::SetWalHookForTesting(nullptr);
+  wal::SetWalHookForTesting(nullptr);
   checkpoint::SetCheckpointHookForTesting(nullptr);
   shm::SetIndexHookForTesting(nullptr);
   current.store(nullptr);

@@ -19,7 +19,7 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
 #include "gmock/gmock.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/file_system_testing.h"
@@ -448,7 +448,7 @@ TEST_F(Wal2Test, AWritersOwnSwitchBeforeTheRestartCountsAsTheRestart) {
   for (int i = 0; i < 15; ++i) ASSERT_THAT(db->Put(Key(i), "a"), IsOk());
   g_at_copied = false;
   g_copied_release = false;
-  pager::SetWalHookForTesting(HoldAtCopied);
+  wal::SetWalHookForTesting(HoldAtCopied);
   absl::StatusOr<CheckpointResult> r;
   std::thread t([&] { r = checkpointer->Checkpoint(CheckpointMode::kRestart); });
   while (!g_at_copied.load()) std::this_thread::yield();
@@ -458,7 +458,7 @@ TEST_F(Wal2Test, AWritersOwnSwitchBeforeTheRestartCountsAsTheRestart) {
   EXPECT_GT(db->Stats().log_switches, switches) << "the writer did not switch by itself";
   g_copied_release = true;
   t.join();
-  pager::SetWalHookForTesting(nullptr);
+  wal::SetWalHookForTesting(nullptr);
   ASSERT_THAT(r, IsOk());
   EXPECT_FALSE(r->blocked);
   EXPECT_TRUE(r->restarted);

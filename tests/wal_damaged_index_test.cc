@@ -26,8 +26,8 @@
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
-#include "wal/wal_format.h"
-#include "wal/wal_log.h"
+#include "log/wal_format.h"
+#include "log/wal_log.h"
 
 namespace journalkv {
 namespace {

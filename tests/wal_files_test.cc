@@ -55,7 +55,7 @@
 #include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"
 #include "vfs/posix_fs.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv {
 namespace {
@@ -79,7 +79,7 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-// The log as the spec (wal/wal_format.h) describes it, decoded independently of wal_log.cc.
+// The log as the spec (log/wal_format.h) describes it, decoded independently of wal_log.cc.
 struct LogLayout {
   bool header_valid = false;
   wal::WalHeader header;

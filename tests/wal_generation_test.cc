@@ -3,7 +3,7 @@
 // and one connection holding snapshots from both sides of the wrap must pin the older one: an
 // order by plain numbers takes generation 0 for the older and lets a checkpoint copy past the
 // snapshot of 0x7fffffff, whose reader reads the database file. The database starts one
-// generation before the wrap (pager::SetFirstGenerationForTesting), so its first commit
+// generation before the wrap (wal::SetFirstGenerationForTesting), so its first commit
 // writes generation 0x7fffffff.
 #include <cstdint>
 #include <cstring>
@@ -15,7 +15,7 @@
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
 
@@ -29,9 +29,9 @@ constexpr uint32_t kLastGeneration = 0x7fffffffu;
 class WalGenerationTest : public ::testing::Test {
  protected:
   // The first write restarts the empty log, into 0x7fffffff.
-  void SetUp() override { pager::SetFirstGenerationForTesting(kLastGeneration - 1); }
+  void SetUp() override { wal::SetFirstGenerationForTesting(kLastGeneration - 1); }
   void TearDown() override {
-    pager::SetFirstGenerationForTesting(0);
+    wal::SetFirstGenerationForTesting(0);
     pager::SetCacheGenerationSpanForTesting(0);
   }
   std::unique_ptr<Db> Open() {

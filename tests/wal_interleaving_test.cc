@@ -1,4 +1,4 @@
-// Scripted interleavings of WAL mode: test hooks (pager/wal_strategy.h SetWalHookForTesting,
+// Scripted interleavings of WAL mode: test hooks (wal/wal_connection.h wal::SetWalHookForTesting,
 // checkpoint/checkpointer.h SetCheckpointHookForTesting) pause one thread at a named point
 // while the others act, so the races between a writer, readers and checkpoints run in an
 // exact order every time. The first two are the shape of the WAL-reset race SQLite carried
@@ -21,7 +21,7 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
 
@@ -134,7 +134,7 @@ void GateHook(const char* point) {
 constexpr uint32_t kWal2SwitchPages = 8;
 
 // A mode, and the reader slots each connection may claim: 0 runs every interleaving with the
-// readers pinning under overflow marks (pager/wal_strategy.h M1..M4) instead of slots.
+// readers pinning under overflow marks (wal/wal_connection.h M1..M4) instead of slots.
 struct Interleaving {
   JournalMode mode;
   int reader_slots;
@@ -149,13 +149,13 @@ class WalInterleavingTest : public ::testing::TestWithParam<Interleaving> {
  protected:
   bool wal2() const { return GetParam().mode == JournalMode::kWal2; }
   void SetUp() override {
-    pager::SetWalHookForTesting(&GateHook);
+    wal::SetWalHookForTesting(&GateHook);
     checkpoint::SetCheckpointHookForTesting(&GateHook);
   }
   void TearDown() override {
     Gate::Get().Arm("");
     Gates::Get().Clear();
-    pager::SetWalHookForTesting(nullptr);
+    wal::SetWalHookForTesting(nullptr);
     checkpoint::SetCheckpointHookForTesting(nullptr);
   }
   std::unique_ptr<Db> Open() {
@@ -411,9 +411,9 @@ TEST_P(WalInterleavingTest, ARollbackOpenerSwitchingTheFamilyBackMidOpenIsUndone
   ASSERT_THAT((*Db::Open("/x.db", rollback))->Put("a", "1"), IsOk());
   switch_back_fs = &fs_;
   switch_backs = 0;
-  pager::SetWalHookForTesting(&SwitchBackOnce);
+  wal::SetWalHookForTesting(&SwitchBackOnce);
   std::unique_ptr<Db> wal = Open();
-  pager::SetWalHookForTesting(&GateHook);
+  wal::SetWalHookForTesting(&GateHook);
   ASSERT_NE(wal, nullptr);
   EXPECT_EQ(switch_backs, 2) << "the opener switched once more after the switch back";
   ASSERT_THAT(wal->Put("b", "2"), IsOk());

@@ -21,7 +21,7 @@
 // JKV_WAL_MP_SEED=n changes the random choices (timing stays nondeterministic).
 #include <tuple>
 
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "tests/wal_process_testing.h"
 
 namespace journalkv {
@@ -218,7 +218,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
   hook_shared = shared;
   hook_rng = &rng;
   checkpoint::SetCheckpointHookForTesting(&KillingHook);
-  pager::SetWalHookForTesting(&KillingWalHook);
+  wal::SetWalHookForTesting(&KillingWalHook);
   for (uint64_t i = rng() % 4; shared->stop.load() == 0; ++i) {
     const CheckpointMode mode = static_cast<CheckpointMode>(i % 4);
     absl::StatusOr<CheckpointResult> r = (*db)->Checkpoint(mode);
@@ -239,7 +239,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
     std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 5000));
   }
   checkpoint::SetCheckpointHookForTesting(nullptr);
-  pager::SetWalHookForTesting(nullptr);
+  wal::SetWalHookForTesting(nullptr);
   return kExitOk;
 }
 

@@ -28,7 +28,7 @@
 #include "checkpoint/checkpointer.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "tests/crash_sweep.h"
 #include "tests/pager_workload.h"
 #include "vfs/fault_injecting_fs.h"
@@ -132,11 +132,11 @@ class WalPolicyCrashTest : public ::testing::TestWithParam<PolicyConfig> {
  protected:
   void SetUp() override {
     checkpoint::SetCheckpointHookForTesting(&CheckpointEvent);
-    pager::SetWalHookForTesting(&WalEvent);
+    wal::SetWalHookForTesting(&WalEvent);
   }
   void TearDown() override {
     checkpoint::SetCheckpointHookForTesting(nullptr);
-    pager::SetWalHookForTesting(nullptr);
+    wal::SetWalHookForTesting(nullptr);
   }
 };
 

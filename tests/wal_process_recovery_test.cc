@@ -406,7 +406,7 @@ int HeldSnapshotReaderMain(const std::string& path, JournalMode mode, TornShared
 }
 
 // A writer that dies in the middle of publishing the index header leaves it torn, and the next
-// connection that reads it rebuilds the index from the log (pager/wal_strategy.h W6), while
+// connection that reads it rebuilds the index from the log (wal/wal_connection.h W6), while
 // other processes have read transactions open on snapshots that live in the log. Each round: a
 // writer process commits and is SIGKILLed, the header is left torn as a kill in
 // WalIndex::WriteHeader leaves it, and a new connection reads (and so recovers). The process

@@ -41,12 +41,12 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 #include "tests/crash_sweep.h"
 #include "tests/schedule_explorer.h"
 #include "vfs/mem_fs.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv {
 namespace {
@@ -185,7 +185,7 @@ class World {
   void Reader(Db& db, int reads, bool polling = false) {
     for (int r = 0; r < reads && !failed(); ++r) {
       if (polling) {
-        pager::CallWalHook("wait:poll");
+        wal::CallWalHook("wait:poll");
       } else {
         Pace(r * kCommits / reads);
       }
@@ -233,7 +233,7 @@ class World {
       Yield();
       const int due = 1 + c * kCommits / kCheckpoints;
       while (acknowledged_.load() < due && !writer_done_.load() && !failed()) {
-        pager::CallWalHook("wait:poll");
+        wal::CallWalHook("wait:poll");
         if (!Run(db, CheckpointMode::kPassive)) return;
       }
       if (!Run(db, modes[c % 4])) return;
@@ -447,7 +447,7 @@ class World {
   }
   // Between two operations a thread goes last (the schedule's "wait"), so that the threads'
   // operations interleave and the change points preempt them inside one.
-  static void Yield() { pager::CallWalHook("wait"); }
+  static void Yield() { wal::CallWalHook("wait"); }
   // Until the writer has acknowledged `commits` (or ended): readers and the checkpointer spread
   // over the writer's run instead of running before it.
   void Pace(int commits) {

@@ -147,7 +147,7 @@ TEST_P(WalTest, AnOverwriteInPlaceIsOneFrame) {
   EXPECT_EQ(**db->Get("k"), "value-10");
 }
 
-// The page cache rule (pager/wal_strategy.h): readers pinned at different snapshots in one
+// The page cache rule (wal/wal_connection.h): readers pinned at different snapshots in one
 // process each see their own version of every page, before and after checkpoints.
 TEST_P(WalTest, ReadersPinnedAtDifferentSnapshotsInOneProcess) {
   Options o = WalOptions();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Enforces the layer order (README.md, "Layout", lists the folders from the bottom up):
-#   engine -> btree -> pager -> checkpoint -> wal -> shm -> vfs -> base
+#   engine -> btree -> pager -> wal -> checkpoint -> log -> shm -> vfs -> base
 # A file may include headers of its own layer and of layers below it, never above.
 # tools/, bench/, tests/ and fuzz/ sit on top and may include anything; third_party/ is excluded.
 # Bazel's layering_check would do this, but it needs a newer clang than Debian 12's.
@@ -12,11 +12,12 @@ rank() {
     base) echo 0 ;;
     vfs) echo 1 ;;
     shm) echo 2 ;;
-    wal) echo 3 ;;
+    log) echo 3 ;;
     checkpoint) echo 4 ;;
-    pager) echo 5 ;;
-    btree) echo 6 ;;
-    engine) echo 7 ;;
+    wal) echo 5 ;;
+    pager) echo 6 ;;
+    btree) echo 7 ;;
+    engine) echo 8 ;;
     tools|bench|tests|fuzz) echo 9 ;;
     *) echo "" ;;
   esac
@@ -35,9 +36,17 @@ while IFS= read -r file; do
       echo "layering: $file includes $inc ($target is above $layer)"
       status=1
     fi
-    # pager's rollback journal and wal/ never include each other: the journaling modes stay apart.
-    if [[ "$layer" == wal && "$inc" == pager/journal* ]]; then
-      echo "layering: $file includes $inc (wal/ must not know the rollback journal)"
+    # The journaling modes stay apart: the rollback journal's files (pager/journal*,
+    # pager/rollback_*) and the WAL's (pager/wal_*, wal/, log/) never include each other; both
+    # reach the pager only through pager/journal_strategy.h.
+    if [[ "$file" == pager/rollback_* || "$file" == pager/journal* ]] &&
+       [[ "$inc" == wal/* || "$inc" == log/* || "$inc" == pager/wal_* ]]; then
+      echo "layering: $file includes $inc (the rollback journal must not know the WAL)"
+      status=1
+    fi
+    if [[ "$file" == pager/wal_* || "$layer" == wal || "$layer" == log ]] &&
+       [[ "$inc" == pager/journal.h || "$inc" == pager/journal_format.h || "$inc" == pager/rollback_* ]]; then
+      echo "layering: $file includes $inc (the WAL must not know the rollback journal)"
       status=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
@@ -45,7 +54,7 @@ done < <(git ls-files '*.h' '*.cc' 2>/dev/null || find . -name '*.h' -o -name '*
 
 # Only vfs/ may call the operating system's file, lock and mapping primitives.
 if git grep -nE '\b(pwrite|pread|fsync|fdatasync|fcntl|mmap|ftruncate)\s*\(' -- \
-     'base/*' 'shm/*' 'wal/*' 'checkpoint/*' 'pager/*' 'btree/*' 'engine/*' 2>/dev/null; then
+     'base/*' 'shm/*' 'log/*' 'checkpoint/*' 'wal/*' 'pager/*' 'btree/*' 'engine/*' 2>/dev/null; then
   echo "layering: operating-system I/O outside vfs/"
   status=1
 fi

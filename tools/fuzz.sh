@@ -54,7 +54,7 @@ mkdir -p "$build"
 
 # The engine's library sources: every .cc of the layers but tests, test helpers and the
 # fault-injecting file system (the targets run on MemFileSystem).
-lib_sources=$(git ls-files 'base/*.cc' 'vfs/*.cc' 'shm/*.cc' 'wal/*.cc' 'checkpoint/*.cc' \
+lib_sources=$(git ls-files 'base/*.cc' 'vfs/*.cc' 'shm/*.cc' 'log/*.cc' 'checkpoint/*.cc' 'wal/*.cc' \
                 'pager/*.cc' 'btree/*.cc' 'engine/*.cc' |
               grep -vE '_test\.cc$|_testing\.cc$|fault_injecting_fs|power_loss_model|file_system_' |
               tr '\n' ' ')

@@ -14,6 +14,15 @@
 
 namespace journalkv::vfs {
 
+// How hard commits push data to stable storage (every layer that syncs reads it; README,
+// "Journal modes and sync levels", gives the guarantee of each in each journaling mode).
+enum class SyncLevel {
+  kOff,     // never syncs
+  kNormal,  // syncs where atomicity needs it
+  kFull,    // every acknowledged commit survives power loss
+  kExtra,   // FULL, and the end of every journal is made durable too
+};
+
 // `site` names the call site by the invariant it keeps ("I2 database"); tests see it.
 absl::Status SyncFile(File& file, SyncKind kind, const char* site);
 // Syncs the directory of `file_path`.

@@ -85,7 +85,7 @@
 //       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
 //       to be unlinked opens the path again (Join, hook "open:shm_removed").
 //   M1. A connection that found no free reader slot (more connections than
-//       PagerOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
+//       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
 //       byte SHARED from its first open read transaction to its last, and the mark's pin is at
 //       or below (PinBefore, each log) every one of its open snapshots. A checkpoint honours
 //       a mark's pin while anyone holds that byte (SafeFrame, HolderGone), so one mark
@@ -146,8 +146,8 @@
 // Thread-safety: BeginRead/EndRead/Publish are called with the pager's mutex held (they change
 // this connection's pin); Locate and ReadPage from any thread; the writer methods by the
 // pager's one writer at a time.
-#ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_
-#define JOURNALKV_PAGER_WAL_STRATEGY_H_
+#ifndef JOURNALKV_WAL_WAL_CONNECTION_H_
+#define JOURNALKV_WAL_WAL_CONNECTION_H_
 
 #include <array>
 #include <atomic>
@@ -167,12 +167,32 @@
 #include "base/types.h"
 #include "checkpoint/checkpointer.h"
 #include "checkpoint/policy.h"
-#include "pager/pager_options.h"
 #include "shm/wal_index.h"
+#include "vfs/sync.h"
 #include "vfs/vfs.h"
-#include "wal/wal_log.h"
+#include "log/wal_log.h"
 
-namespace journalkv::pager {
+namespace journalkv::wal {
+
+using vfs::SyncLevel;
+
+// How one connection uses the WAL protocol (the pager fills it from its PagerOptions).
+struct WalOptions {
+  bool wal2 = false;  // WAL2: two logs (V1..V6)
+  SyncLevel sync = SyncLevel::kFull;
+  bool read_only = false;
+  // This connection is the database's only one for its whole life: the wal-index lives on
+  // the heap, no -shm is made (the caller holds the database file EXCLUSIVE).
+  bool exclusive_locking = false;
+  // WAL2: the writer switches to the other log once the current one holds this many frames.
+  uint32_t wal2_switch_pages = 1000;
+  // The -shm reader slots this connection may claim (0..shm::kMaxSlots; M1..M4 beyond them).
+  int reader_slots = 512;
+  absl::Duration busy_timeout = absl::Seconds(5);
+  // The byte of the database file that read-only connections with a private index hold
+  // shared for their life (JoinPrivate); the database file's lock table owns its place.
+  uint64_t private_reader_byte = 0;
+};
 
 // One snapshot of a WAL or WAL2 database: each log's generation and last visible frame.
 struct WalSnapshot {
@@ -184,7 +204,7 @@ struct WalSnapshot {
   int current = 0;          // the log the writer appended to (WAL: 0)
   uint32_t change = 0;      // the index header's change word (identifies the published state)
   const Log& cur() const { return logs[current]; }
-  uint64_t pin(int log) const { return checkpoint::EncodePin(logs[log].seq, logs[log].mx); }
+  uint64_t pin(int log) const { return shm::EncodePin(logs[log].seq, logs[log].mx); }
 };
 
 // The page cache's version key of a page as frame `frame` of log generation `seq` holds it
@@ -263,16 +283,16 @@ void SetWalHookForTesting(WalHook hook);
 void SetFirstGenerationForTesting(uint32_t seq);
 void CallWalHook(const char* point);
 
-class WalStrategy {
+class WalConnection {
  public:
   // Opens `db_path`-wal and -shm next to the database (whose SHARED lock the caller holds for
   // the connection's life), joins or initialises the index (recovering it from the log when
   // this connection is alone) and claims a reader slot.
-  static absl::StatusOr<std::unique_ptr<WalStrategy>> Open(vfs::FileSystem* fs,
+  static absl::StatusOr<std::unique_ptr<WalConnection>> Open(vfs::FileSystem* fs,
                                                            const std::string& db_path,
                                                            vfs::File* db_file, uint32_t page_size,
-                                                           const PagerOptions& options);
-  ~WalStrategy();
+                                                           const WalOptions& options);
+  ~WalConnection();
 
   // --- reading. REQUIRES: the pager's mutex (serializes this connection's pin).
   absl::StatusOr<WalSnapshot> BeginRead(absl::Time deadline, bool writer_active);
@@ -336,12 +356,12 @@ class WalStrategy {
   WalStats Stats();
 
  private:
-  WalStrategy(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,
-              const PagerOptions& options);
+  WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,
+              const WalOptions& options);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
   // A read-only connection that may not write -shm: a private index on the heap, rebuilt from
-  // the log up to the published header (read with pread), and kPrivateReaderByte held so that
+  // the log up to the published header (read with pread), and WalOptions::private_reader_byte held so that
   // no checkpoint or restart changes the database file or the log under it.
   absl::Status JoinPrivate(const absl::Status& why);
   // A read-write connection whose -shm the disk cannot hold (`why`): JoinPrivate, writes and
@@ -408,12 +428,12 @@ class WalStrategy {
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
   using PinPair = std::pair<uint64_t, uint64_t>;
-  // Snapshot order (checkpoint::PinBefore on log 0, then log 1), not numeric: after the 31-bit
+  // Snapshot order (shm::PinBefore on log 0, then log 1), not numeric: after the 31-bit
   // generation wraps, the older snapshot has the smaller generation only in serial order.
   struct PinPairBefore {
     bool operator()(const PinPair& a, const PinPair& b) const {
-      if (a.first != b.first) return checkpoint::PinBefore(a.first, b.first);
-      return checkpoint::PinBefore(a.second, b.second);
+      if (a.first != b.first) return shm::PinBefore(a.first, b.first);
+      return shm::PinBefore(a.second, b.second);
     }
   };
   PinPair PinsOf(const WalSnapshot& s) const;
@@ -432,7 +452,7 @@ class WalStrategy {
   const std::string shm_path_;
   vfs::File* const db_file_;
   const uint32_t page_size_;
-  const PagerOptions options_;
+  const WalOptions options_;
   std::unique_ptr<vfs::File> shm_file_;
   bool private_ = false;                         // see JoinPrivate
   std::string private_reason_;                   // JoinFullDisk's; empty for read-only
@@ -475,6 +495,6 @@ class WalStrategy {
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
 
-}  // namespace journalkv::pager
+}  // namespace journalkv::wal
 
-#endif  // JOURNALKV_PAGER_WAL_STRATEGY_H_
+#endif  // JOURNALKV_WAL_WAL_CONNECTION_H_

@@ -12,14 +12,14 @@
 // (ResourceExhausted), preallocation gives up for that append, which writes just its frames past
 // the end: a full disk fails only a commit whose own frames do not fit.
 //
-// WalLog never syncs: the protocol above it (pager/wal_strategy, checkpoint/) decides when, and
+// WalLog never syncs: the protocol above it (wal/wal_connection, checkpoint/) decides when, and
 // syncs file() through vfs::SyncFile with the reason at the call site.
 //
 // Thread-safety: Read* may run concurrently with each other and with Append (pread/pwrite on
 // disjoint ranges); Append, WriteHeader and Truncate are called by one thread at a time (the holder
 // of the WRITE lock, or the checkpointer holding it for TRUNCATE).
-#ifndef JOURNALKV_WAL_WAL_LOG_H_
-#define JOURNALKV_WAL_WAL_LOG_H_
+#ifndef JOURNALKV_LOG_WAL_LOG_H_
+#define JOURNALKV_LOG_WAL_LOG_H_
 
 #include <cstdint>
 #include <limits>
@@ -32,7 +32,7 @@
 #include "absl/types/span.h"
 #include "base/types.h"
 #include "vfs/vfs.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv::wal {
 
@@ -117,4 +117,4 @@ class WalLog {
 
 }  // namespace journalkv::wal
 
-#endif  // JOURNALKV_WAL_WAL_LOG_H_
+#endif  // JOURNALKV_LOG_WAL_LOG_H_

@@ -1,5 +1,5 @@
 // WAL and WAL2 for a read-only connection that may not write the -shm file: a private index
-// on the heap, rebuilt from the log(s) up to the header the -shm publishes (wal_strategy.h,
+// on the heap, rebuilt from the log(s) up to the header the -shm publishes (wal_connection.h,
 // JoinPrivate).
 #include <algorithm>
 #include <optional>
@@ -9,22 +9,17 @@
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
 #include "base/status_macros.h"
-#include "pager/db_lock.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
+#include "wal/wal_internal.h"
 
-namespace journalkv::pager {
-namespace {
+namespace journalkv::wal {
 
-// As the WAL's other waits (wal_strategy.cc): a checkpoint's CKPT is held for microseconds
-// per page.
-constexpr absl::Duration kMaxWait = absl::Microseconds(250);
+using internal::kMaxWait;  // a checkpoint's CKPT is held for microseconds per page
 
-}  // namespace
-
-absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
+absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
   // First the lock, then wait out a checkpoint or restart that began before it (they run under
   // CKPT, which a read-only descriptor can still lock shared): every later one sees the lock.
-  JKV_ASSIGN_OR_RETURN(bool locked, db_file_->TryLock(kPrivateReaderByte, 1,
+  JKV_ASSIGN_OR_RETURN(bool locked, db_file_->TryLock(options_.private_reader_byte, 1,
                                                        vfs::LockMode::kShared));
   if (!locked) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -73,7 +68,7 @@ absl::Status WalStrategy::JoinPrivate(const absl::Status& why) {
 // The frames a read-only private connection may index: those the -shm publishes (frames past
 // it may belong to a commit that failed and are about to be overwritten), or with no -shm (no
 // other connection is open) the logs' valid prefixes.
-absl::Status WalStrategy::RefreshPrivate() {
+absl::Status WalConnection::RefreshPrivate() {
   shm::IndexHeader mine;
   const bool indexed = index_->ReadHeader(&mine);
   if (private_shm_ == nullptr && indexed) {
@@ -154,7 +149,7 @@ absl::Status WalStrategy::RefreshPrivate() {
                                                 " frames ", shm_path_, " publishes"));
       }
       if (indexed && mine.logs[l].mx_frame > 0 && mine.logs[l].ckpt_seq != p.ckpt_seq) {
-        // Restarts wait for this connection (kPrivateReaderByte): this is not one of ours.
+        // Restarts wait for this connection (WalOptions::private_reader_byte): this is not one of ours.
         return absl::DataLossError(
             absl::StrCat(log_paths_[l], " restarted under a read-only reader"));
       }
@@ -183,4 +178,4 @@ absl::Status WalStrategy::RefreshPrivate() {
   return absl::OkStatus();
 }
 
-}  // namespace journalkv::pager
+}  // namespace journalkv::wal

@@ -1,4 +1,4 @@
-#include "wal/wal_log.h"
+#include "log/wal_log.h"
 
 #include <algorithm>
 #include <array>

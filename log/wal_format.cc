@@ -1,4 +1,4 @@
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// WalStrategy's checkpoints: the files a checkpoint works on, PASSIVE in both WAL modes and
+// WalConnection's checkpoints: the files a checkpoint works on, PASSIVE in both WAL modes and
 // FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases that hold the writer only to
 // switch logs, V4), and the log's progress the checkpoint policy looks at.
 #include <algorithm>
@@ -8,10 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
-#include "pager/db_lock.h"
-#include "pager/wal_strategy.h"
+#include "wal/wal_connection.h"
 
-namespace journalkv::pager {
+namespace journalkv::wal {
 namespace {
 
 using checkpoint::CheckpointMode;
@@ -19,7 +18,7 @@ using checkpoint::CheckpointResult;
 
 }  // namespace
 
-checkpoint::CheckpointFiles WalStrategy::Files() {
+checkpoint::CheckpointFiles WalConnection::Files() {
   checkpoint::CheckpointFiles f;
   f.index = index_.get();
   f.two_logs = wal2_;
@@ -31,11 +30,11 @@ checkpoint::CheckpointFiles WalStrategy::Files() {
   f.sync_db = options_.sync != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
   f.own_holder = OwnHolder();
-  f.private_reader_lock = kPrivateReaderByte;
+  f.private_reader_lock = options_.private_reader_byte;
   return f;
 }
 
-absl::Status WalStrategy::CheckCanCheckpoint() const {
+absl::Status WalConnection::CheckCanCheckpoint() const {
   if (!private_) return absl::OkStatus();
   if (!private_reason_.empty()) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
@@ -45,7 +44,7 @@ absl::Status WalStrategy::CheckCanCheckpoint() const {
       " cannot checkpoint"));
 }
 
-absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
+absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
                                                          const std::atomic<bool>* stop,
                                                          bool defer) {
   JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
@@ -54,7 +53,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode,
   return r;
 }
 
-absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
+absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mode,
                                                             const std::atomic<bool>* stop,
                                                             bool defer, bool non_current) {
   JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_ || (wal2_ && non_current));
@@ -97,7 +96,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
   return r;
 }
 
-void WalStrategy::AddPhase(CheckpointResult& total, const CheckpointResult& phase) {
+void WalConnection::AddPhase(CheckpointResult& total, const CheckpointResult& phase) {
   total.log_frames += phase.log_frames;
   total.copied += phase.copied;
   total.backfilled += phase.backfilled;
@@ -107,7 +106,7 @@ void WalStrategy::AddPhase(CheckpointResult& total, const CheckpointResult& phas
   total.work += phase.work;
 }
 
-void WalStrategy::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
+void WalConnection::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
   base::MutexLock stats(&stats_mu_);
   ++stats_.checkpoints;
   stats_.frames_copied += r.copied;
@@ -118,7 +117,7 @@ void WalStrategy::CountCheckpoint(const CheckpointResult& r, bool restart_counte
 }
 
 // V4. The phases of WAL2's FULL, RESTART and TRUNCATE: none copies as the writer.
-absl::StatusOr<CheckpointResult> WalStrategy::Wal2Checkpoint(CheckpointMode mode,
+absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mode,
                                                              const WriterRole& writer) {
   JKV_DCHECK(wal2_ && mode != CheckpointMode::kPassive);
   JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
@@ -186,7 +185,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::Wal2Checkpoint(CheckpointMode mode
   return r;
 }
 
-absl::StatusOr<bool> WalStrategy::SwitchLogs(absl::Time deadline) {
+absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
   JKV_DCHECK(wal2_ && write_locked_);
   const int other = 1 - cur_;
   if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
@@ -200,7 +199,7 @@ absl::StatusOr<bool> WalStrategy::SwitchLogs(absl::Time deadline) {
   return true;
 }
 
-absl::StatusOr<CheckpointResult> WalStrategy::RestartCopiedLogs(CheckpointMode mode,
+absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode mode,
                                                                 absl::Time deadline,
                                                                 bool* switched) {
   JKV_DCHECK(wal2_ && write_locked_);
@@ -232,7 +231,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::RestartCopiedLogs(CheckpointMode m
   return r;
 }
 
-WalProgress WalStrategy::Progress() {
+WalProgress WalConnection::Progress() {
   WalProgress p;
   shm::IndexHeader h;
   // The copies disagree only while a writer publishes: a few tries see them agree.
@@ -265,7 +264,7 @@ WalProgress WalStrategy::Progress() {
   return p;
 }
 
-checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
+checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
   const WalProgress p = Progress();
   if (total_frames != nullptr) *total_frames = p.total_frames;
   checkpoint::LogSnapshot log;
@@ -288,11 +287,11 @@ checkpoint::LogSnapshot WalStrategy::PolicyView(uint32_t* total_frames) {
     if (pin == 0 || !HolderLive(holder)) continue;
     ++log.active_readers;
     // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
-    const bool current = checkpoint::PinSeq(pin) == (p.seq & 0x7fffffffu);
-    oldest = std::min(oldest, current ? checkpoint::PinFrame(pin) : p.backfilled);
+    const bool current = shm::PinSeq(pin) == (p.seq & 0x7fffffffu);
+    oldest = std::min(oldest, current ? shm::PinFrame(pin) : p.backfilled);
   }
   log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
   return log;
 }
 
-}  // namespace journalkv::pager
+}  // namespace journalkv::wal

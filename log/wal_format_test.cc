@@ -1,7 +1,7 @@
 // Golden-byte tests: the fixed fields of the expected bytes are written from the format comment
 // of wal_format.h, not produced by the encoders. The checksum bytes were computed once with
 // XXH3 and are fixed as literals, so that any change of the format fails here.
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 #include <cstring>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "wal/wal_log.h"
+#include "log/wal_log.h"
 
 #include <cerrno>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
-#include "wal/wal_format.h"
+#include "log/wal_format.h"
 
 namespace journalkv::wal {
 namespace {

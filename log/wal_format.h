@@ -34,8 +34,8 @@
 // check out is empty.
 //
 // Thread-safety: pure functions.
-#ifndef JOURNALKV_WAL_WAL_FORMAT_H_
-#define JOURNALKV_WAL_WAL_FORMAT_H_
+#ifndef JOURNALKV_LOG_WAL_FORMAT_H_
+#define JOURNALKV_LOG_WAL_FORMAT_H_
 
 #include <cstdint>
 
@@ -93,4 +93,4 @@ bool FrameValid(const FrameHeader& frame, const WalHeader& log, uint64_t prev,
 
 }  // namespace journalkv::wal
 
-#endif  // JOURNALKV_WAL_WAL_FORMAT_H_
+#endif  // JOURNALKV_LOG_WAL_FORMAT_H_

@@ -1,0 +1,332 @@
+// WalConnection's life: opening the -shm and joining the wal-index (or making it: alone, on
+// the heap, or for a full disk), claiming a reader slot, the test hooks, the stats, and the
+// close of the last connection (W10). The reader is wal_reader.cc, the writer wal_writer.cc,
+// rebuilding the index wal_recovery.cc, the private index wal_private.cc and checkpoints
+// wal_checkpoint.cc; wal_connection.h has the states and invariants they keep.
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "vfs/sync.h"
+#include "wal/wal_connection.h"
+#include "wal/wal_internal.h"
+
+namespace journalkv::wal {
+
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
+using internal::kMaxWait;
+using internal::Sleep;
+
+namespace {
+
+std::atomic<WalHook> wal_hook{nullptr};
+std::atomic<uint32_t> first_generation{0};
+
+}  // namespace
+
+uint32_t internal::FirstGeneration() { return first_generation.load(std::memory_order_relaxed); }
+
+// Every wait for another connection passes the hook point "wait", where a schedule explorer
+// runs someone else.
+void internal::Sleep(base::Backoff& wait) {
+  CallWalHook("wait");
+  wait.Sleep();
+}
+
+uint64_t internal::RandomId() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) | rd();
+}
+
+void CallWalHook(const char* point) {
+  if (WalHook h = wal_hook.load(std::memory_order_relaxed)) h(point);
+}
+
+void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
+
+void SetFirstGenerationForTesting(uint32_t seq) {
+  first_generation.store(seq & 0x7fffffffu, std::memory_order_relaxed);
+}
+
+WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file,
+                         uint32_t page_size, const WalOptions& options)
+    : fs_(fs),
+      db_path_(std::move(db_path)),
+      wal2_(options.wal2),
+      nlogs_(wal2_ ? 2 : 1),
+      log_paths_{db_path_ + "-wal", db_path_ + "-wal2"},
+      wal_path_(log_paths_[0]),
+      shm_path_(db_path_ + "-shm"),
+      db_file_(db_file),
+      page_size_(page_size),
+      options_(options) {}
+
+WalConnection::~WalConnection() {
+  if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too
+  if (index_ != nullptr && slot_ >= 0) {
+    index_->set_pin(slot_, 0, 0);
+    index_->set_pin(slot_, 1, 0);
+    index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
+  }
+  if (index_ != nullptr) LeaveMark();
+}
+
+absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSystem* fs,
+                                                               const std::string& db_path,
+                                                               vfs::File* db_file,
+                                                               uint32_t page_size,
+                                                               const WalOptions& options) {
+  std::unique_ptr<WalConnection> wal(new WalConnection(fs, db_path, db_file, page_size, options));
+  JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
+  if (!wal->private_) JKV_RETURN_IF_ERROR(wal->ClaimSlot());
+  return wal;
+}
+
+// Joins the -shm of the database, or initialises it when this connection is alone (DMS).
+absl::Status WalConnection::Join(absl::Time deadline) {
+  const bool read_only = options_.read_only;
+  if (options_.exclusive_locking) return JoinExclusive();
+  absl::StatusOr<std::unique_ptr<vfs::File>> shm =
+      fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm});
+  if (!shm.ok() && read_only) return JoinPrivate(shm.status());
+  if (!shm.ok()) {
+    return absl::Status(shm.status().code(),
+                        absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
+                                     shm.status().message(),
+                                     "); every connection to a WAL database needs it"));
+  }
+  shm_file_ = std::move(*shm);
+  bool created = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
+    created |= !log_existed;
+    absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
+        wal::WalLog::Open(fs_, log_paths_[l], read_only);
+    if (read_only && absl::IsNotFound(log.status())) {
+      // No log (the last connection removed it): the database file holds every commit. A
+      // read-only connection cannot create the log; it opens it at the first snapshot that
+      // has frames in it, which a writer that created it has published (OpenLogForReading).
+    } else {
+      JKV_RETURN_IF_ERROR(log.status());
+      logs_[l] = std::move(*log);
+    }
+  }
+  if (created && !read_only && options_.sync != SyncLevel::kOff) {
+    // W5: the new log's directory entry is durable before any frame in it is relied on.
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
+  }
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  base::Backoff wait(deadline, kMaxWait);
+  while (true) {
+    JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
+    if (alone) {
+      // W10: a last read-only connection removes the -shm under DMS exclusive (CloseReadOnly);
+      // one that did so between this opener's open and its lock left it a file no other
+      // connection will find. Open the path again.
+      JKV_ASSIGN_OR_RETURN(const uint64_t links, shm_file_->LinkCount());
+      if (links == 0) {
+        CallWalHook("open:shm_removed");
+        JKV_RETURN_IF_ERROR(shm_file_->Unlock(kDms, 1));
+        JKV_ASSIGN_OR_RETURN(shm_file_,
+                             fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm}));
+        continue;
+      }
+      // No other connection has the index mapped: start it afresh from the log (W6).
+      absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
+          shm::WalIndex::OpenShared(shm_file_.get(), true);
+      if (DiskFull(index.status())) return JoinFullDisk(index.status());
+      JKV_RETURN_IF_ERROR(index.status());
+      index_ = std::move(*index);
+      JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+      JKV_ASSIGN_OR_RETURN(bool r,
+                           index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
+      JKV_CHECK(w && r);  // DMS exclusive: no other connection holds any lock
+      absl::Status s = RecoverIndex();
+      index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+      index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+      if (DiskFull(s)) {
+        // The log's frames need index regions the disk cannot give: read through a private
+        // index instead. The shared one is left initialised with no valid header, so the
+        // next connection alone (or the first reader) rebuilds it.
+        index_.reset();
+        return JoinFullDisk(s);
+      }
+      JKV_RETURN_IF_ERROR(s);
+      JKV_ASSIGN_OR_RETURN(bool shared, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
+      JKV_CHECK(shared);  // converting our own exclusive lock
+      return absl::OkStatus();
+    }
+    JKV_ASSIGN_OR_RETURN(bool joined, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
+    if (joined) {
+      // W10 (above): a shared DMS is taken only while another connection holds it too, so the
+      // file cannot have been removed: CloseReadOnly removes it only under DMS exclusive.
+      absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
+          shm::WalIndex::OpenShared(shm_file_.get(), false);
+      if (index.ok()) {
+        index_ = std::move(*index);
+        return absl::OkStatus();
+      }
+      if (DiskFull(index.status())) return JoinFullDisk(index.status());
+      if (!absl::IsUnavailable(index.status())) return index.status();
+      // Not initialised: its initialiser died before finishing. Let go and look again (alone,
+      // this connection initialises it).
+      JKV_RETURN_IF_ERROR(shm_file_->Unlock(kDms, 1));
+      if (absl::Now() >= deadline) {
+        return absl::FailedPreconditionError(index.status().message());
+      }
+    }
+    if (wait.Expired()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("busy: another connection is initialising ", shm_path_));
+    }
+    Sleep(wait);
+  }
+}
+
+
+// The -shm's pages could not get their disk blocks (vfs: MapSharedRegion allocates them, so that
+// a store never faults): the connection reads through a private index, as a read-only one
+// without write access to the -shm does, and refuses writes and checkpoints, which a full disk
+// could not take anyway. It holds no lock on the -shm, so it is not counted by anyone.
+absl::Status WalConnection::JoinFullDisk(const absl::Status& why) {
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  shm_file_->Unlock(kDms, 1).IgnoreError();  // closing the file drops it anyway
+  shm_file_.reset();
+  for (std::unique_ptr<wal::WalLog>& log : logs_) log.reset();
+  private_reason_ = absl::StrCat("the disk is full: ", why.message(),
+                                 "; this connection reads only until there is space");
+  return JoinPrivate(why);
+}
+
+bool WalConnection::DiskFull(const absl::Status& s) {
+  return absl::IsResourceExhausted(s) && !absl::StartsWith(s.message(), "busy");
+}
+
+// Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,
+// so the index can live on the heap and be rebuilt from the log here (W6).
+absl::Status WalConnection::JoinExclusive() {
+  bool created = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
+    created |= !log_existed;
+    JKV_ASSIGN_OR_RETURN(logs_[l], wal::WalLog::Open(fs_, log_paths_[l], /*read_only=*/false));
+  }
+  if (created && options_.sync != SyncLevel::kOff) {
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
+  }
+  index_ = shm::WalIndex::OpenHeap();
+  return RecoverIndex();
+}
+
+bool WalConnection::RestartAllowed() {
+  absl::StatusOr<bool> free = db_file_->CanLock(options_.private_reader_byte, 1, vfs::LockMode::kExclusive);
+  return free.ok() && *free;
+}
+
+// A connection that finds every slot it may claim taken (WalOptions::reader_slots; a heap
+// index, whose one connection needs one slot, ignores the option) reads under the overflow
+// marks instead (M1..M4): it works, at a few lock calls per read transaction.
+absl::Status WalConnection::ClaimSlot() {
+  const int slots = index_->shared() ? std::min(options_.reader_slots, shm::kMaxSlots)
+                                     : shm::kMaxSlots;
+  for (int slot = 0; slot < slots; ++slot) {
+    JKV_ASSIGN_OR_RETURN(bool mine, index_->TryLockSlot(slot));
+    if (!mine) continue;
+    slot_ = slot;
+    index_->set_pin(slot, 0, 0);  // a dead owner's pin
+    index_->set_pin(slot, 1, 0);
+    index_->set_owner(slot, internal::RandomId());
+    return absl::OkStatus();
+  }
+  if (!index_->shared()) {
+    return absl::InternalError(absl::StrCat(shm_path_, ": no free slot in a private wal-index"));
+  }
+  return absl::OkStatus();
+}
+
+// W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a
+// descriptor open for writing), so it never runs CloseLast; but it may have created the -shm
+// (to open a database whose last connection had removed it), which would then stay behind
+// after every read-only use. It removes it at close when both:
+//   1. it holds DMS exclusive on the -shm (converted from its shared lock): no other
+//      connection has the index open, and none can join it without that lock;
+//   2. then, no log exists: the database file holds every commit, so the index holds nothing
+//      (a log created after this check by an opener that then finds the -shm removed is
+//      indexed afresh from the path it opens again).
+// An opener that opened the -shm before the removal and locks it after finds it unlinked
+// (LinkCount 0) and opens the path again (Join). A log left by a crash is left, and so is its
+// -shm, for the next read-write connection to recover and remove.
+absl::Status WalConnection::CloseReadOnly() {
+  if (private_ || shm_file_ == nullptr) return absl::OkStatus();
+  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
+  JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
+  if (!alone) return absl::OkStatus();
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_ASSIGN_OR_RETURN(bool log, fs_->Exists(log_paths_[l]));
+    if (log) return absl::OkStatus();
+  }
+  CallWalHook("close:removing_shm");
+  return fs_->Delete(shm_path_);
+}
+
+absl::Status WalConnection::CloseLast() {
+  if (private_) return absl::OkStatus();  // JoinFullDisk: it neither wrote nor indexed anything
+  JKV_ASSIGN_OR_RETURN(WalSnapshot snap, BeginWrite(absl::Now() + options_.busy_timeout));
+  (void)snap;
+  absl::StatusOr<CheckpointResult> r = Checkpoint(CheckpointMode::kTruncate);
+  EndWrite();
+  JKV_RETURN_IF_ERROR(r.status());
+  if (r->blocked) return absl::OkStatus();  // keep the log: it still holds frames
+  // Everything is in the database file (C2) and the logs are empty: no file is needed.
+  for (int l = 0; l < nlogs_; ++l) JKV_RETURN_IF_ERROR(fs_->Delete(log_paths_[l]));
+  if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
+  if (options_.sync == SyncLevel::kExtra) {
+    // EXTRA's promise: the removal itself durable. No guarantee needs it: a log that comes
+    // back after a power loss is fully copied, and replaying it changes nothing.
+    JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "EXTRA log removal"));
+  }
+  return absl::OkStatus();
+}
+
+WalStats WalConnection::Stats() {
+  WalStats s;
+  {
+    base::MutexLock lock(&stats_mu_);
+    s = stats_;
+  }
+  shm::IndexHeader h;
+  if (index_->ReadHeader(&h)) {
+    s.log_frames = h.logs[0].mx_frame;
+    s.wal2_log_frames = wal2_ ? h.logs[1].mx_frame : 0;
+    s.current_log = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  }
+  s.wal2 = wal2_;
+  s.backfilled = index_->backfill(0);
+  if (wal2_) s.wal2_backfilled = index_->backfill(1);
+  uint64_t oldest = 0;
+  s.overflow_reader = !private_ && slot_ < 0;
+  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+    const uint64_t pin = index_->holder_pin(holder, s.current_log);
+    if (pin == 0 || !HolderLive(holder)) continue;
+    ++s.pinned_slots;
+    if (oldest == 0 || shm::PinBefore(pin, oldest)) oldest = pin;
+  }
+  s.oldest_pin_frame = oldest == 0 ? 0 : shm::PinFrame(oldest);
+  for (int l = 0; l < nlogs_; ++l) {
+    if (logs_[l] == nullptr) continue;
+    absl::StatusOr<uint64_t> size = logs_[l]->Size();
+    if (size.ok()) (l == 0 ? s.log_bytes : s.wal2_log_bytes) = *size;
+  }
+  return s;
+}
+
+}  // namespace journalkv::wal

@@ -1,0 +1,30 @@
+// What the files of WalConnection (wal_*.cc) share and nothing else includes.
+#ifndef JOURNALKV_WAL_WAL_INTERNAL_H_
+#define JOURNALKV_WAL_WAL_INTERNAL_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "base/backoff.h"
+
+namespace journalkv::wal::internal {
+
+// A wait for another connection's step in the WAL protocol (a -shm lock, a torn header, a
+// reader mark, the WRITE or CKPT lock) sleeps from 20 us doubling up to this: those steps take
+// microseconds, and a commit that waits longer than its own flush for one is time lost.
+inline constexpr absl::Duration kMaxWait = absl::Microseconds(250);
+// A reader that finds the two header copies different retries this often before it suspects
+// that the publishing writer died (the copies differ for the few nanoseconds of a publish).
+inline constexpr int kTornHeaderSpins = 1000;
+
+// One sleep of `wait`, after the hook point "wait" (where a schedule explorer runs another
+// connection).
+void Sleep(base::Backoff& wait);
+// 64 random bits (a process's slot owner tag, a rebuilt index's first change word).
+uint64_t RandomId();
+// SetFirstGenerationForTesting's value (0 unless a test set it).
+uint32_t FirstGeneration();
+
+}  // namespace journalkv::wal::internal
+
+#endif  // JOURNALKV_WAL_WAL_INTERNAL_H_

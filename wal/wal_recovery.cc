@@ -1,0 +1,203 @@
+// WalConnection's index from the log(s): the scan, the header that describes it (V1), the
+// rebuild under WRITE and RECOVER (W6), reading the index header until it is whole, and the
+// checks that find a header contradicting the log (IndexDamage, W6).
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "base/status_macros.h"
+#include "vfs/sync.h"
+#include "wal/wal_connection.h"
+#include "wal/wal_internal.h"
+
+namespace journalkv::wal {
+
+using internal::kMaxWait;
+using internal::Sleep;
+
+absl::StatusOr<std::array<wal::ScanResult, 2>> WalConnection::ScanLogs() {
+  std::array<wal::ScanResult, 2> scans;  // no log file (a read-only connection found none): empty
+  for (int l = 0; l < nlogs_; ++l) {
+    if (logs_[l] != nullptr) {
+      JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_, shm::MaxLogFrames()));
+    }
+  }
+  return scans;
+}
+
+shm::IndexHeader WalConnection::HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
+                                              const shm::IndexHeader* old) const {
+  shm::IndexHeader h;
+  h.page_size = page_size_;
+  for (int l = 0; l < nlogs_; ++l) {
+    const wal::ScanResult& scan = scans[l];
+    if (scan.header_valid) {
+      // Generations are 31 bits (shm::SeqAfter); a foreign top bit is dropped.
+      h.logs[l] = {scan.header.ckpt_seq & 0x7fffffffu, scan.header.salt1, scan.header.salt2,
+                   scan.mx_frame, scan.last_checksum};
+    } else {
+      // No usable log: the next writer starts a generation after the highest one seen.
+      h.logs[l] = {old != nullptr ? old->logs[l].ckpt_seq
+                                  : internal::FirstGeneration(),
+                   0, 0, 0, 0};
+    }
+  }
+  // V1: the later valid generation is the current log (a log with no valid header is empty).
+  h.current_log = 0;
+  if (wal2_ && scans[1].header_valid &&
+      (!scans[0].header_valid || shm::SeqAfter(h.logs[1].ckpt_seq, h.logs[0].ckpt_seq))) {
+    h.current_log = 1;
+  }
+  const int cur = static_cast<int>(h.current_log);
+  const int other = 1 - cur;
+  h.page_count = scans[cur].mx_frame > 0     ? scans[cur].db_size
+                 : wal2_ && scans[other].mx_frame > 0 ? scans[other].db_size
+                                                      : 0;
+  return h;
+}
+
+// W6. Rebuilds the index from the log(s): the valid prefix of each log is the truth, and in
+// WAL2 their order is their generations' (V1).
+absl::Status WalConnection::RecoverIndex() {
+  JKV_ASSIGN_OR_RETURN(auto scans, ScanLogs());
+  bool found = false;
+  for (int l = 0; l < nlogs_; ++l) {
+    if (scans[l].mx_frame == 0) continue;
+    found = true;
+    if (options_.sync >= SyncLevel::kFull) {
+      // W6: frames a crashed writer wrote but never synced are about to be published: make
+      // them durable first, so that what readers see from now on survives a power loss (and a
+      // FULL checkpoint, which relies on W1 for published frames, never copies a frame the
+      // log can still lose).
+      JKV_RETURN_IF_ERROR(
+          vfs::SyncFile(logs_[l]->file(), vfs::SyncKind::kData, "W6 log at recovery"));
+    }
+  }
+  shm::IndexHeader old;
+  const bool had_header = index_->ReadHeader(&old);
+  shm::IndexHeader h = HeaderFromScans(scans, had_header ? &old : nullptr);
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_RETURN_IF_ERROR(index_->Truncate(l, 0));
+    for (uint32_t f = 1; f <= scans[l].mx_frame; ++f) {
+      JKV_RETURN_IF_ERROR(index_->Append(l, f, scans[l].pages[f - 1]));
+    }
+  }
+  // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
+  h.change = had_header ? old.change + 1 : static_cast<uint32_t>(internal::RandomId());
+  // Copying again is harmless; what was copied is unknown: the file may hold page versions of
+  // any frame of the rebuilt logs (C3), so written_through and the target cover them whole
+  // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
+  // an older header of the same generation then finds the target past its snapshot.
+  for (int l = 0; l < nlogs_; ++l) {
+    checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
+  }
+  index_->WriteHeader(h);
+  if (found) {
+    base::MutexLock lock(&stats_mu_);
+    ++stats_.recoveries;
+  }
+  return absl::OkStatus();
+}
+
+// W6. A writer that died publishing left copy B (written first) whole and copy A torn, or B
+// torn and A whole: the whole one is the published state, and every index entry up to its
+// mx_frame is in place (W2), so republishing it repairs the index without touching the entries
+// that other connections' open read transactions are looking up. Only when neither copy checks
+// out (the -shm was damaged otherwise) is the index rebuilt from the log.
+absl::Status WalConnection::RepairHeader() {
+  shm::IndexHeader h;
+  if (index_->ReadHeaderCopy(1, &h) || index_->ReadHeaderCopy(0, &h)) {
+    ++h.change;
+    index_->WriteHeader(h);
+    for (int l = 0; l < nlogs_; ++l) {
+      // A dead writer's unpublished entries.
+      JKV_RETURN_IF_ERROR(index_->Truncate(l, h.logs[l].mx_frame));
+    }
+    return absl::OkStatus();
+  }
+  return RecoverIndex();
+}
+
+// Reads the published header; a header that stays torn means a process died publishing it,
+// and the index is rebuilt (W6) unless this connection's own writer is active.
+absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time deadline,
+                                                                  bool may_recover) {
+  shm::IndexHeader h;
+  base::Backoff wait(deadline, kMaxWait);
+  while (true) {
+    for (int i = 0; i < internal::kTornHeaderSpins; ++i) {
+      if (index_->ReadHeader(&h)) return h;
+    }
+    // W9: this connection's writer thread repairs under the WRITE it holds; another thread
+    // repairs only when this connection holds no WRITE, taking it under write_role_mu_ (the
+    // lock is granted to every thread of the File, so it tells nothing about this
+    // connection's own writer); while this connection's writer holds WRITE it waits.
+    const bool own_write = write_locked_.load(std::memory_order_acquire) &&
+                           writer_thread_.load(std::memory_order_acquire) ==
+                               std::this_thread::get_id();
+    if (own_write || may_recover) {
+      absl::Status s;
+      bool repaired = false;
+      {
+        std::optional<base::MutexLock> role;
+        if (!own_write) role.emplace(&write_role_mu_);
+        bool write = own_write;
+        if (!own_write && !write_locked_.load(std::memory_order_acquire)) {
+          JKV_ASSIGN_OR_RETURN(write,
+                               index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+        }
+        if (write) {
+          JKV_ASSIGN_OR_RETURN(bool r,
+                               index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
+          if (r) {
+            if (!index_->ReadHeader(&h)) s = RepairHeader();
+            index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+          }
+          if (!own_write) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
+          repaired = true;
+        }
+      }
+      JKV_RETURN_IF_ERROR(s);
+      if (repaired) continue;
+    }
+    if (wait.Expired()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("busy: the wal-index header of ", shm_path_, " is being rewritten"));
+    }
+    Sleep(wait);
+  }
+}
+
+absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
+  const auto damaged = [&](auto... what) {
+    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
+  };
+  for (int l = 0; l < nlogs_; ++l) {
+    if (index_->backfill(l) > h.logs[l].mx_frame) {
+      return damaged("log ", l, "'s backfill ", index_->backfill(l), " is past its last frame ",
+                     h.logs[l].mx_frame);
+    }
+  }
+  const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  const shm::LogState& c = h.logs[cur];
+  if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
+    return absl::OkStatus();
+  }
+  // One small read per transaction that follows another connection's (or the first one):
+  // the frame the next append chains from.
+  absl::StatusOr<wal::FrameHeader> last = logs_[cur]->ReadFrameHeader(c.mx_frame, page_size_);
+  if (absl::IsDataLoss(last.status())) return damaged(last.status().message());  // cut short
+  JKV_RETURN_IF_ERROR(last.status());
+  if (last->salt1 != c.salt1 || last->salt2 != c.salt2 || last->db_size == 0 ||
+      last->checksum != c.last_checksum) {
+    return damaged("its last frame ", c.mx_frame, " of ", logs_[cur]->path(),
+                   " is not the commit the header describes");
+  }
+  checked_change_ = h.change;
+  return absl::OkStatus();
+}
+
+}  // namespace journalkv::wal

@@ -1,0 +1,240 @@
+// WalConnection's writer: the WRITE lock and a restart or switch when the log is copied (W7,
+// W8, V3), appending frames (W2, W4, V6), the commit's sync (W1), its publish, a rollback of
+// unpublished frames and the end of the write.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "vfs/sync.h"
+#include "wal/wal_connection.h"
+#include "wal/wal_internal.h"
+
+namespace journalkv::wal {
+
+using internal::kMaxWait;
+using internal::Sleep;
+
+absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
+  JKV_DCHECK(!write_locked_.load());
+  if (private_) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  }
+  base::Backoff wait(deadline, kMaxWait);
+  while (true) {
+    {
+      base::MutexLock role(&write_role_mu_);  // W9
+      JKV_ASSIGN_OR_RETURN(bool locked,
+                           index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
+      if (locked) {
+        writer_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+        write_locked_.store(true, std::memory_order_release);
+        break;
+      }
+    }
+    if (wait.Expired()) {
+      return absl::ResourceExhaustedError("busy: another connection is writing the database");
+    }
+    Sleep(wait);
+  }
+  absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
+  absl::Status s = h.status();
+  if (s.ok()) {
+    absl::Status damage = IndexDamage(*h);
+    if (!damage.ok() && !absl::IsDataLoss(damage)) {
+      s = damage;  // an I/O error reading the log: not the index's fault
+    } else if (!damage.ok()) {
+      // W6: the index contradicts the log, the truth: rebuilt from it, as at a torn header.
+      absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
+      s = !r.ok() ? r.status()
+          : *r    ? RecoverIndex()
+                  : absl::ResourceExhaustedError(absl::StrCat(
+                        "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
+      if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+      if (s.ok()) h = ReadHeaderOrRecover(deadline, true);
+      if (s.ok()) s = h.status();
+      if (s.ok()) s = IndexDamage(*h);  // still: the rebuild did not take
+    }
+  }
+  if (s.ok() && !wal2_) {
+    // W7. A generation with no frames restarts too, so that every generation the writer
+    // writes has salts of its own (a rebuilt index may describe a log whose header was lost).
+    if (index_->backfill(0) == h->logs[0].mx_frame) s = MaybeRestart(*h, 0, false);
+  } else if (s.ok()) {
+    const int cur = static_cast<int>(h->current_log & 1);
+    const int other = 1 - cur;
+    const shm::LogState& c = h->logs[cur];
+    if (c.mx_frame == 0) {
+      // An empty current log restarts in place (salts of its own, as in WAL).
+      s = MaybeRestart(*h, cur, true);
+    } else if (index_->backfill(other) == h->logs[other].mx_frame &&
+               (c.mx_frame >= std::min(options_.wal2_switch_pages, shm::MaxLogFrames() / 2) ||
+                index_->backfill(cur) == c.mx_frame)) {
+      // (At half the frame limit at the latest, so that a log near it is left while the
+      // other one can take a whole transaction.)
+      // V3: the switch. The other log is in the database file: it becomes the current one.
+      const uint32_t before = h->current_log;
+      s = MaybeRestart(*h, other, true);
+      if (s.ok() && h->current_log != before) {
+        base::MutexLock lock(&stats_mu_);
+        ++stats_.log_switches;
+      }
+    }
+  }
+  cur_ = s.ok() && wal2_ ? static_cast<int>(h->current_log & 1) : 0;
+  if (s.ok()) s = index_->Truncate(cur_, h->logs[cur_].mx_frame);  // W2
+  if (!s.ok()) {
+    EndWrite();
+    return s;
+  }
+  writer_header_ = *h;
+  next_frame_ = h->logs[cur_].mx_frame + 1;
+  chain_ = h->logs[cur_].last_checksum;
+  CallWalHook("begin_write:locked");
+  return SnapshotOf(*h);
+}
+
+// W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
+// the log is simply not restarted this time), because a checkpoint reads the header and then
+// the backfill, and must not pair one generation's mx_frame with the next one's backfill.
+absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
+                                       absl::Time ckpt_deadline) {
+  // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
+  // frame is copied and no commit can start meanwhile, so it has nothing left to copy and ends
+  // at once. Skipping the restart instead would let a checkpointer that runs after every commit
+  // keep the log from ever restarting. In WAL2 the writer waits for no checkpoint (V3): its own
+  // may be copying the other log, so the restart is left to a later transaction, unless the
+  // generation has no salts of its own (a rebuilt index whose log header was lost), or a
+  // checkpoint's switch asks to wait (`ckpt_deadline`, V4: the other log is copied, so any
+  // checkpoint holding CKPT has nothing to copy and ends at once).
+  const bool wait = ckpt_deadline != absl::InfinitePast();
+  const bool may_skip = !wait && wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
+  if (may_skip) {
+    if (!ckpt_mu_.TryLock()) return absl::OkStatus();
+  } else {
+    ckpt_mu_.Lock();
+  }
+  absl::Status s;
+  absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
+  base::Backoff ckpt_wait(ckpt_deadline, kMaxWait);
+  while (wait && locked.ok() && !*locked && !ckpt_wait.Expired()) {
+    Sleep(ckpt_wait);
+    locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
+  }
+  if (!locked.ok()) s = locked.status();
+  if (locked.ok() && *locked) {
+    // A read-only private reader's frames must stay where they are.
+    if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
+      s = checkpoint::RestartLog(*index_, header, log, make_current, wal2_);
+      if (s.ok()) {
+        base::MutexLock lock(&stats_mu_);
+        ++stats_.log_restarts;
+      }
+    }
+    index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing the file drops it anyway
+  }
+  ckpt_mu_.Unlock();
+  return s;
+}
+
+absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
+                                      uint32_t commit_db_size, std::vector<uint32_t>* frames) {
+  JKV_DCHECK(write_locked_);
+  JKV_DCHECK(!pages.empty());
+  wal::WalLog& log = *logs_[cur_];
+  // A transaction the index cannot take (past the frame limit, or a -shm that cannot grow)
+  // fails here, before the log holds any of it: its frames written first, the commit frame
+  // among them, would be recovered after a crash although the commit was refused.
+  if (pages.size() > shm::MaxLogFrames() || next_frame_ > shm::MaxLogFrames() - pages.size() + 1) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        log.path(), ": the log is full: ", pages.size(), " frames from frame ", next_frame_,
+        " would pass the limit of ", shm::MaxLogFrames(),
+        " frames a log generation holds; checkpoint it (the log restarts once no reader holds "
+        "an older snapshot) or commit smaller transactions"));
+  }
+  JKV_RETURN_IF_ERROR(index_->Reserve(cur_, next_frame_,
+                                      next_frame_ + static_cast<uint32_t>(pages.size()) - 1));
+  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
+  if (next_frame_ == 1) {
+    // The chain starts from the header written here. The index's last_checksum of a
+    // generation with no frames is only a copy of this seed, and may differ (an index rebuilt
+    // from a log whose header was lost has none; a damaged -shm, anything); Publish replaces it.
+    JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
+    chain_ = seed;
+    if (options_.sync != SyncLevel::kOff) {
+      // W4: the new generation's header is durable before any of its frames is written (and,
+      // in WAL2, before this log is taken for the newer one by recovery, V1).
+      JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
+    }
+    const int other = 1 - cur_;
+    if (wal2_ && options_.sync == SyncLevel::kNormal && writer_header_.logs[other].mx_frame > 0 &&
+        writer_header_.logs[other].mx_frame > index_->backfill(other)) {
+      // V6: the log switched from is durable before the new one gets a frame; at NORMAL its
+      // newest commits were never synced, and a power loss that kept this log's frames but
+      // lost that log's tail would leave a state that was never committed.
+      JKV_RETURN_IF_ERROR(
+          vfs::SyncFile(logs_[other]->file(), vfs::SyncKind::kData, "V6 previous log"));
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(uint64_t chain,
+                       log.Append(log_header, next_frame_, chain_, pages, commit_db_size));
+  for (size_t i = 0; i < pages.size(); ++i) {
+    JKV_RETURN_IF_ERROR(index_->Append(cur_, next_frame_, pages[i].page_no.value()));  // W2
+    frames->push_back(next_frame_++);
+  }
+  chain_ = chain;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint32_t>> WalConnection::Spill(absl::Span<const wal::FramePage> pages) {
+  std::vector<uint32_t> frames;
+  JKV_RETURN_IF_ERROR(WriteFrames(pages, 0, &frames));
+  return frames;
+}
+
+absl::StatusOr<std::vector<uint32_t>> WalConnection::Commit(absl::Span<const wal::FramePage> pages,
+                                                          uint32_t db_size) {
+  JKV_DCHECK(!pages.empty() && db_size > 0);
+  std::vector<uint32_t> frames;
+  JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &frames));
+  commit_pages_ = db_size;
+  CallWalHook("commit:appended");
+  if (options_.sync >= SyncLevel::kFull) {
+    // W1: every frame of the transaction is durable before the commit is published. The log
+    // is preallocated, so this flush writes data only.
+    JKV_RETURN_IF_ERROR(vfs::SyncFile(logs_[cur_]->file(), vfs::SyncKind::kData, "W1 log"));
+  }
+  return frames;
+}
+
+WalSnapshot WalConnection::Publish() {
+  shm::LogState& state = writer_header_.logs[cur_];
+  state.mx_frame = next_frame_ - 1;
+  state.last_checksum = chain_;
+  writer_header_.page_count = commit_pages_;  // as recovery would find it (HeaderFromScans)
+  ++writer_header_.change;
+  index_->WriteHeader(writer_header_);  // W2: entries first, then the header
+  checked_change_ = writer_header_.change;  // its last frame is the one just written
+  return SnapshotOf(writer_header_);
+}
+
+absl::Status WalConnection::Rollback() {
+  const uint32_t published = writer_header_.logs[cur_].mx_frame;
+  next_frame_ = published + 1;
+  chain_ = writer_header_.logs[cur_].last_checksum;
+  return index_->Truncate(cur_, published);  // W2
+}
+
+void WalConnection::EndWrite() {
+  if (!write_locked_.load(std::memory_order_acquire)) return;
+  base::MutexLock role(&write_role_mu_);  // W9
+  write_locked_.store(false, std::memory_order_release);
+  writer_thread_.store(std::thread::id(), std::memory_order_release);
+  index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
+}
+
+}  // namespace journalkv::wal
