@@ -1,5 +1,6 @@
-// The pager: page-level transactions over one database file, with a page cache, the freelist,
-// the rollback journal and the database file locks.
+// The pager: page-level transactions over one database file, with a page cache, the header
+// and the freelist, carried to the disk by one journaling strategy (journal_strategy.h): the
+// rollback journal or the write-ahead log.
 //
 // Users: the B+tree (through PageReader / PageWriter) and the engine (Open, transactions,
 // stats). Thread-safety: a Pager is safe to use from many threads; each transaction object is
@@ -7,11 +8,15 @@
 // WriteTxn per database across all threads and processes (others wait up to the busy timeout,
 // then get ResourceExhausted("busy: ...")).
 //
-// The pager's source files: pager.cc (transactions, cache, header, freelist, and the dispatch to
-// how a transaction reaches the disk), pager_rollback.cc (the rollback journal's protocol,
-// below) and pager_wal.cc with wal_strategy.{h,cc} (WAL mode, its own state table and W1..W7).
+// The pager's source files: pager.cc (opening, switching the journal family, the dispatch to
+// the strategy), pager_core.{h,cc} (what the strategies share of it, and the database file's
+// creation and recovery), pager_txn.cc (what every mode's transactions share: pages, the
+// freelist, the checks of their callers), rollback_strategy.{h,cc} (the rollback journal's
+// protocol, below) and wal_strategy.{h,cc} with wal_policy.cc (WAL and WAL2 over
+// wal::WalConnection, wal/wal_connection.h: its own state table, W1..W10, V1..V6, M1..M4).
 //
-// States of a pager (rollback-journal modes; `readers_` counts open ReadTxn):
+// States of a pager in the rollback-journal modes (`readers_` counts open ReadTxn;
+// RollbackStrategy checks them with JKV_DCHECK at each transition):
 //
 //      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
 //      |  IDLE  | ------------------------> | SHARED | --------------> | RESERVED |
@@ -70,11 +75,8 @@
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,67 +86,24 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "base/mutex.h"
 #include "base/types.h"
-#include "checkpoint/background.h"
-#include "checkpoint/policy.h"
+#include "checkpoint/checkpointer.h"
 #include "pager/db_format.h"
-#include "pager/db_lock.h"
-#include "pager/journal.h"
+#include "pager/journal_strategy.h"
 #include "pager/page_access.h"
-#include "pager/page_cache.h"
+#include "pager/pager_core.h"
 #include "pager/pager_options.h"
-#include "wal/wal_connection.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
 
-class Pager;
-
-// What the checkpoint policy did, and where WAL writers spent their time (WAL mode).
-struct PolicyStats {
-  std::string name;                   // the policy's Name()
-  uint64_t policy_checkpoints = 0;    // run on committing threads (kCheckpointNow)
-  uint64_t policy_errors = 0;         // of those, failed (the commit stands); DeferError
-  std::string policy_last_error;      // empty: none
-  uint64_t background_checkpoints = 0;  // steps of the background checkpointer
-  uint64_t background_errors = 0;
-  std::string background_last_error;  // empty: none
-  absl::Duration background_time;     // spent in background steps
-  uint64_t blocked_commits = 0;       // commits a kBlockUnder decision blocked
-  uint64_t blocked_timeouts = 0;      // of those, released by the busy timeout, not the log
-  absl::Duration blocked_writer_time;  // committing threads blocked by the policy
-  uint32_t max_log_frames = 0;        // the largest log this connection's commits left
-  uint64_t write_txns = 0;            // write transactions ended (committed or rolled back)
-  absl::Duration write_lock_wait;     // of those, waiting for the writer role and WRITE lock
-  absl::Duration write_work;          // the rest, from the lock to the end (policy blocking too)
-};
-
-struct PagerStats {
-  uint64_t cache_hits = 0;
-  uint64_t cache_misses = 0;
-  uint64_t commits = 0;
-  uint64_t rollbacks = 0;
-  uint64_t spills = 0;
-  uint64_t recoveries = 0;  // hot journals rolled back by this pager
-  uint64_t journal_end_failures = 0;  // commits whose journal could not be ended (harmless)
-  uint32_t page_count = 0;
-  uint32_t freelist_count = 0;
-  uint64_t cached_pages = 0;
-  uint32_t page_size = 0;
-  bool wal_mode = false;
-  wal::WalStats wal;  // WAL mode only
-  PolicyStats policy;  // WAL mode only
-};
-
-// A read transaction: one snapshot of the database for its whole life.
-class ReadTxn final : public PageReader {
+// A read transaction: one snapshot of the database for its whole life. Made by the
+// journaling strategy, whose subclass holds the snapshot and reads the pages.
+class ReadTxn : public PageReader {
  public:
-  ~ReadTxn() override;
   ReadTxn(const ReadTxn&) = delete;
   ReadTxn& operator=(const ReadTxn&) = delete;
 
-  absl::StatusOr<PageRef> Get(PageNo page_no) override;
   uint32_t page_count() const override { return header_.page_count; }
   uint32_t usable_size() const override { return UsableSize(header_.page_size); }
   uint32_t meta(int slot) const override { return header_.meta[slot]; }
@@ -159,18 +118,22 @@ class ReadTxn final : public PageReader {
   absl::StatusOr<std::vector<std::string>> CheckPages();
   const DbHeader& header() const { return header_; }
 
- private:
-  friend class Pager;
-  ReadTxn(Pager* pager, const DbHeader& header, const wal::WalSnapshot& snapshot)
-      : pager_(pager), header_(header), snapshot_(snapshot) {}
-  Pager* const pager_;
-  const std::thread::id thread_ = std::this_thread::get_id();  // WAL: the thread that began it
+ protected:
+  ReadTxn(PagerCore* core, const DbHeader& header) : core_(core), header_(header) {}
+  // InvalidArgument unless 2 <= page_no <= page_count (page 1 is the header's).
+  absl::Status CheckPageNo(PageNo page_no) const;
+  // The page as this snapshot sees it, read and checked without the cache (CheckPages).
+  virtual absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadUncached(PageNo page_no) = 0;
+
+  PagerCore* const core_;
+  const std::thread::id thread_ = std::this_thread::get_id();  // the thread that began it
   const DbHeader header_;
-  const wal::WalSnapshot snapshot_;  // WAL mode: the snapshot this transaction reads
 };
 
-// The write transaction. Destroying it without Commit rolls back.
-class WriteTxn final : public PageWriter {
+// The write transaction. Destroying it without Commit rolls back. Made by the journaling
+// strategy, whose subclass implements the hooks below (where a clean page comes from, the
+// spill, the commit, the undo) and holds its per-transaction state.
+class WriteTxn : public PageWriter {
  public:
   ~WriteTxn() override;
   WriteTxn(const WriteTxn&) = delete;
@@ -193,66 +156,72 @@ class WriteTxn final : public PageWriter {
   // Discards every change. Idempotent.
   absl::Status Rollback();
 
-  // When the transaction holds more dirty pages than the cache capacity, writes them to the
-  // database file (journaling their originals first) and drops them from memory, so that a
-  // transaction larger than the cache still works. This takes the EXCLUSIVE lock until the
-  // transaction ends. Every span returned by GetMutable or Allocate before this call is invalid
-  // after it: call it only between operations (the engine does, after each Put and Delete).
+  // When the transaction holds more dirty pages than the cache capacity, writes them out (the
+  // rollback journal: to the database file, journaling their originals first, under the
+  // EXCLUSIVE lock until the transaction ends; WAL: to the log, unpublished) and drops them
+  // from memory, so that a transaction larger than the cache still works. Every span returned
+  // by GetMutable or Allocate before this call is invalid after it: call it only between
+  // operations (the engine does, after each Put and Delete).
   absl::Status SpillIfNeeded();
 
   absl::StatusOr<std::vector<PageNo>> FreelistPages();
   const DbHeader& header() const { return header_; }
   size_t dirty_pages() const { return dirty_.size(); }
+  // Records `family` in page 1 at commit (the pager's switch between journal families).
+  void set_journal_family(JournalFamily family) { header_.journal_family = family; }
 
- private:
-  friend class Pager;
+ protected:
   struct DirtyPage {
     std::shared_ptr<PageBuffer> buffer;
     std::shared_ptr<const PageBuffer> original;  // null: nothing to journal for this page
   };
+  using DirtyMap = absl::flat_hash_map<uint32_t, DirtyPage>;
 
-  WriteTxn(Pager* pager, const DbHeader& header, const wal::WalSnapshot& snapshot);
-  absl::Status CheckUsable() const;
+  WriteTxn(PagerCore* core, const DbHeader& header)
+      : core_(core), start_header_(header), header_(header) {}
+
+  // --- The strategy's hooks.
   // The committed image of a page this transaction has not dirtied (WAL: a frame it spilled).
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no);
-  absl::Status SpillToLog();
-  absl::Status CommitToLog();
+  virtual absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) = 0;
+  // Whether MakeDirty keeps the committed image of `page_no` as the page's original (the
+  // rollback journal saves originals; the WAL never needs them).
+  virtual bool KeepsOriginal(PageNo page_no) const = 0;
+  // True once the transaction has written anything outside memory (spilled pages).
+  virtual bool HasWritten() const = 0;
+  // Writes out every dirty page and clears dirty_ (SpillIfNeeded).
+  virtual absl::Status SpillPages() = 0;
+  // Makes the transaction durable and visible and ends it (End); Commit undoes it on error.
+  virtual absl::Status CommitPages() = 0;
+  // Undoes what the transaction wrote outside memory; *clear_cache is set when the page cache
+  // may hold pages it wrote. A failure here is the handle's sticky error (set by the caller).
+  virtual absl::Status UndoWrites(bool* clear_cache) = 0;
+  // Gives up the writer role (the locks, WAL: the WRITE lock), after dirty_ is cleared.
+  virtual void EndWrite(bool clear_cache) = 0;
+
+  absl::Status CheckUsable() const;
+  // Ends the transaction: finished, dirty pages dropped, the writer role given up.
+  void End(bool clear_cache);
+
+  PagerCore* const core_;
+  const DbHeader start_header_;
+  DbHeader header_;
+  absl::Status failed_;  // a failure that forces rollback
+  DirtyMap dirty_;
+
+ private:
   absl::Status CheckPageNo(PageNo page_no) const;
   absl::StatusOr<DirtyPage*> MakeDirty(PageNo page_no);
   DirtyPage* AddBlankPage(PageNo page_no);
-  absl::Status Spill();
-  absl::Status WritePages(std::vector<PageNo>& pages);
-  absl::Status CommitToFile();
-  void End(bool committed);
 
-  Pager* const pager_;
-  const DbHeader start_header_;
-  DbHeader header_;
   bool finished_ = false;
-  bool spilled_ = false;    // some pages of this transaction are in the database file
-  bool exclusive_ = false;  // holds the EXCLUSIVE lock
-  bool page1_marked_ = false;  // a spill wrote page 1 with the new change counter (I5)
-  // What this transaction did to the database file, for the debug checks of I2 and I5.
-  enum class DbWrites { kNone, kUnsynced, kSynced };
-  DbWrites db_writes_ = DbWrites::kNone;
-  absl::Status failed_;     // a failure that forces rollback
-  uint64_t journal_end_failures_ = 0;
-  absl::flat_hash_map<uint32_t, DirtyPage> dirty_;
-  absl::flat_hash_set<uint32_t> journaled_;         // original already in the journal
-  absl::flat_hash_set<uint32_t> freed_;             // freed by this transaction
-  absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
-  // WAL mode.
-  const wal::WalSnapshot snapshot_;
-  absl::Time locked_at_;        // when the writer role and WRITE lock were held
-  absl::Duration lock_wait_;    // how long that took
-  absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
+  absl::flat_hash_set<uint32_t> freed_;  // freed by this transaction
 };
 
 // How many generations past the one it was last cleared at a WAL connection's page cache is
-// cleared (Pager::NoteGenerationLocked): 2^29, or what a test sets (0: 2^29 again).
+// cleared (WalStrategy::NoteGenerationLocked): 2^29, or what a test sets (0: 2^29 again).
 void SetCacheGenerationSpanForTesting(uint32_t span);
 
-class Pager {
+class Pager : private PagerCore {
  public:
   // Opens (creating when missing, unless read-only) the database at `path`. Rolls back a hot
   // journal. InvalidArgument for a directory or a file that is not a journalkv database,
@@ -281,7 +250,7 @@ class Pager {
   // OK with nothing to report.
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(mu_);
-  bool wal_mode() const { return wal_ != nullptr; }
+  bool wal_mode() const { return strategy_->family() != JournalFamily::kRollback; }
 
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }
@@ -290,17 +259,12 @@ class Pager {
   vfs::FileSystem* fs() const { return fs_; }
   PagerStats Stats() ABSL_LOCKS_EXCLUDED(mu_);
   // The first error that put the pager in its error state (OK when none).
-  absl::Status sticky_error() ABSL_LOCKS_EXCLUDED(mu_);
+  using PagerCore::sticky_error;
 
  private:
-  friend class ReadTxn;
-  friend class WriteTxn;
-
   Pager(vfs::FileSystem* fs, std::string path, const PagerOptions& options,
         std::unique_ptr<vfs::File> db_file);
-  // Methods annotated ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) hold it on entry and on return, but
-  // AcquireReservedLocked, WaitFor and Retry with unlock_while_sleeping (and their callers)
-  // release it while they sleep: guarded state read before such a call may change across it.
+  PagerCore* core() { return this; }  // what the strategies see of this pager
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // WAL: a page 1 that does not decode may be a checkpoint's torn copy of a page the log still
   // holds (C1: the log was durable before the checkpoint wrote it): take the page size from
@@ -312,122 +276,12 @@ class Pager {
   absl::Status LeaveWalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the journal family in page 1 through a rollback-journaled write transaction.
   absl::Status SetFamily(JournalFamily family) ABSL_LOCKS_EXCLUDED(mu_);
-  // WAL: the header of `snapshot` (page 1 as the snapshot sees it).
-  absl::StatusOr<DbHeader> WalHeaderLocked(const wal::WalSnapshot& snapshot)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WAL: a snapshot is about to be read through the page cache. The cache's keys name a log
-  // generation by its 31 bits, so they repeat 2^31 generations apart: the cache is cleared
-  // whenever this connection sees a generation 2^29 or more past the one it was last cleared
-  // at (or before it), long before any key can name two page versions.
-  void NoteGenerationLocked(const wal::WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginWalRead() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWalWrite() ABSL_LOCKS_EXCLUDED(mu_);
-  // Waits for this handle's writer role and the WRITE lock (mu_ released while waiting).
-  absl::StatusOr<wal::WalSnapshot> AcquireWalWriterLocked(absl::Time deadline)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseWalWriter() ABSL_LOCKS_EXCLUDED(mu_);
-  // Asks the checkpoint policy what to do after a commit that appended `commit_frames`, and
-  // does it (checkpoint/policy.h).
-  void AfterWalCommit(uint32_t commit_frames) ABSL_LOCKS_EXCLUDED(mu_);
-  // Sets up the policy and the (not yet started) background checkpointer. Called by Open.
-  void StartPolicy();
-  // Runs a checkpoint of `mode` (WAL: FULL, RESTART, TRUNCATE as the writer; WAL2: as the
-  // writer only to switch logs, V4); a failed sync puts the handle in its error state (I7).
-  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
-                                                             const std::atomic<bool>* stop,
-                                                             bool defer = false)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // One step of the background checkpointer (checkpoint/background.h).
-  absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop) ABSL_LOCKS_EXCLUDED(mu_);
-  // An error a policy's checkpoint met after its commit had succeeded, reported (once) by the
-  // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk, busy)
-  // only the first time until a checkpoint succeeds (a disk that stays full would otherwise
-  // fail every other commit, which the log has room for), the rest counted in PolicyStats.
-  void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status InitializeNewLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<DbHeader> ReadHeaderFromFile();
-  bool opening_ = false;  // Open is running: accept either journal family in page 1
-  // Retries `attempt` (one try of a file lock: &DbLock::TryShared, ...) with growing sleeps
-  // until it succeeds or `deadline` passes (ResourceExhausted "busy: <what>"). With
-  // `unlock_while_sleeping`, mu_ is released during each sleep.
-  absl::Status Retry(absl::Time deadline, bool unlock_while_sleeping, absl::string_view what,
-                     absl::StatusOr<bool> (DbLock::*attempt)()) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sleeps with mu_ released.
-  void SleepUnlocked(absl::Duration duration) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Waits on cv_ until `done()` or the deadline (ResourceExhausted "busy: <what>"). `done` is
-  // called with mu_ held (a lambda annotated ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_)).
-  template <typename F>
-  absl::Status WaitFor(absl::Time deadline, absl::string_view what, F done)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AcquireSharedLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AcquireReservedLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ValidateCacheLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status RecoverLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status RollBackHotJournalLocked(absl::Time deadline, std::optional<uint32_t> db_page_size)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Used by the transactions.
-  // The committed image of a page as `snapshot` sees it (WAL; ignored in rollback modes).
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
-                                                              PageNo page_no)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(PageNo page_no);
-  // WAL: reads (uncached) and checks the version `version` of a page.
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadWalPage(const wal::WalSnapshot& snapshot,
-                                                                PageNo page_no,
-                                                                wal::PageVersion* version);
-  // Checks a page image read from the file (or log) and turns short reads into DataLoss.
-  absl::Status CheckLoaded(PageNo page_no, const absl::Status& read, const PageBuffer& buffer);
-  void EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(mu_);
-  void Publish(WriteTxn& txn, const DbHeader& header) ABSL_LOCKS_EXCLUDED(mu_);
-  void CacheSpilled(PageNo page_no, std::shared_ptr<const PageBuffer> buffer)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void EndWrite(bool clear_cache) ABSL_LOCKS_EXCLUDED(mu_);
-  void SetStickyError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The lock held on the database file, for debug checks of the state table.
-  LockLevel lock_level() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Time Deadline() const { return absl::Now() + options_.busy_timeout; }
-
-  // Immutable after Open().
-  vfs::FileSystem* const fs_;
-  const std::string path_;
-  const std::string journal_path_;
-  const PagerOptions options_;
-  const std::unique_ptr<vfs::File> db_file_;
-  uint32_t page_size_ = 0;
-  std::unique_ptr<Journal> journal_;  // used by the writer only (rollback modes)
-  std::unique_ptr<wal::WalConnection> wal_;  // WAL mode (set during Open, then immutable)
-  std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // WAL mode (immutable after Open)
-  // WAL mode: its thread starts when the policy first wakes it, and stops before the pager
-  // closes anything.
-  std::unique_ptr<checkpoint::BackgroundCheckpointer> background_;
-  std::atomic<int64_t> last_checkpoint_ns_{0};  // when this handle's last checkpoint ended
-  std::atomic<bool> has_deferred_{false};
-
-  // State below is guarded by mu_.
-  base::Mutex mu_;
-  base::CondVar cv_;  // signalled when readers_, writer_active_ or exclusive change
-  DbLock lock_ ABSL_GUARDED_BY(mu_);
-  DbHeader header_ ABSL_GUARDED_BY(mu_);  // as last committed
-  PageCache cache_;  // thread-safe on its own
-  std::atomic<uint64_t> cache_hits_{0};
-  std::atomic<uint64_t> cache_misses_{0};
-  int readers_ ABSL_GUARDED_BY(mu_) = 0;
-  bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
-  bool writer_exclusive_ ABSL_GUARDED_BY(mu_) = false;  // new readers wait
-  absl::Status sticky_ ABSL_GUARDED_BY(mu_);
-  // WAL: the published state header_ belongs to (change, current generation, frame, log).
-  std::optional<std::array<uint32_t, 4>> wal_header_key_ ABSL_GUARDED_BY(mu_);
-  uint32_t cache_generation_ ABSL_GUARDED_BY(mu_) = 0;  // see NoteGenerationLocked
-  PagerStats stats_ ABSL_GUARDED_BY(mu_);
-  absl::Status deferred_ ABSL_GUARDED_BY(mu_);  // see DeferError
-  // A ResourceExhausted deferred since the last checkpoint that succeeded (DeferError).
-  bool exhausted_deferred_ ABSL_GUARDED_BY(mu_) = false;
-  // Threads with a read transaction of this handle open: a blocking policy never blocks them.
-  absl::flat_hash_map<std::thread::id, int> reading_threads_ ABSL_GUARDED_BY(mu_);
+  // How transactions reach the disk: the rollback journal while Open runs (every opener rolls
+  // back a hot journal and may switch the family byte through it), then the mode's own. Set
+  // during Open, then immutable.
+  std::unique_ptr<JournalStrategy> strategy_;
 };
 
 }  // namespace journalkv::pager

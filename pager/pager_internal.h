@@ -1,4 +1,4 @@
-// Helpers shared by the pager's source files (pager.cc, pager_rollback.cc, pager_wal.cc); not
+// Helpers shared by the pager's source files (pager*.cc, rollback_strategy.cc, wal_*.cc); not
 // part of the pager's interface.
 #ifndef JOURNALKV_PAGER_PAGER_INTERNAL_H_
 #define JOURNALKV_PAGER_PAGER_INTERNAL_H_
@@ -13,7 +13,7 @@
 #include "base/types.h"
 #include "pager/db_format.h"
 #include "pager/page_access.h"
-#include "pager/pager.h"
+#include "pager/pager_core.h"
 
 namespace journalkv::pager {
 
@@ -41,17 +41,6 @@ inline uint64_t Offset(PageNo page_no, uint32_t page_size) {
 
 inline uint64_t ChangeCounter(const PageBuffer& page1) {
   return base::DecodeFixed64(page1.bytes.get() + kChangeCounterOffset);
-}
-
-template <typename F>
-absl::Status Pager::WaitFor(absl::Time deadline, absl::string_view what, F done) {
-  while (!done()) {
-    if (!sticky_.ok()) return sticky_;
-    if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout && !done()) {
-      return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace journalkv::pager

@@ -1,4 +1,4 @@
-// The pager's side of checkpoints in WAL mode: Db::Checkpoint, the checkpoint policy asked
+// WalStrategy's checkpoints (wal_strategy.h): Db::Checkpoint, the checkpoint policy asked
 // after each commit (checkpoint/policy.h), and the background checkpointer's steps
 // (checkpoint/background.h).
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
-#include "pager/pager.h"
+#include "pager/wal_strategy.h"
 #include "vfs/sync.h"
 
 namespace journalkv::pager {
@@ -25,21 +25,21 @@ constexpr absl::Duration kBlockedPoll = absl::Milliseconds(1);
 
 }  // namespace
 
-void Pager::StartPolicy() {
-  policy_ = options_.checkpoint_policy;
+void WalStrategy::StartPolicy() {
+  policy_ = core_->options_.checkpoint_policy;
   if (policy_ == nullptr) {
     policy_ = *checkpoint::ParseCheckpointPolicy(checkpoint::kDefaultCheckpointPolicy);
   }
   background_ = std::make_unique<checkpoint::BackgroundCheckpointer>(
       [this](const std::atomic<bool>& stop) { return BackgroundStep(stop); }, kBlockedPoll);
-  base::MutexLock lock(&mu_);
-  stats_.policy.name = policy_->Name();
+  base::MutexLock lock(&core_->mu_);
+  core_->stats_.policy.name = policy_->Name();
 }
 
-void Pager::DeferError(const absl::Status& status) {
-  base::MutexLock lock(&mu_);
-  ++stats_.policy.policy_errors;
-  stats_.policy.policy_last_error = status.ToString();
+void WalStrategy::DeferError(const absl::Status& status) {
+  base::MutexLock lock(&core_->mu_);
+  ++core_->stats_.policy.policy_errors;
+  core_->stats_.policy.policy_last_error = status.ToString();
   if (absl::IsResourceExhausted(status)) {
     if (exhausted_deferred_) return;  // told once already; counted above
     exhausted_deferred_ = true;
@@ -51,62 +51,61 @@ void Pager::DeferError(const absl::Status& status) {
   has_deferred_.store(true, std::memory_order_release);
 }
 
-absl::Status Pager::TakeDeferredError() {
+absl::Status WalStrategy::TakeDeferredError() {
   // The common case costs two atomic loads: nothing to report.
   if (background_ != nullptr && background_->has_error()) return background_->TakeError();
   if (!has_deferred_.load(std::memory_order_acquire)) return absl::OkStatus();
-  base::MutexLock lock(&mu_);
+  base::MutexLock lock(&core_->mu_);
   has_deferred_.store(false, std::memory_order_release);
   return std::exchange(deferred_, absl::OkStatus());
 }
 
-absl::StatusOr<CheckpointResult> Pager::Checkpoint(CheckpointMode mode) {
-  if (wal_ == nullptr) return CheckpointResult{};
+absl::StatusOr<CheckpointResult> WalStrategy::Checkpoint(CheckpointMode mode) {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
   return RunCheckpoint(mode, nullptr);
 }
 
-absl::StatusOr<CheckpointResult> Pager::RunCheckpoint(CheckpointMode mode,
+absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
                                                       const std::atomic<bool>* stop, bool defer) {
   absl::StatusOr<CheckpointResult> r;
-  JKV_RETURN_IF_ERROR(sticky_error());
+  JKV_RETURN_IF_ERROR(core_->sticky_error());
   if (mode == CheckpointMode::kPassive) {
     r = wal_->Checkpoint(mode, stop, defer);
   } else if (wal_->wal2()) {
     // V4: the writer role only for the switches, never for a copy.
     wal::WalConnection::WriterRole writer;
     writer.acquire = [this]() -> absl::Status {
-      base::MutexLock lock(&mu_);
-      return AcquireWalWriterLocked(Deadline()).status();
+      base::MutexLock lock(&core_->mu_);
+      return AcquireWriterLocked(core_->Deadline()).status();
     };
-    writer.release = [this] { ReleaseWalWriter(); };
+    writer.release = [this] { ReleaseWriter(); };
     r = wal_->Wal2Checkpoint(mode, writer);
   } else {
     // WAL's FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer
     // role and the WRITE lock.
     {
-      base::MutexLock lock(&mu_);
-      JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, AcquireWalWriterLocked(Deadline()));
+      base::MutexLock lock(&core_->mu_);
+      JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, AcquireWriterLocked(core_->Deadline()));
       (void)snapshot;
     }
     r = wal_->Checkpoint(mode, stop);
-    ReleaseWalWriter();
+    ReleaseWriter();
   }
   if (!r.ok() && vfs::IsSyncFailure(r.status())) {
-    base::MutexLock lock(&mu_);
-    SetStickyError(r.status());  // I7
+    base::MutexLock lock(&core_->mu_);
+    core_->SetStickyError(r.status());  // I7
   }
   if (r.ok() && !r->stopped) {
     last_checkpoint_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
-    base::MutexLock lock(&mu_);
+    base::MutexLock lock(&core_->mu_);
     exhausted_deferred_ = false;
   }
   return r;
 }
 
-absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
+absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) {
   // A handle in its error state touches no file until it is reopened (I7).
-  if (!sticky_error().ok()) return false;
+  if (!core_->sticky_error().ok()) return false;
   // At FULL and EXTRA a step that copies something leaves it unsynced and unpublished (the
   // frames are durable already, W1), so a checkpointer woken after every commit flushes the
   // database once per batch: the step that finds nothing new, or the one a blocked writer
@@ -120,7 +119,7 @@ absl::StatusOr<bool> Pager::BackgroundStep(const std::atomic<bool>& stop) {
   return r.copied > 0 && r.backfilled < r.log_frames && !r.stopped && defer;
 }
 
-void Pager::AfterWalCommit(uint32_t commit_frames) {
+void WalStrategy::AfterCommit(uint32_t commit_frames) {
   uint32_t total_frames = 0;  // WAL2: both logs (the policy sees the non-current one)
   checkpoint::LogSnapshot log = wal_->PolicyView(&total_frames);
   log.commit_frames = commit_frames;
@@ -128,8 +127,8 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
     log.since_last_checkpoint = absl::Now() - absl::FromUnixNanos(last);
   }
   {
-    base::MutexLock lock(&mu_);
-    stats_.policy.max_log_frames = std::max(stats_.policy.max_log_frames, total_frames);
+    base::MutexLock lock(&core_->mu_);
+    core_->stats_.policy.max_log_frames = std::max(core_->stats_.policy.max_log_frames, total_frames);
   }
   const PolicyDecision decision = policy_->AfterCommit(log);
   switch (decision.action) {
@@ -138,8 +137,8 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
     case PolicyAction::kCheckpointNow: {
       absl::StatusOr<CheckpointResult> r = RunCheckpoint(decision.mode, nullptr);
       {
-        base::MutexLock lock(&mu_);
-        ++stats_.policy.policy_checkpoints;
+        base::MutexLock lock(&core_->mu_);
+        ++core_->stats_.policy.policy_checkpoints;
       }
       // The commit stands; a failed sync already put the handle in its error state.
       if (!r.ok() && !vfs::IsSyncFailure(r.status())) DeferError(r.status());
@@ -152,7 +151,7 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
       break;
   }
   {
-    base::MutexLock lock(&mu_);
+    base::MutexLock lock(&core_->mu_);
     if (reading_threads_.contains(std::this_thread::get_id())) {
       // This thread's own read transaction may be what holds the checkpoint back: waiting
       // would wait for itself.
@@ -164,13 +163,13 @@ void Pager::AfterWalCommit(uint32_t commit_frames) {
   const absl::Time start = absl::Now();
   const uint32_t limit = decision.limit;
   const bool under = background_->WaitUntil(
-      [this, limit] { return wal_->Progress().live_frames < limit; }, start + options_.busy_timeout);
+      [this, limit] { return wal_->Progress().live_frames < limit; }, start + core_->options_.busy_timeout);
   const absl::Duration blocked = absl::Now() - start;
   wal::CallWalHook("policy:released");
-  base::MutexLock lock(&mu_);
-  ++stats_.policy.blocked_commits;
-  if (!under) ++stats_.policy.blocked_timeouts;
-  stats_.policy.blocked_writer_time += blocked;
+  base::MutexLock lock(&core_->mu_);
+  ++core_->stats_.policy.blocked_commits;
+  if (!under) ++core_->stats_.policy.blocked_timeouts;
+  core_->stats_.policy.blocked_writer_time += blocked;
 }
 
 }  // namespace journalkv::pager

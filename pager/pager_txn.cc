@@ -1,0 +1,255 @@
+// What the transactions of every journaling mode share: the range checks, the dirty pages,
+// the freelist (Allocate, Free), CheckPages, and the order of SpillIfNeeded, Commit and
+// Rollback around the strategy's hooks (journal_strategy.h).
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/endian.h"
+#include "base/status_macros.h"
+#include "pager/freelist.h"
+#include "pager/pager.h"
+#include "pager/pager_internal.h"
+#include "vfs/sync.h"
+
+namespace journalkv::pager {
+
+using vfs::IsSyncFailure;
+
+// ---------------------------------------------------------------------------------------------
+// Read transactions
+
+absl::Status ReadTxn::CheckPageNo(PageNo page_no) const {
+  if (page_no.value() < 2 || page_no.value() > header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
+                                                   " out of range [2, ", header_.page_count, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PageNo>> ReadTxn::FreelistPages() {
+  return WalkFreelist(*this, header_);
+}
+
+absl::StatusOr<std::vector<std::string>> ReadTxn::CheckPages() {
+  std::vector<std::string> problems;
+  absl::StatusOr<std::vector<PageNo>> free_pages = FreelistPages();
+  absl::flat_hash_set<uint32_t> leaves;
+  if (free_pages.ok()) {
+    for (PageNo p : *free_pages) leaves.insert(p.value());
+    // Trunks are read (and checked) like any page; only leaves are exempt (freelist.h).
+    for (PageNo p = header_.freelist_head; p.value() != 0;) {
+      leaves.erase(p.value());
+      JKV_ASSIGN_OR_RETURN(PageRef trunk, Get(p));
+      p = PageNo(base::DecodeFixed32(trunk.data().data()));
+    }
+  } else {
+    problems.push_back(std::string(free_pages.status().message()));
+  }
+  for (uint32_t n = 1; n <= header_.page_count; ++n) {
+    if (leaves.contains(n)) continue;
+    absl::StatusOr<std::shared_ptr<const PageBuffer>> page = LoadUncached(PageNo(n));
+    if (!page.ok()) problems.push_back(std::string(page.status().message()));
+    if (problems.size() == kMaxPageProblems && n < header_.page_count) {
+      problems.push_back(absl::StrCat("stopped after ", kMaxPageProblems,
+                                      " problems; pages ", n + 1, "..", header_.page_count,
+                                      " not checked"));
+      break;
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write transactions: pages
+
+// The subclass's destructor rolls back (its hooks are gone by the time this one runs).
+WriteTxn::~WriteTxn() { JKV_DCHECK(finished_); }
+
+absl::Status WriteTxn::CheckUsable() const {
+  if (finished_) return absl::FailedPreconditionError("write transaction already ended");
+  if (!failed_.ok()) {
+    return absl::Status(failed_.code(), absl::StrCat("write transaction failed earlier and "
+                                                     "must be rolled back: ",
+                                                     failed_.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::CheckPageNo(PageNo page_no) const {
+  if (page_no.value() < 2 || page_no.value() > header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
+                                                   " out of range [2, ", header_.page_count, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PageRef> WriteTxn::Get(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
+    return PageRef(page_no, it->second.buffer, usable_size());
+  }
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, CleanPage(page_no));
+  return PageRef(page_no, std::move(buffer), usable_size());
+}
+
+absl::StatusOr<WriteTxn::DirtyPage*> WriteTxn::MakeDirty(PageNo page_no) {
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) return &it->second;
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(page_no));
+  auto copy = std::make_shared<PageBuffer>(clean->size);
+  std::memcpy(copy->bytes.get(), clean->bytes.get(), clean->size);
+  DirtyPage& dirty = dirty_[page_no.value()];
+  dirty.buffer = std::move(copy);
+  if (page_no.value() <= start_header_.page_count && KeepsOriginal(page_no)) {
+    dirty.original = std::move(clean);
+  }
+  return &dirty;
+}
+
+// A dirty page whose bytes the caller fills (Allocate zero-fills it).
+WriteTxn::DirtyPage* WriteTxn::AddBlankPage(PageNo page_no) {
+  DirtyPage& dirty = dirty_[page_no.value()];
+  dirty.buffer = std::make_shared<PageBuffer>(header_.page_size);
+  dirty.original = nullptr;
+  return &dirty;
+}
+
+absl::StatusOr<absl::Span<uint8_t>> WriteTxn::GetMutable(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  JKV_ASSIGN_OR_RETURN(DirtyPage * dirty, MakeDirty(page_no));
+  return absl::Span<uint8_t>(dirty->buffer->bytes.get(), usable_size());
+}
+
+absl::StatusOr<MutablePage> WriteTxn::Allocate() {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  DirtyPage* page = nullptr;
+  PageNo page_no;
+  if (header_.freelist_head.value() != 0) {
+    const PageNo trunk_no = header_.freelist_head;
+    JKV_ASSIGN_OR_RETURN(DirtyPage * trunk, MakeDirty(trunk_no));
+    uint8_t* t = trunk->buffer->bytes.get();
+    const uint32_t n = base::DecodeFixed32(t + 4);
+    if (n > TrunkCapacity(usable_size())) {
+      return absl::DataLossError(absl::StrCat("freelist trunk page ", trunk_no.value(),
+                                              ": impossible leaf count ", n));
+    }
+    if (n > 0) {
+      page_no = PageNo(base::DecodeFixed32(t + kTrunkHeaderSize + 4 * (n - 1)));
+      JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+      base::EncodeFixed32(t + 4, n - 1);
+      if (freed_.erase(page_no.value()) > 0) {
+        // Freed by this transaction: it was in use when the transaction began, so a rollback
+        // must restore it and it is journaled like any other page.
+        JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      } else {
+        page = AddBlankPage(page_no);  // free at the start: nothing to journal (freelist.h)
+      }
+    } else {
+      page_no = trunk_no;
+      header_.freelist_head = PageNo(base::DecodeFixed32(t));
+      freed_.erase(page_no.value());
+      page = trunk;
+    }
+    --header_.freelist_count;
+  } else {
+    page_no = PageNo(++header_.page_count);
+    page = AddBlankPage(page_no);
+  }
+  std::memset(page->buffer->bytes.get(), 0, page->buffer->size);
+  return MutablePage{page_no, absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size())};
+}
+
+absl::Status WriteTxn::Free(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  const PageNo head = header_.freelist_head;
+  if (head.value() != 0) {
+    JKV_ASSIGN_OR_RETURN(DirtyPage * trunk, MakeDirty(head));
+    uint8_t* t = trunk->buffer->bytes.get();
+    const uint32_t n = base::DecodeFixed32(t + 4);
+    if (n < TrunkCapacity(usable_size())) {
+      base::EncodeFixed32(t + kTrunkHeaderSize + 4 * n, page_no.value());
+      base::EncodeFixed32(t + 4, n + 1);
+      ++header_.freelist_count;
+      freed_.insert(page_no.value());
+      return absl::OkStatus();
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(DirtyPage * page, MakeDirty(page_no));
+  uint8_t* p = page->buffer->bytes.get();
+  std::memset(p, 0, page->buffer->size);
+  base::EncodeFixed32(p, head.value());
+  header_.freelist_head = page_no;
+  ++header_.freelist_count;
+  freed_.insert(page_no.value());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PageNo>> WriteTxn::FreelistPages() {
+  return WalkFreelist(*this, header_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write transactions: spill, commit, rollback
+
+absl::Status WriteTxn::SpillIfNeeded() {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  if (dirty_.size() <= core_->options_.cache_pages) return absl::OkStatus();
+  absl::Status s = SpillPages();
+  if (!s.ok()) {
+    if (failed_.ok()) failed_ = s;
+    return s;
+  }
+  base::MutexLock lock(&core_->mu_);
+  ++core_->stats_.spills;
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::Commit() {
+  JKV_RETURN_IF_ERROR(finished_ ? CheckUsable() : absl::OkStatus());
+  if (!failed_.ok()) {
+    const absl::Status failure = CheckUsable();
+    Rollback().IgnoreError();  // the failure that forced it is what the caller needs
+    return failure;
+  }
+  if (dirty_.empty() && !HasWritten() && header_ == start_header_) {
+    End(/*clear_cache=*/false);
+    return absl::OkStatus();
+  }
+  absl::Status s = CommitPages();
+  if (s.ok()) return s;
+  // Undo in this process. When the database file was touched this restores the originals from
+  // the journal; if that fails too, the pager enters its error state and the next opener rolls
+  // the hot journal back. Either way the caller's error is the commit's.
+  Rollback().IgnoreError();
+  if (IsSyncFailure(s)) {
+    base::MutexLock lock(&core_->mu_);
+    core_->SetStickyError(s);  // I7
+  }
+  return s;
+}
+
+absl::Status WriteTxn::Rollback() {
+  if (finished_) return absl::OkStatus();
+  bool clear_cache = false;
+  absl::Status s = UndoWrites(&clear_cache);
+  {
+    base::MutexLock lock(&core_->mu_);
+    if (!s.ok()) core_->SetStickyError(s);
+    if (IsSyncFailure(failed_)) core_->SetStickyError(failed_);  // a spill's sync failed: I7
+    ++core_->stats_.rollbacks;
+  }
+  End(clear_cache);
+  return s;
+}
+
+void WriteTxn::End(bool clear_cache) {
+  finished_ = true;
+  dirty_.clear();
+  EndWrite(clear_cache);
+}
+
+}  // namespace journalkv::pager

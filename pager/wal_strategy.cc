@@ -1,0 +1,350 @@
+// WAL and WAL2 transactions over wal::WalConnection (wal_strategy.h): snapshots and the page
+// cache's page versions, the writer role, and a write transaction's spill and commit to the
+// log. The checkpoint policy is wal_policy.cc.
+#include "pager/wal_strategy.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "pager/pager.h"
+#include "pager/pager_internal.h"
+
+namespace journalkv::pager {
+namespace {
+
+constexpr uint32_t kCacheGenerationSpan = 1u << 29;
+std::atomic<uint32_t> cache_generation_span{kCacheGenerationSpan};
+
+// Every word of it, not a hash of them: two published states must never share a key.
+std::array<uint32_t, 4> HeaderKey(const wal::WalSnapshot& s) {
+  return {s.change, s.cur().seq, s.cur().mx, static_cast<uint32_t>(s.current)};
+}
+
+// A write transaction's dirty pages as frames to append, sealed and in page order (the last
+// becomes a commit's commit frame); *order gets their page numbers.
+template <typename DirtyMap>
+std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>* order) {
+  order->clear();
+  for (const auto& [n, page] : dirty) order->push_back(n);
+  std::sort(order->begin(), order->end());
+  std::vector<wal::FramePage> pages;
+  pages.reserve(order->size());
+  for (uint32_t n : *order) {
+    PageBuffer& buffer = *dirty.at(n).buffer;
+    SealPage(PageNo(n), Whole(buffer));
+    pages.push_back({PageNo(n), absl::MakeConstSpan(buffer.bytes.get(), buffer.size)});
+  }
+  return pages;
+}
+
+}  // namespace
+
+class WalReadTxn final : public ReadTxn {
+ public:
+  WalReadTxn(WalStrategy* strategy, PagerCore* core, const DbHeader& header,
+             const wal::WalSnapshot& snapshot)
+      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot) {}
+  ~WalReadTxn() override { strategy_->EndRead(snapshot_, thread_); }
+
+  absl::StatusOr<PageRef> Get(PageNo page_no) override {
+    JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
+                         strategy_->CleanPage(snapshot_, page_no));
+    return PageRef(page_no, std::move(buffer), usable_size());
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadUncached(PageNo page_no) override {
+    JKV_ASSIGN_OR_RETURN(wal::PageVersion version, strategy_->wal_->Locate(snapshot_, page_no));
+    return strategy_->LoadPage(snapshot_, page_no, &version);
+  }
+
+  WalStrategy* const strategy_;
+  const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
+};
+
+class WalWriteTxn final : public WriteTxn {
+ public:
+  WalWriteTxn(WalStrategy* strategy, PagerCore* core, const DbHeader& header,
+              const wal::WalSnapshot& snapshot, absl::Time locked_at, absl::Duration lock_wait)
+      : WriteTxn(core, header),
+        strategy_(strategy),
+        snapshot_(snapshot),
+        locked_at_(locked_at),
+        lock_wait_(lock_wait) {}
+  ~WalWriteTxn() override { Rollback().IgnoreError(); }  // a failure is sticky
+
+ private:
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
+  bool KeepsOriginal(PageNo) const override { return false; }  // the log never needs them
+  bool HasWritten() const override { return !log_frames_.empty(); }
+  absl::Status SpillPages() override;
+  absl::Status CommitPages() override;
+  absl::Status UndoWrites(bool* clear_cache) override {
+    *clear_cache = false;  // the cache holds no unpublished frame
+    return strategy_->wal_->Rollback();  // unpublished frames only
+  }
+  void EndWrite(bool clear_cache) override;
+
+  WalStrategy* const strategy_;
+  const wal::WalSnapshot snapshot_;
+  const absl::Time locked_at_;       // when the writer role and WRITE lock were held
+  const absl::Duration lock_wait_;   // how long that took
+  absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
+};
+
+absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<wal::WalConnection> wal,
+                       wal::WalConnection::Open(core->fs_, core->path_, core->db_file_.get(),
+                                                core->page_size_, WalOptionsOf(core->options_)));
+  std::unique_ptr<WalStrategy> strategy(new WalStrategy(core, std::move(wal)));
+  strategy->StartPolicy();
+  return strategy;
+}
+
+void SetCacheGenerationSpanForTesting(uint32_t span) {
+  cache_generation_span.store(span == 0 ? kCacheGenerationSpan : span, std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::LoadPage(const wal::WalSnapshot& snapshot,
+                                                                     PageNo page_no,
+                                                                     wal::PageVersion* version) {
+  auto buffer = std::make_shared<PageBuffer>(core_->page_size_);
+  absl::Status s = wal_->ReadPage(snapshot, page_no, version, Whole(*buffer));
+  JKV_RETURN_IF_ERROR(core_->CheckLoaded(page_no, s, *buffer));
+  return std::shared_ptr<const PageBuffer>(std::move(buffer));
+}
+
+void WalStrategy::NoteGenerationLocked(const wal::WalSnapshot& snapshot) {
+  const uint32_t seq = snapshot.cur().seq;
+  if (((seq - cache_generation_) & 0x7fffffffu) >=
+      cache_generation_span.load(std::memory_order_relaxed)) {
+    core_->cache_.Clear();
+    cache_generation_ = seq;
+  }
+}
+
+absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snapshot) {
+  NoteGenerationLocked(snapshot);
+  if (HeaderKey(snapshot) == header_key_) return core_->header_;
+  JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, PageNo(1)));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> page1,
+                       LoadPage(snapshot, PageNo(1), &version));
+  JKV_ASSIGN_OR_RETURN(DbHeader header,
+                       DecodeDbHeader(absl::MakeConstSpan(page1->bytes.get(), page1->size), core_->path_));
+  if (header.page_size != core_->page_size_) {
+    return absl::DataLossError(absl::StrCat(core_->path_, " page 1: inconsistent page size"));
+  }
+  if (version.cacheable) core_->cache_.Insert(PageNo(1), page1, version.key);
+  core_->header_ = header;
+  header_key_ = HeaderKey(snapshot);
+  return header;
+}
+
+// W3: a read transaction that finds the index unchanged makes no system call: the snapshot
+// comes from shared memory, the pin goes to this connection's slot, the header from memory.
+absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
+  JKV_RETURN_IF_ERROR(TakeDeferredError());
+  base::MutexLock lock(&core_->mu_);
+  JKV_RETURN_IF_ERROR(core_->sticky_);
+  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, wal_->BeginRead(core_->Deadline(), core_->writer_active_));
+  absl::StatusOr<DbHeader> header = HeaderLocked(snapshot);
+  if (!header.ok()) {
+    wal_->EndRead(snapshot);
+    return header.status();
+  }
+  ++core_->readers_;
+  ++reading_threads_[std::this_thread::get_id()];
+  return std::unique_ptr<ReadTxn>(new WalReadTxn(this, core_, *header, snapshot));
+}
+
+void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
+  base::MutexLock lock(&core_->mu_);
+  --core_->readers_;
+  wal_->EndRead(snapshot);
+  if (auto it = reading_threads_.find(thread); it != reading_threads_.end() && --it->second == 0) {
+    reading_threads_.erase(it);
+  }
+  core_->cv_.NotifyAll();
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::CleanPage(const wal::WalSnapshot& snapshot,
+                                                                   PageNo page_no) {
+  JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, page_no));
+  if (version.cacheable) {
+    if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no, version.key)) {
+      core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      return hit;
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
+                       LoadPage(snapshot, page_no, &version));
+  core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  if (version.cacheable) core_->cache_.Insert(page_no, loaded, version.key);
+  return loaded;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writer role
+
+absl::StatusOr<wal::WalSnapshot> WalStrategy::AcquireWriterLocked(absl::Time deadline) {
+  JKV_RETURN_IF_ERROR(core_->sticky_);
+  while (core_->writer_active_) {
+    JKV_RETURN_IF_ERROR(core_->sticky_);
+    if (core_->cv_.WaitUntil(&core_->mu_, deadline) == std::cv_status::timeout && core_->writer_active_) {
+      return absl::ResourceExhaustedError(
+          "busy: another write transaction of this handle is open");
+    }
+  }
+  core_->writer_active_ = true;
+  // The WRITE lock may take a while: readers of this handle go on meanwhile.
+  core_->mu_.Unlock();
+  absl::StatusOr<wal::WalSnapshot> snapshot = wal_->BeginWrite(deadline);
+  core_->mu_.Lock();
+  if (!snapshot.ok()) {
+    core_->writer_active_ = false;
+    core_->cv_.NotifyAll();
+  }
+  return snapshot;
+}
+
+void WalStrategy::ReleaseWriter() {
+  wal_->EndWrite();
+  base::MutexLock lock(&core_->mu_);
+  core_->writer_active_ = false;
+  core_->cv_.NotifyAll();
+}
+
+absl::StatusOr<std::unique_ptr<WriteTxn>> WalStrategy::BeginWrite() {
+  JKV_RETURN_IF_ERROR(TakeDeferredError());
+  const absl::Time start = absl::Now();
+  base::MutexLock lock(&core_->mu_);
+  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, AcquireWriterLocked(start + core_->options_.busy_timeout));
+  const absl::Time locked = absl::Now();
+  absl::StatusOr<DbHeader> header = HeaderLocked(snapshot);
+  if (!header.ok()) {
+    core_->mu_.Unlock();
+    ReleaseWriter();
+    core_->mu_.Lock();
+    return header.status();
+  }
+  return std::unique_ptr<WriteTxn>(
+      new WalWriteTxn(this, core_, *header, snapshot, locked, locked - start));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A write transaction's spill and commit to the log
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> WalWriteTxn::CleanPage(PageNo page_no) {
+  if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
+    wal::PageVersion version{snapshot_.current, it->second, 0, false};  // unpublished: never cached
+    return strategy_->LoadPage(snapshot_, page_no, &version);
+  }
+  return strategy_->CleanPage(snapshot_, page_no);
+}
+
+absl::Status WalWriteTxn::SpillPages() {
+  std::vector<uint32_t> order;
+  const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
+  // Frames past the published mx_frame: no other connection looks at them, and a rollback or
+  // a crash leaves them to be overwritten (W2).
+  JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames, strategy_->wal_->Spill(pages));
+  for (size_t i = 0; i < order.size(); ++i) log_frames_[order[i]] = frames[i];
+  dirty_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status WalWriteTxn::CommitPages() {
+  DbHeader new_header = header_;
+  new_header.journal_family = FamilyOf(core_->options_.journal_mode);
+  // Page 1 is logged only when the header changed (or no other page carries the commit
+  // frame): WAL readers find commits through the index, not through a change counter, so a
+  // one-page update costs one frame.
+  dirty_.erase(1);
+  if (new_header != start_header_ || dirty_.empty()) {
+    ++new_header.change_counter;
+    DirtyPage& page1 = dirty_[1];
+    page1.buffer = std::make_shared<PageBuffer>(new_header.page_size);
+    page1.original = nullptr;
+    EncodeDbHeader(new_header, Whole(*page1.buffer));
+  }
+  std::vector<uint32_t> order;
+  const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
+  JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames,
+                       strategy_->wal_->Commit(pages, new_header.page_count));
+  wal::WalSnapshot published;
+  {
+    // core_ is the strategy's core_; named as the strategy's guards name it.
+    base::MutexLock lock(&strategy_->core_->mu_);
+    published = strategy_->wal_->Publish();
+    strategy_->NoteGenerationLocked(published);
+    for (size_t i = 0; i < order.size(); ++i) {
+      core_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
+                           wal::PageVersionKey(published.cur().seq, frames[i]));
+    }
+    strategy_->core_->header_ = new_header;
+    strategy_->header_key_ = HeaderKey(published);
+    ++strategy_->core_->stats_.commits;
+  }
+  End(/*clear_cache=*/false);
+  strategy_->AfterCommit(static_cast<uint32_t>(order.size()));
+  return absl::OkStatus();
+}
+
+void WalWriteTxn::EndWrite(bool) {
+  {
+    base::MutexLock lock(&core_->mu_);
+    PolicyStats& p = core_->stats_.policy;
+    ++p.write_txns;
+    p.write_lock_wait += lock_wait_;
+    p.write_work += absl::Now() - locked_at_;
+  }
+  strategy_->ReleaseWriter();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats and the close
+
+void WalStrategy::AddStats(PagerStats& s) {
+  s.wal_mode = true;
+  s.wal = wal_->Stats();
+  s.recoveries += s.wal.recoveries;
+  const checkpoint::BackgroundCheckpointer::Stats b = background_->GetStats();
+  s.policy.background_checkpoints = b.steps;
+  s.policy.background_errors = b.errors;
+  s.policy.background_last_error = b.last_error;
+  s.policy.background_time = b.busy;
+}
+
+void WalStrategy::Close() {
+  // No checkpoint touches a closed database: a running background step stops at its next page.
+  background_->Stop();
+  base::MutexLock lock(&core_->mu_);
+  // The last connection (the only one that can take EXCLUSIVE: every WAL connection holds
+  // SHARED) copies the log into the database file and removes -wal and -shm. A failure
+  // leaves them for the next opener, which recovers from them.
+  if (core_->lock_.level() == LockLevel::kExclusive) {
+    if (core_->sticky_.ok()) wal_->CloseLast().IgnoreError();  // exclusive locking: alone
+  } else if (core_->sticky_.ok() && core_->options_.access != AccessMode::kReadOnly) {
+    absl::StatusOr<bool> reserved = core_->lock_.TryReserved();
+    if (reserved.ok() && *reserved) {
+      absl::StatusOr<bool> exclusive = core_->lock_.TryExclusive();
+      if (exclusive.ok() && *exclusive) wal_->CloseLast().IgnoreError();
+    }
+  } else if (core_->sticky_.ok()) {
+    wal_->CloseReadOnly().IgnoreError();  // read-only: at most the -shm it created goes
+  }
+}
+
+}  // namespace journalkv::pager

@@ -1,0 +1,121 @@
+// WAL and WAL2 as a journaling strategy (journal_strategy.h): transactions over one
+// connection of the WAL protocol (wal::WalConnection, wal/wal_connection.h, which owns the log,
+// the wal-index and this connection's reader slot, and states the invariants W1..W10, V1..V6
+// and M1..M4). This side adds what the pager's page cache and header need (page versions, the
+// header of a snapshot) and the checkpoint policy that runs after commits (wal_policy.cc,
+// checkpoint/policy.h, checkpoint/background.h).
+//
+// A commit, top to bottom: WalWriteTxn::CommitPages in wal_strategy.cc.
+#ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_
+#define JOURNALKV_PAGER_WAL_STRATEGY_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "checkpoint/background.h"
+#include "checkpoint/policy.h"
+#include "pager/journal_strategy.h"
+#include "pager/pager_core.h"
+#include "wal/wal_connection.h"
+
+namespace journalkv::pager {
+
+class WalStrategy final : public JournalStrategy {
+ public:
+  // Joins the WAL protocol (the caller holds the database file SHARED for the connection's
+  // life, and EXCLUSIVE too with exclusive locking) and sets up the checkpoint policy.
+  static absl::StatusOr<std::unique_ptr<WalStrategy>> Open(PagerCore* core)
+      ABSL_LOCKS_EXCLUDED(core->mu_);
+
+  JournalFamily family() const override {
+    return wal_->wal2() ? JournalFamily::kWal2 : JournalFamily::kWal;
+  }
+  absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead() override ABSL_LOCKS_EXCLUDED(core_->mu_);
+  absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() override
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  void AddStats(PagerStats& stats) override ABSL_LOCKS_EXCLUDED(core_->mu_);
+  void Close() override ABSL_LOCKS_EXCLUDED(core_->mu_);
+
+ private:
+  friend class WalReadTxn;
+  friend class WalWriteTxn;
+
+  WalStrategy(PagerCore* core, std::unique_ptr<wal::WalConnection> wal)
+      : JournalStrategy(core), wal_(std::move(wal)) {}
+
+  // --- Reads (wal_strategy.cc).
+  void EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // The committed image of a page as `snapshot` sees it, through the page cache.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
+                                                              PageNo page_no)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // Reads (uncached) and checks the version `version` of a page.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(const wal::WalSnapshot& snapshot,
+                                                             PageNo page_no,
+                                                             wal::PageVersion* version);
+  // The header of `snapshot` (page 1 as the snapshot sees it).
+  absl::StatusOr<DbHeader> HeaderLocked(const wal::WalSnapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  // A snapshot is about to be read through the page cache. The cache's keys name a log
+  // generation by its 31 bits, so they repeat 2^31 generations apart: the cache is cleared
+  // whenever this connection sees a generation 2^29 or more past the one it was last cleared
+  // at (or before it), long before any key can name two page versions.
+  void NoteGenerationLocked(const wal::WalSnapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+
+  // --- The writer role (wal_strategy.cc).
+  // Waits for this handle's writer role and the WRITE lock (mu_ released while waiting).
+  absl::StatusOr<wal::WalSnapshot> AcquireWriterLocked(absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  void ReleaseWriter() ABSL_LOCKS_EXCLUDED(core_->mu_);
+
+  // --- Checkpoints and the policy (wal_policy.cc).
+  void StartPolicy() ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // Asks the checkpoint policy what to do after a commit that appended `commit_frames`, and
+  // does it (checkpoint/policy.h).
+  void AfterCommit(uint32_t commit_frames) ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // Runs a checkpoint of `mode` (WAL: FULL, RESTART, TRUNCATE as the writer; WAL2: as the
+  // writer only to switch logs, V4); a failed sync puts the handle in its error state (I7).
+  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
+                                                             const std::atomic<bool>* stop,
+                                                             bool defer = false)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // One step of the background checkpointer (checkpoint/background.h).
+  absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // An error a policy's checkpoint met after its commit had succeeded, reported (once) by the
+  // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk, busy)
+  // only the first time until a checkpoint succeeds (a disk that stays full would otherwise
+  // fail every other commit, which the log has room for), the rest counted in PolicyStats.
+  void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(core_->mu_);
+  absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(core_->mu_);
+
+  const std::unique_ptr<wal::WalConnection> wal_;
+  std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // immutable after Open
+  // Its thread starts when the policy first wakes it, and stops before the pager closes
+  // anything.
+  std::unique_ptr<checkpoint::BackgroundCheckpointer> background_;
+  std::atomic<int64_t> last_checkpoint_ns_{0};  // when this handle's last checkpoint ended
+  std::atomic<bool> has_deferred_{false};
+
+  // The published state core_->header_ belongs to (change, current generation, frame, log).
+  std::optional<std::array<uint32_t, 4>> header_key_ ABSL_GUARDED_BY(core_->mu_);
+  uint32_t cache_generation_ ABSL_GUARDED_BY(core_->mu_) = 0;  // see NoteGenerationLocked
+  absl::Status deferred_ ABSL_GUARDED_BY(core_->mu_);           // see DeferError
+  // A ResourceExhausted deferred since the last checkpoint that succeeded (DeferError).
+  bool exhausted_deferred_ ABSL_GUARDED_BY(core_->mu_) = false;
+  // Threads with a read transaction of this handle open: a blocking policy never blocks them.
+  absl::flat_hash_map<std::thread::id, int> reading_threads_ ABSL_GUARDED_BY(core_->mu_);
+};
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_WAL_STRATEGY_H_
