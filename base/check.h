@@ -1,7 +1,10 @@
 // Invariant checks. Abseil 20220623 has no absl/log, so journalkv has its own two:
 //   JKV_CHECK(cond)  always on; prints file:line and aborts. Only where continuing would write
 //                    wrong data. Never for anything a file or a caller controls: that is a Status.
-//   JKV_DCHECK(cond) debug builds only (compiled out under NDEBUG), for internal invariants.
+//   JKV_DCHECK(cond) debug builds only (compiled out under NDEBUG), for internal invariants and
+//                    the state tables' transitions. JKV_DCHECK_ALWAYS_ON keeps it in an
+//                    optimized build: the sanitizer configurations (.bazelrc) set it, so CI's
+//                    ASan and TSan tiers check every JKV_DCHECK.
 #ifndef JOURNALKV_BASE_CHECK_H_
 #define JOURNALKV_BASE_CHECK_H_
 
@@ -18,7 +21,8 @@ namespace journalkv::base {
     }                                                                 \
   } while (0)
 
-#ifdef NDEBUG
+#if defined(NDEBUG) && !defined(JKV_DCHECK_ALWAYS_ON)
+#define JKV_DCHECK_IS_ON 0
 #define JKV_DCHECK(cond) \
   do {                   \
     if (false) {         \
@@ -26,6 +30,7 @@ namespace journalkv::base {
     }                    \
   } while (0)
 #else
+#define JKV_DCHECK_IS_ON 1
 #define JKV_DCHECK(cond) JKV_CHECK(cond)
 #endif
 

@@ -250,7 +250,7 @@ absl::Status Pager::LeaveWalLocked() {
   alone.exclusive_locking = true;
   alone.journal_mode = from;
   absl::StatusOr<std::unique_ptr<wal::WalConnection>> wal =
-      wal::WalConnection::Open(fs_, path_, db_file_.get(), page_size_, WalOptionsOf(alone));
+      wal::WalConnection::Open(fs_, path_, db_file_.get(), page_size_, WalOptionsOf(alone), &mu_);
   absl::Status s = wal.ok() ? (*wal)->CloseLast() : wal.status();
   if (wal.ok()) wal->reset();
   if (s.ok()) {

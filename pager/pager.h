@@ -16,7 +16,8 @@
 // wal::WalConnection, wal/wal_connection.h: its own state table, W1..W10, V1..V6, M1..M4).
 //
 // States of a pager in the rollback-journal modes (`readers_` counts open ReadTxn;
-// RollbackStrategy checks them with JKV_DCHECK at each transition):
+// RollbackStrategy::State, moved by EnterLocked, which checks each edge and the lock held in
+// debug and sanitizer builds):
 //
 //      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
 //      |  IDLE  | ------------------------> | SHARED | --------------> | RESERVED |

@@ -90,7 +90,47 @@ absl::Status RollbackStrategy::WaitFor(absl::Time deadline, absl::string_view wh
 
 RollbackStrategy::RollbackStrategy(PagerCore* core, JournalMode mode)
     : JournalStrategy(core),
-      journal_(core->fs_, core->journal_path_, mode, core->options_.sync, core->page_size_) {}
+      journal_(core->fs_, core->journal_path_, mode, core->options_.sync, core->page_size_) {
+  // Made under mu_ by Pager::Open, with the lock Open left: none, or SHARED for a WAL opener
+  // whose strategy replaces this one at once.
+  state_ = core->lock_.level() == LockLevel::kNone ? State::kIdle : State::kShared;
+}
+
+void RollbackStrategy::EnterLocked(State to) {
+#if JKV_DCHECK_IS_ON
+  const State from = state_;
+  using S = State;
+  // The edges of the state table (pager.h).
+  const bool error = !core_->sticky_.ok();
+  JKV_DCHECK((from == S::kIdle && to == S::kShared) ||
+             ((from == S::kIdle || from == S::kShared) && to == S::kReserved) ||
+             (from == S::kReserved && to == S::kExclusive) ||
+             ((from == S::kReserved || from == S::kExclusive) &&
+              (to == S::kShared || to == S::kIdle)) ||
+             (from == S::kShared && to == S::kIdle) ||
+             (error && to == S::kIdle));  // the error state gives every lock up (I7)
+  // What each state promises of the lock and the counts. In the error state (I7) the locks
+  // were given up whatever the readers: only the lock is checked, and only when not in error.
+  static constexpr LockLevel kLevel[] = {LockLevel::kNone, LockLevel::kShared,
+                                         LockLevel::kReserved, LockLevel::kExclusive};
+  JKV_DCHECK(error || core_->lock_.level() == kLevel[static_cast<int>(to)]);
+  switch (to) {
+    case S::kIdle:  // a writer waiting for RESERVED may hold no lock meanwhile
+      JKV_DCHECK(error || core_->readers_ == 0);
+      break;
+    case S::kShared:  // for readers, or for a writer waiting for RESERVED
+      JKV_DCHECK((core_->readers_ > 0 || core_->writer_active_) && !writer_exclusive_);
+      break;
+    case S::kReserved:
+      JKV_DCHECK(core_->writer_active_ && !writer_exclusive_);
+      break;
+    case S::kExclusive:
+      JKV_DCHECK(core_->writer_active_ && writer_exclusive_ && core_->readers_ == 0);
+      break;
+  }
+#endif
+  state_ = to;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Read transactions
@@ -107,7 +147,9 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> RollbackStrategy::BeginRead() {
                                 }));
     if (core_->lock_.level() == LockLevel::kNone) {
       JKV_RETURN_IF_ERROR(AcquireSharedLocked(deadline));
-      break;
+      ++core_->readers_;
+      EnterLocked(State::kShared);
+      return std::unique_ptr<ReadTxn>(new RollbackReadTxn(this, core_, core_->header_));
     }
     if (core_->lock_.level() >= LockLevel::kReserved) break;  // this pager is the writer: none pending
     // SHARED is already held for other readers. Let a writer elsewhere that waits for them
@@ -129,6 +171,7 @@ void RollbackStrategy::EndRead() {
   if (core_->readers_ == 0 && !core_->writer_active_) {
     absl::Status s = core_->lock_.Release();
     if (!s.ok()) core_->SetStickyError(s);
+    EnterLocked(State::kIdle);
   }
   core_->cv_.NotifyAll();
 }
@@ -200,7 +243,10 @@ absl::Status RollbackStrategy::AcquireReservedLocked(absl::Time deadline) {
       if (shared) {
         JKV_ASSIGN_OR_RETURN(bool reserved, core_->lock_.TryReserved());
         if (reserved) return absl::OkStatus();
-        if (core_->readers_ == 0) JKV_RETURN_IF_ERROR(core_->lock_.Release());
+        if (core_->readers_ == 0) {
+          JKV_RETURN_IF_ERROR(core_->lock_.Release());
+          if (state_ == State::kShared) EnterLocked(State::kIdle);  // its readers came and went
+        }
       }
       JKV_RETURN_IF_ERROR(core_->lock_.SetWaiting(true));
     }
@@ -222,6 +268,7 @@ absl::Status RollbackStrategy::AcquireExclusive() {
     s = core_->Retry(deadline, true, "readers of another connection are still open",
               &DbLock::TryExclusive);
   }
+  if (s.ok()) EnterLocked(State::kExclusive);
   if (!s.ok()) {
     writer_exclusive_ = false;
     core_->lock_.DropPending().IgnoreError();  // giving up; s is the error to report
@@ -246,10 +293,14 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> RollbackStrategy::BeginWrite() {
   if (absl::Status unmark = core_->lock_.SetWaiting(false); s.ok()) s = unmark;
   if (!s.ok()) {
     core_->writer_active_ = false;
-    if (core_->readers_ == 0) core_->lock_.Release().IgnoreError();  // giving up; s is the error to report
+    if (core_->readers_ == 0) {
+      core_->lock_.Release().IgnoreError();  // giving up; s is the error to report
+      if (state_ != State::kIdle) EnterLocked(State::kIdle);
+    }
     core_->cv_.NotifyAll();
     return s;
   }
+  EnterLocked(State::kReserved);
   return std::unique_ptr<WriteTxn>(new RollbackWriteTxn(this, core_, core_->header_));
 }
 
@@ -258,9 +309,10 @@ void RollbackStrategy::EndWrite(bool clear_cache) {
   if (clear_cache) core_->cache_.Clear();
   core_->writer_active_ = false;
   writer_exclusive_ = false;
-  absl::Status s =
-      (core_->readers_ == 0 || !core_->sticky_.ok()) ? core_->lock_.Release() : core_->lock_.DowngradeToShared();
+  const bool release = core_->readers_ == 0 || !core_->sticky_.ok();
+  absl::Status s = release ? core_->lock_.Release() : core_->lock_.DowngradeToShared();
   if (!s.ok()) core_->SetStickyError(s);
+  EnterLocked(release ? State::kIdle : State::kShared);
   core_->cv_.NotifyAll();
 }
 

@@ -58,7 +58,17 @@ class RollbackStrategy final : public JournalStrategy {
   // any -> SHARED or IDLE.
   void EndWrite(bool clear_cache) ABSL_LOCKS_EXCLUDED(core_->mu_);
 
+  // The connection's state: the table in pager.h, one value per lock level. EnterLocked
+  // moves it along one of the table's edges and checks, in debug builds (and in the sanitizer
+  // builds, base/check.h), that the edge is in the table and that the lock held and the
+  // counts agree with the state entered, as SQLite's assert_pager_state does. Transitions
+  // happen where a step of the protocol completes; inside a step (a writer that drops SHARED
+  // between tries while it waits for RESERVED) the lock may be briefly below the state.
+  enum class State { kIdle, kShared, kReserved, kExclusive };
+  void EnterLocked(State to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+
   Journal journal_;  // used by the writer only
+  State state_ ABSL_GUARDED_BY(core_->mu_) = State::kIdle;
   bool writer_exclusive_ ABSL_GUARDED_BY(core_->mu_) = false;  // new readers wait
 };
 

@@ -104,7 +104,8 @@ class WalWriteTxn final : public WriteTxn {
 absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<wal::WalConnection> wal,
                        wal::WalConnection::Open(core->fs_, core->path_, core->db_file_.get(),
-                                                core->page_size_, WalOptionsOf(core->options_)));
+                                                core->page_size_, WalOptionsOf(core->options_),
+                                                &core->mu_));
   std::unique_ptr<WalStrategy> strategy(new WalStrategy(core, std::move(wal)));
   strategy->StartPolicy();
   return strategy;
@@ -157,8 +158,10 @@ absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snaps
 absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
   base::MutexLock lock(&core_->mu_);
+  PinMutexHeld();
   JKV_RETURN_IF_ERROR(core_->sticky_);
-  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot, wal_->BeginRead(core_->Deadline(), core_->writer_active_));
+  JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot,
+                       wal_->BeginRead(core_->Deadline(), core_->writer_active_));
   absl::StatusOr<DbHeader> header = HeaderLocked(snapshot);
   if (!header.ok()) {
     wal_->EndRead(snapshot);
@@ -171,6 +174,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
 
 void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
   base::MutexLock lock(&core_->mu_);
+  PinMutexHeld();
   --core_->readers_;
   wal_->EndRead(snapshot);
   if (auto it = reading_threads_.find(thread); it != reading_threads_.end() && --it->second == 0) {
@@ -287,6 +291,7 @@ absl::Status WalWriteTxn::CommitPages() {
   {
     // core_ is the strategy's core_; named as the strategy's guards name it.
     base::MutexLock lock(&strategy_->core_->mu_);
+    strategy_->PinMutexHeld();
     published = strategy_->wal_->Publish();
     strategy_->NoteGenerationLocked(published);
     for (size_t i = 0; i < order.size(); ++i) {

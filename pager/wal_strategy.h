@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/check.h"
 #include "checkpoint/background.h"
 #include "checkpoint/policy.h"
 #include "pager/journal_strategy.h"
@@ -49,6 +50,13 @@ class WalStrategy final : public JournalStrategy {
 
   WalStrategy(PagerCore* core, std::unique_ptr<wal::WalConnection> wal)
       : JournalStrategy(core), wal_(std::move(wal)) {}
+
+  // wal_'s pin mutex is core_->mu_ (Open gives it): tells the thread-safety analysis that
+  // holding the one is holding the other, and checks it in debug builds.
+  void PinMutexHeld() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_)
+      ABSL_ASSERT_EXCLUSIVE_LOCK(wal_->pin_mu()) {
+    JKV_DCHECK(wal_->pin_mu() == &core_->mu_);
+  }
 
   // --- Reads (wal_strategy.cc).
   void EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread)

@@ -56,7 +56,9 @@ absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
 absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mode,
                                                             const std::atomic<bool>* stop,
                                                             bool defer, bool non_current) {
-  JKV_DCHECK(mode == CheckpointMode::kPassive || write_locked_ || (wal2_ && non_current));
+  // As the writer, with nothing unpublished: the state table's LOCKED.
+  JKV_DCHECK(mode == CheckpointMode::kPassive || (wal2_ && non_current) ||
+             writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   base::MutexLock lock(&ckpt_mu_);
   checkpoint::CheckpointFiles files = Files();
   files.stop = stop;
@@ -186,7 +188,7 @@ absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mo
 }
 
 absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
-  JKV_DCHECK(wal2_ && write_locked_);
+  JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   const int other = 1 - cur_;
   if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
   JKV_RETURN_IF_ERROR(MaybeRestart(writer_header_, other, /*make_current=*/true, deadline));
@@ -202,7 +204,7 @@ absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
 absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode mode,
                                                                 absl::Time deadline,
                                                                 bool* switched) {
-  JKV_DCHECK(wal2_ && write_locked_);
+  JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   CheckpointResult r;
   const int other = 1 - cur_;
   // A writer switched after step 3 (not before its end: until then the log it copied was not

@@ -58,7 +58,7 @@ void SetFirstGenerationForTesting(uint32_t seq) {
 }
 
 WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file,
-                         uint32_t page_size, const WalOptions& options)
+                         uint32_t page_size, const WalOptions& options, base::Mutex* pin_mu)
     : fs_(fs),
       db_path_(std::move(db_path)),
       wal2_(options.wal2),
@@ -68,7 +68,8 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
       shm_path_(db_path_ + "-shm"),
       db_file_(db_file),
       page_size_(page_size),
-      options_(options) {}
+      options_(options),
+      pin_mu_(pin_mu) {}
 
 WalConnection::~WalConnection() {
   if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too
@@ -84,8 +85,10 @@ absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSyst
                                                                const std::string& db_path,
                                                                vfs::File* db_file,
                                                                uint32_t page_size,
-                                                               const WalOptions& options) {
-  std::unique_ptr<WalConnection> wal(new WalConnection(fs, db_path, db_file, page_size, options));
+                                                               const WalOptions& options,
+                                                               base::Mutex* pin_mu) {
+  std::unique_ptr<WalConnection> wal(
+      new WalConnection(fs, db_path, db_file, page_size, options, pin_mu));
   JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
   if (!wal->private_) JKV_RETURN_IF_ERROR(wal->ClaimSlot());
   return wal;

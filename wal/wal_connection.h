@@ -1,5 +1,5 @@
-// WAL mode: how a pager's transactions reach the disk through the write-ahead log (wal/), the
-// wal-index (shm/) and checkpoints (checkpoint/). The pager keeps transactions, dirty pages,
+// The WAL protocol (WAL and WAL2): how a pager's transactions reach the disk through the
+// write-ahead log (log/), the wal-index (shm/) and checkpoints (checkpoint/). The pager keeps transactions, dirty pages,
 // the page cache, the header and the freelist; this class owns the log, the index and this
 // connection's reader slot. Design: docs/design-notes.md, "The journaling seam"; README,
 // "WAL mode".
@@ -17,6 +17,9 @@
 //   +---------+ Spill: frames past mx_frame, not yet published
 //   | WRITING | Commit: frames + commit frame, sync (FULL), index entries, publish
 //   +---------+ Rollback: drop the unpublished frames' index entries
+//
+// WRITING is WriterState's LOCKED, APPENDED and COMMITTED (writer_state_, below), each edge
+// checked in debug and sanitizer builds (EnterWriterState).
 //
 // Snapshots and pins. A read transaction's snapshot is (ckpt_seq, mx_frame) of the published
 // index header: it reads page P from the newest frame <= mx_frame of that generation holding
@@ -143,9 +146,10 @@
 //       from is synced (unless it is copied already, C1), so that no power loss keeps commits
 //       of the newer log while losing the older log's unsynced tail.
 //
-// Thread-safety: BeginRead/EndRead/Publish are called with the pager's mutex held (they change
-// this connection's pin); Locate and ReadPage from any thread; the writer methods by the
-// pager's one writer at a time.
+// Thread-safety: BeginRead/EndRead/Publish are called with the caller's pin mutex held (the
+// pager's mutex, given at Open: they change this connection's pin; the annotations name it
+// pin_mu()); Locate and ReadPage from any thread; the writer methods by the pager's one
+// writer at a time.
 #ifndef JOURNALKV_WAL_WAL_CONNECTION_H_
 #define JOURNALKV_WAL_WAL_CONNECTION_H_
 
@@ -287,16 +291,23 @@ class WalConnection {
  public:
   // Opens `db_path`-wal and -shm next to the database (whose SHARED lock the caller holds for
   // the connection's life), joins or initialises the index (recovering it from the log when
-  // this connection is alone) and claims a reader slot.
+  // this connection is alone) and claims a reader slot. `pin_mu`: the caller's mutex that
+  // serializes the changes of this connection's pin (held around BeginRead, EndRead and
+  // Publish); it outlives the connection.
   static absl::StatusOr<std::unique_ptr<WalConnection>> Open(vfs::FileSystem* fs,
                                                            const std::string& db_path,
                                                            vfs::File* db_file, uint32_t page_size,
-                                                           const WalOptions& options);
+                                                           const WalOptions& options,
+                                                           base::Mutex* pin_mu);
   ~WalConnection();
 
-  // --- reading. REQUIRES: the pager's mutex (serializes this connection's pin).
-  absl::StatusOr<WalSnapshot> BeginRead(absl::Time deadline, bool writer_active);
-  void EndRead(const WalSnapshot& snapshot);
+  // The pin mutex given at Open, as the thread-safety analysis names it.
+  base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pin_mu_) { return pin_mu_; }
+
+  // --- reading (the pin mutex serializes this connection's pin).
+  absl::StatusOr<WalSnapshot> BeginRead(absl::Time deadline, bool writer_active)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   absl::StatusOr<PageVersion> Locate(const WalSnapshot& snapshot, PageNo page_no);
   // Reads the page `version` names into `out`; may clear version->cacheable (W7).
   absl::Status ReadPage(const WalSnapshot& snapshot, PageNo page_no, PageVersion* version,
@@ -313,8 +324,8 @@ class WalConnection {
   // (W1) and indexes them; returns the frame of each page. Not yet published: Publish.
   absl::StatusOr<std::vector<uint32_t>> Commit(absl::Span<const wal::FramePage> pages,
                                                uint32_t db_size);
-  // Publishes the committed frames (W2). REQUIRES: the pager's mutex.
-  WalSnapshot Publish();
+  // Publishes the committed frames (W2).
+  WalSnapshot Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   // Drops the transaction's unpublished frames from the index.
   absl::Status Rollback();
   // Releases the WRITE lock.
@@ -357,7 +368,7 @@ class WalConnection {
 
  private:
   WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,
-              const WalOptions& options);
+              const WalOptions& options, base::Mutex* pin_mu);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
   // A read-only connection that may not write -shm: a private index on the heap, rebuilt from
@@ -368,15 +379,16 @@ class WalConnection {
   // checkpoints refused with ResourceExhausted naming the full disk.
   absl::Status JoinFullDisk(const absl::Status& why);
   static bool DiskFull(const absl::Status& s);
-  // Private mode: indexes the frames published since the last look. REQUIRES: the pager's mutex.
-  absl::Status RefreshPrivate();
+  // Private mode: indexes the frames published since the last look.
+  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   bool RestartAllowed();
   absl::Status ClaimSlot();
   // Overflow pins (M1..M4), for a connection with no slot: JoinMark pins `pins` under a mark
   // (the one this connection holds, a free one it sets, or the newest one in use at or below
-  // them; false: none of those). LeaveMark lets go of it. REQUIRES: the pager's mutex.
-  absl::StatusOr<bool> JoinMark(const std::pair<uint64_t, uint64_t>& pins);
-  void LeaveMark();
+  // them; false: none of those). LeaveMark lets go of it.
+  absl::StatusOr<bool> JoinMark(const std::pair<uint64_t, uint64_t>& pins)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  void LeaveMark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   bool MarkProtects(int mark, const std::pair<uint64_t, uint64_t>& pins) const;
   // False for a pin holder whose pin holds nothing back (a dead process's slot, a mark nobody
   // holds). Never for this connection's own.
@@ -384,8 +396,8 @@ class WalConnection {
   // This connection's pin holder (shm::kPinHolders numbering), or -1.
   int OwnHolder() const;
   // Opens log `log` read-only where this connection joined without it (a read-only connection
-  // that found no log file), once a snapshot has frames in it. REQUIRES: the pager's mutex.
-  absl::Status OpenLogForReading(int log);
+  // that found no log file), once a snapshot has frames in it.
+  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   // The scan of every log this mode uses (an empty result for a log not open).
   absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
   // The index header describing the scanned logs: the later valid generation is current (V1).
@@ -453,6 +465,7 @@ class WalConnection {
   vfs::File* const db_file_;
   const uint32_t page_size_;
   const WalOptions options_;
+  base::Mutex* const pin_mu_;
   std::unique_ptr<vfs::File> shm_file_;
   bool private_ = false;                         // see JoinPrivate
   std::string private_reason_;                   // JoinFullDisk's; empty for read-only
@@ -460,26 +473,40 @@ class WalConnection {
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
-  // the pager's mutex, before any read of a frame); logs_[1] is null in WAL mode.
+  // pin_mu_, before any read of a frame); logs_[1] is null in WAL mode.
   std::array<std::unique_ptr<wal::WalLog>, 2> logs_;
   int slot_ = -1;  // -1: every slot was taken; reads pin under an overflow mark
   // The overflow mark this connection holds shared while it has read transactions open (M1),
-  // or -1. Changed under the pager's mutex; atomic for Files() and Stats() on other threads.
+  // or -1. Changed under pin_mu_; atomic for Files() and Stats() on other threads.
   std::atomic<int> mark_{-1};
 
-  // This connection's open snapshots (their pins of log 0 and log 1), under the pager's
-  // mutex; the slot holds the oldest (pins of either log only grow with time, V1).
-  std::multimap<PinPair, int, PinPairBefore> open_pins_;
+  // This connection's open snapshots (their pins of log 0 and log 1); the slot holds the
+  // oldest (pins of either log only grow with time, V1).
+  std::multimap<PinPair, int, PinPairBefore> open_pins_ ABSL_GUARDED_BY(pin_mu_);
 
   // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
   // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
   // the writer thread holds it. `write_role_mu_` makes holding WRITE this connection's one role:
-  // BeginWrite and EndWrite take or drop WRITE and set `write_locked_` under it, and a reader
+  // BeginWrite and EndWrite take or drop WRITE and set `writer_state_` under it, and a reader
   // thread that would repair a torn header (ReadHeaderOrRecover) takes WRITE only under it and
-  // only while `write_locked_` is false; while this connection's writer holds WRITE only the
+  // only while the connection holds no WRITE (write_locked()); while this connection's writer holds WRITE only the
   // writer thread (`writer_thread_`) repairs, and other threads wait for its publish.
   base::Mutex write_role_mu_;
-  std::atomic<bool> write_locked_{false};
+  // The writer's state (the state table above, WRITING split in three), changed only by the
+  // writer thread through EnterWriterState, which checks each edge in debug builds:
+  //   kIdle -> kLocked                  BeginWrite (WRITE taken under write_role_mu_)
+  //   kLocked, kAppended -> kAppended   WriteFrames (frames past the published mx_frame)
+  //   kAppended -> kCommitted           Commit (its commit frame written, synced at FULL, W1)
+  //   kCommitted -> kLocked             Publish (W2)
+  //   kLocked, kAppended -> kLocked     Rollback (the unpublished frames dropped)
+  //   any -> kIdle                      EndWrite (WRITE released under write_role_mu_)
+  // Other threads read it only to tell whether the connection holds WRITE (W9).
+  enum class WriterState : uint8_t { kIdle, kLocked, kAppended, kCommitted };
+  void EnterWriterState(WriterState to);
+  bool write_locked() const {
+    return writer_state_.load(std::memory_order_acquire) != WriterState::kIdle;
+  }
+  std::atomic<WriterState> writer_state_{WriterState::kIdle};
   std::atomic<std::thread::id> writer_thread_{};
   int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends

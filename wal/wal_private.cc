@@ -62,6 +62,10 @@ absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
     }
   }
   index_ = shm::WalIndex::OpenHeap();
+  // No other thread has this connection yet, but RefreshPrivate's state is the pin mutex's.
+  // Open is never called with it held (WalStrategy::Open excludes it; Pager::LeaveWalLocked
+  // holds it but opens with exclusive locking, which never joins privately).
+  base::MutexLock lock(pin_mu_);
   return RefreshPrivate();
 }
 

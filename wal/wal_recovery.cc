@@ -135,7 +135,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
     // repairs only when this connection holds no WRITE, taking it under write_role_mu_ (the
     // lock is granted to every thread of the File, so it tells nothing about this
     // connection's own writer); while this connection's writer holds WRITE it waits.
-    const bool own_write = write_locked_.load(std::memory_order_acquire) &&
+    const bool own_write = write_locked() &&
                            writer_thread_.load(std::memory_order_acquire) ==
                                std::this_thread::get_id();
     if (own_write || may_recover) {
@@ -145,7 +145,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
         std::optional<base::MutexLock> role;
         if (!own_write) role.emplace(&write_role_mu_);
         bool write = own_write;
-        if (!own_write && !write_locked_.load(std::memory_order_acquire)) {
+        if (!own_write && !write_locked()) {
           JKV_ASSIGN_OR_RETURN(write,
                                index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }

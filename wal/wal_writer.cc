@@ -19,8 +19,21 @@ namespace journalkv::wal {
 using internal::kMaxWait;
 using internal::Sleep;
 
+void WalConnection::EnterWriterState(WriterState to) {
+  const WriterState from = writer_state_.load(std::memory_order_relaxed);
+  using S = WriterState;
+  // The edges of the table in wal_connection.h; nothing else.
+  JKV_DCHECK((from == S::kIdle && to == S::kLocked) ||
+             ((from == S::kLocked || from == S::kAppended) && to == S::kAppended) ||
+             (from == S::kAppended && to == S::kCommitted) ||
+             (from == S::kCommitted && to == S::kLocked) ||
+             ((from == S::kLocked || from == S::kAppended) && to == S::kLocked) ||
+             to == S::kIdle);
+  writer_state_.store(to, std::memory_order_release);
+}
+
 absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
-  JKV_DCHECK(!write_locked_.load());
+  JKV_DCHECK(!write_locked());
   if (private_) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
   }
@@ -32,7 +45,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                            index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
       if (locked) {
         writer_thread_.store(std::this_thread::get_id(), std::memory_order_release);
-        write_locked_.store(true, std::memory_order_release);
+        EnterWriterState(WriterState::kLocked);
         break;
       }
     }
@@ -143,7 +156,7 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
 
 absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
                                       uint32_t commit_db_size, std::vector<uint32_t>* frames) {
-  JKV_DCHECK(write_locked_);
+  JKV_DCHECK(write_locked());
   JKV_DCHECK(!pages.empty());
   wal::WalLog& log = *logs_[cur_];
   // A transaction the index cannot take (past the frame limit, or a -shm that cannot grow)
@@ -158,6 +171,7 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
   }
   JKV_RETURN_IF_ERROR(index_->Reserve(cur_, next_frame_,
                                       next_frame_ + static_cast<uint32_t>(pages.size()) - 1));
+  EnterWriterState(WriterState::kAppended);  // from here the log may hold unpublished frames
   const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
   if (next_frame_ == 1) {
     // The chain starts from the header written here. The index's last_checksum of a
@@ -208,10 +222,12 @@ absl::StatusOr<std::vector<uint32_t>> WalConnection::Commit(absl::Span<const wal
     // is preallocated, so this flush writes data only.
     JKV_RETURN_IF_ERROR(vfs::SyncFile(logs_[cur_]->file(), vfs::SyncKind::kData, "W1 log"));
   }
+  EnterWriterState(WriterState::kCommitted);
   return frames;
 }
 
 WalSnapshot WalConnection::Publish() {
+  JKV_DCHECK(writer_state_.load(std::memory_order_relaxed) == WriterState::kCommitted);
   shm::LogState& state = writer_header_.logs[cur_];
   state.mx_frame = next_frame_ - 1;
   state.last_checksum = chain_;
@@ -219,6 +235,7 @@ WalSnapshot WalConnection::Publish() {
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
   checked_change_ = writer_header_.change;  // its last frame is the one just written
+  EnterWriterState(WriterState::kLocked);
   return SnapshotOf(writer_header_);
 }
 
@@ -226,13 +243,16 @@ absl::Status WalConnection::Rollback() {
   const uint32_t published = writer_header_.logs[cur_].mx_frame;
   next_frame_ = published + 1;
   chain_ = writer_header_.logs[cur_].last_checksum;
+  // Whether or not the entries go now, the next BeginWrite removes any left (W2), and no
+  // reader looks past the published mx_frame.
+  EnterWriterState(WriterState::kLocked);
   return index_->Truncate(cur_, published);  // W2
 }
 
 void WalConnection::EndWrite() {
-  if (!write_locked_.load(std::memory_order_acquire)) return;
+  if (!write_locked()) return;
   base::MutexLock role(&write_role_mu_);  // W9
-  write_locked_.store(false, std::memory_order_release);
+  EnterWriterState(WriterState::kIdle);
   writer_thread_.store(std::thread::id(), std::memory_order_release);
   index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
 }
