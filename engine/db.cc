@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
         "] (half the frames a log holds)"));
   }
   po.wal2_switch_pages = options.wal2_switch_pages;
+  po.wal_size_limit = options.wal_size_limit;
   if (options.reader_slots < 0 || options.reader_slots > shm::kMaxSlots) {
     return absl::InvalidArgumentError(absl::StrCat("reader_slots must be in [0, ",
                                                    shm::kMaxSlots, "]; got ",
@@ -206,6 +207,8 @@ DbStats Db::Stats() {
     s.checkpoints = p.wal.checkpoints;
     s.frames_copied = p.wal.frames_copied;
     s.log_restarts = p.wal.log_restarts;
+    s.frames_rewritten = p.wal.frames_rewritten;
+    s.log_size_cuts = p.wal.log_size_cuts;
     s.oldest_pinned_frame = p.wal.oldest_pin_frame;
     s.pinned_connections = p.wal.pinned_slots;
     s.overflow_reader = p.wal.overflow_reader;

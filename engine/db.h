@@ -69,6 +69,10 @@ struct DbStats {
   uint64_t checkpoints = 0;         // run by this handle
   uint64_t frames_copied = 0;       // by this handle's checkpoints
   uint64_t log_restarts = 0;        // by this handle
+  // Frames this handle's transactions wrote over their own earlier frames (a page spilled and
+  // changed again), instead of appending them again (wal/wal_connection.h W11).
+  uint64_t frames_rewritten = 0;
+  uint64_t log_size_cuts = 0;       // logs this handle cut back to Options::wal_size_limit
   uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
   // Pinned snapshots of all processes: each reader slot with a pin counts one, each overflow
   // pin in use one however many connections share it.

@@ -68,6 +68,11 @@ struct Options {
   // WAL2: the writer moves to the other log once the current one holds this many frames and
   // the other one has been copied into the database file completely (README, "WAL2").
   uint32_t wal2_switch_pages = 1000;
+  // WAL: when a log restarts, a log file longer than this many bytes is cut back to it, so that
+  // a big transaction (or a checkpoint held back by a reader) does not leave the log at its
+  // peak size for good; below it the file is kept, and reused without growing. 0: never cut
+  // (SQLite's journal_size_limit; its default keeps every log at its peak).
+  uint64_t wal_size_limit = 64ull << 20;
   // WAL: the reader slots in the -shm this connection may claim, 0 to 512 (the -shm holds
   // 512). A slot makes starting and ending a read transaction free of system calls. A
   // connection that finds every slot it may claim taken (more than 512 connections open at

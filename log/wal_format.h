@@ -33,6 +33,11 @@
 // last valid commit frame is ignored (an uncommitted or torn tail). A log whose header does not
 // check out is empty.
 //
+// Frames after the last commit frame belong to the transaction being written, and it may write
+// a frame again (a page it spilled and changed since): the checksums from the first frame so
+// rewritten are recomputed, in order, before its commit frame is written, so a commit frame
+// always vouches for the frames before it as they are (wal/wal_connection.h W11).
+//
 // Thread-safety: pure functions.
 #ifndef JOURNALKV_LOG_WAL_FORMAT_H_
 #define JOURNALKV_LOG_WAL_FORMAT_H_

@@ -139,6 +139,7 @@ absl::StatusOr<uint64_t> WalLog::WriteHeader(const WalHeader& header) {
   // Refuse to write a header no reader would accept (e.g. a bad page size).
   JKV_RETURN_IF_ERROR(DecodeWalHeader(raw).status());
   JKV_RETURN_IF_ERROR(file_->Write(0, raw));
+  known_size_ = 0;  // a new generation: the file may have been cut since this log grew it
   return checksum;
 }
 
@@ -174,6 +175,40 @@ absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_
   const uint64_t offset = FrameOffset(first_frame, page_size);
   JKV_RETURN_IF_ERROR(EnsureSize(offset + buffer_.size()));
   JKV_RETURN_IF_ERROR(file_->Write(offset, buffer_));
+  return prev;
+}
+
+absl::Status WalLog::RewriteFrames(const WalHeader& header, uint32_t first_frame,
+                                   absl::Span<const FramePage> pages) {
+  // The checksums written here are placeholders (chained from 0): Rechain replaces them before
+  // any commit frame can vouch for these frames.
+  return Append(header, first_frame, /*prev=*/0, pages, /*commit_db_size=*/0).status();
+}
+
+absl::StatusOr<uint64_t> WalLog::Rechain(const WalHeader& header, uint32_t first_frame,
+                                         uint32_t last_frame, uint64_t prev) {
+  const uint32_t page_size = header.page_size;
+  const uint64_t frame_size = FrameSize(page_size);
+  const uint64_t per_chunk = std::max(kScanChunkFrames, kScanChunkBytes / frame_size);
+  for (uint64_t frame = first_frame; frame <= last_frame;) {
+    const uint64_t n = std::min<uint64_t>(per_chunk, last_frame - frame + 1);
+    buffer_.resize(n * frame_size);
+    const auto first = static_cast<uint32_t>(frame);
+    const absl::Status s = file_->Read(FrameOffset(first, page_size), absl::MakeSpan(buffer_));
+    if (absl::IsOutOfRange(s)) {
+      return absl::DataLossError(absl::StrCat(path(), ": frames ", first, "..", last_frame,
+                                              " to rechain are missing: ", s.message()));
+    }
+    JKV_RETURN_IF_ERROR(s);
+    for (uint64_t at = 0; at < buffer_.size(); at += frame_size) {
+      const auto raw = absl::MakeSpan(buffer_.data() + at, kFrameHeaderSize);
+      FrameHeader h = DecodeFrameHeader(raw);
+      EncodeFrameHeader(h, prev, absl::MakeConstSpan(buffer_.data() + at + kFrameHeaderSize, page_size), raw);
+      prev = h.checksum;
+    }
+    JKV_RETURN_IF_ERROR(file_->Write(FrameOffset(first, page_size), buffer_));
+    frame += n;
+  }
   return prev;
 }
 

@@ -83,6 +83,19 @@ class WalLog {
   absl::StatusOr<uint64_t> Append(const WalHeader& header, uint32_t first_frame, uint64_t prev,
                                   absl::Span<const FramePage> pages, uint32_t commit_db_size);
 
+  // Overwrites frames first_frame, first_frame+1, ... (written earlier and not yet covered by a
+  // commit frame) with `pages`, in one write: the page numbers and images are the new ones,
+  // the checksums placeholders, stale until Rechain recomputes them (wal/wal_connection.h W11;
+  // until then no commit frame can vouch for these frames, so recovery takes none of them).
+  absl::Status RewriteFrames(const WalHeader& header, uint32_t first_frame,
+                             absl::Span<const FramePage> pages);
+  // Recomputes the checksum chain of frames first_frame..last_frame from `prev` (the chain
+  // value before first_frame): reads them back in chunks and writes each chunk back with its
+  // frame headers' checksums replaced. Returns the chain value after last_frame. DataLoss when
+  // the file ends before last_frame.
+  absl::StatusOr<uint64_t> Rechain(const WalHeader& header, uint32_t first_frame,
+                                   uint32_t last_frame, uint64_t prev);
+
   // Reads the page image of frame `frame` into `out` (page_size bytes), without checking it
   // (the frame was validated when it was indexed; the page trailer is checked above).
   absl::Status ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out);
@@ -96,7 +109,8 @@ class WalLog {
   // it.
   absl::StatusOr<FrameHeader> ReadFrameHeader(uint32_t frame, uint32_t page_size);
 
-  // Cuts the file to `size` bytes (TRUNCATE checkpoints cut it to 0).
+  // Cuts the file to `size` bytes (TRUNCATE checkpoints cut it to 0; a restart cuts a log
+  // past WalOptions::size_limit back to it).
   absl::Status Truncate(uint64_t size);
   absl::StatusOr<uint64_t> Size();
 
@@ -111,7 +125,9 @@ class WalLog {
                            absl::Span<uint8_t> out);
 
   std::unique_ptr<vfs::File> file_;
-  uint64_t known_size_ = 0;  // the file is at least this long (0: unknown, ask)
+  // The file is at least this long (0: unknown, ask). Forgotten at each new generation's
+  // header: another connection may have cut the file since (a size limit, TRUNCATE).
+  uint64_t known_size_ = 0;
   std::vector<uint8_t> buffer_;  // Append's scratch
 };
 

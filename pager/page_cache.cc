@@ -39,6 +39,15 @@ void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
   if (shard.map.size() > shard.capacity) EvictOverCapacity(shard);
 }
 
+void PageCache::Erase(PageNo page_no, uint64_t version) {
+  Shard& shard = ShardOf(page_no);
+  base::MutexLock lock(&shard.mu);
+  auto it = shard.map.find(Key(page_no.value(), version));
+  if (it == shard.map.end()) return;
+  shard.lru.erase(it->second.lru_position);
+  shard.map.erase(it);
+}
+
 void PageCache::Clear() {
   for (Shard& shard : shards_) {
     base::MutexLock lock(&shard.mu);

@@ -41,6 +41,8 @@ class PageCache {
   // Inserts or replaces the image of a version of a page, then evicts unpinned pages over
   // the shard's capacity.
   void Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint64_t version = 0);
+  // Drops the entry of that version of the page, if any.
+  void Erase(PageNo page_no, uint64_t version = 0);
   void Clear();
   size_t size();
 

@@ -68,6 +68,7 @@ wal::WalOptions WalOptionsOf(const PagerOptions& options) {
   w.read_only = options.access == AccessMode::kReadOnly;
   w.exclusive_locking = options.exclusive_locking;
   w.wal2_switch_pages = options.wal2_switch_pages;
+  w.size_limit = options.wal_size_limit;
   w.reader_slots = options.reader_slots;
   w.busy_timeout = options.busy_timeout;
   w.private_reader_byte = kPrivateReaderByte;

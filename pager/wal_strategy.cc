@@ -88,17 +88,21 @@ class WalWriteTxn final : public WriteTxn {
   bool HasWritten() const override { return !log_frames_.empty(); }
   absl::Status SpillPages() override;
   absl::Status CommitPages() override;
-  absl::Status UndoWrites(bool* clear_cache) override {
-    *clear_cache = false;  // the cache holds no unpublished frame
-    return strategy_->wal_->Rollback();  // unpublished frames only
-  }
+  absl::Status UndoWrites(bool* clear_cache) override;
   void EndWrite(bool clear_cache) override;
 
   WalStrategy* const strategy_;
   const wal::WalSnapshot snapshot_;
   const absl::Time locked_at_;       // when the writer role and WRITE lock were held
   const absl::Duration lock_wait_;   // how long that took
-  absl::flat_hash_map<uint32_t, uint32_t> log_frames_;  // spilled page -> its frame
+  // Spilled page -> its frame. The cache holds the frame's image under the version key of
+  // that frame (SpillPages), which only this transaction looks up (no snapshot reaches past
+  // the published mx_frame) until the commit publishes it; a rollback erases those entries
+  // before any later transaction can write other images at those frames.
+  absl::flat_hash_map<uint32_t, uint32_t> log_frames_;
+  uint64_t FrameKey(uint32_t frame) const {
+    return wal::PageVersionKey(snapshot_.cur().seq, frame);
+  }
 };
 
 absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) {
@@ -252,10 +256,25 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> WalStrategy::BeginWrite() {
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> WalWriteTxn::CleanPage(PageNo page_no) {
   if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
-    wal::PageVersion version{snapshot_.current, it->second, 0, false};  // unpublished: never cached
-    return strategy_->LoadPage(snapshot_, page_no, &version);
+    const uint64_t key = FrameKey(it->second);
+    if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no, key)) {
+      core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      return hit;
+    }
+    wal::PageVersion version{snapshot_.current, it->second, key, false};
+    JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
+                         strategy_->LoadPage(snapshot_, page_no, &version));
+    core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+    core_->cache_.Insert(page_no, loaded, key);
+    return loaded;
   }
   return strategy_->CleanPage(snapshot_, page_no);
+}
+
+absl::Status WalWriteTxn::UndoWrites(bool* clear_cache) {
+  *clear_cache = false;  // only this transaction's own frames are cached past mx_frame: erased
+  for (const auto& [page, frame] : log_frames_) core_->cache_.Erase(PageNo(page), FrameKey(frame));
+  return strategy_->wal_->Rollback();  // unpublished frames only
 }
 
 absl::Status WalWriteTxn::SpillPages() {
@@ -264,7 +283,12 @@ absl::Status WalWriteTxn::SpillPages() {
   // Frames past the published mx_frame: no other connection looks at them, and a rollback or
   // a crash leaves them to be overwritten (W2).
   JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames, strategy_->wal_->Spill(pages));
-  for (size_t i = 0; i < order.size(); ++i) log_frames_[order[i]] = frames[i];
+  for (size_t i = 0; i < order.size(); ++i) {
+    log_frames_[order[i]] = frames[i];
+    // Kept as the frame's image (the rollback journal keeps its spilled pages cached too), so
+    // that the transaction's next visit to the page costs no read of the log.
+    core_->cache_.Insert(PageNo(order[i]), std::move(dirty_[order[i]].buffer), FrameKey(frames[i]));
+  }
   dirty_.clear();
   return absl::OkStatus();
 }

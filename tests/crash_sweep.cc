@@ -191,10 +191,12 @@ class Sweep {
     if (spec_.options.pager.journal_mode == pager::JournalMode::kWal ||
         spec_.options.pager.journal_mode == pager::JournalMode::kWal2) {
       std::printf("%s: clean run: %llu checkpoints (%d called by the workload), %llu log "
-                  "restarts, %llu log switches, largest log %u frames\n",
+                  "restarts, %llu log switches, largest log %u frames, %llu frames rewritten "
+                  "by their transactions\n",
                   spec_.name.c_str(), static_cast<unsigned long long>(clean.checkpoints),
                   clean.explicit_checkpoints, static_cast<unsigned long long>(clean.log_restarts),
-                  static_cast<unsigned long long>(clean.log_switches), clean.max_log_frames);
+                  static_cast<unsigned long long>(clean.log_switches), clean.max_log_frames,
+                  static_cast<unsigned long long>(clean.frames_rewritten));
     }
     if (spec_.check_clean_run) spec_.check_clean_run(clean, sites);
     history_ = clean.after;

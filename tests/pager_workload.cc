@@ -125,6 +125,7 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
     result.checkpoints += s.wal.checkpoints;
     result.log_restarts += s.wal.log_restarts;
     result.log_switches += s.wal.log_switches;
+    result.frames_rewritten += s.wal.frames_rewritten;
     result.max_log_frames =
         std::max({result.max_log_frames, s.wal.log_frames, s.wal.wal2_log_frames});
   };

@@ -60,6 +60,7 @@ struct RunResult {
   uint64_t checkpoints = 0;
   uint64_t log_restarts = 0;
   uint64_t log_switches = 0;
+  uint64_t frames_rewritten = 0;  // spilled frames written over by their transaction (W11)
   uint32_t max_log_frames = 0;  // the most frames one log held when a connection closed
   int explicit_checkpoints = 0;  // WorkloadOptions::checkpoint_every's that succeeded
 };

@@ -87,6 +87,16 @@
 //       under the database file's EXCLUSIVE (CloseLast), a read-only one under DMS exclusive
 //       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
 //       to be unlinked opens the path again (Join, hook "open:shm_removed").
+//   W11. A transaction may write a page it already wrote to the log (a spill, then the page
+//       changed again) over its own frame instead of appending it again (WriteFrames), so
+//       that a transaction's frames are at most its distinct pages plus one commit frame. Only
+//       frames past the published mx_frame that this transaction appended are rewritten (no
+//       reader, checkpoint or recovery looks at them). The rewrite leaves the checksum chain
+//       stale from the first frame rewritten; the commit recomputes it from there
+//       (WalLog::Rechain) before it appends the commit frame, which is always a new frame. A
+//       crash before that leaves a chain that breaks at or before the commit, so recovery
+//       takes nothing of the transaction, and a power loss that keeps only part of the
+//       rechained frames breaks the chain too (each checksum covers its own image).
 //   M1. A connection that found no free reader slot (more connections than
 //       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
 //       byte SHARED from its first open read transaction to its last, and the mark's pin is at
@@ -164,6 +174,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -193,6 +204,9 @@ struct WalOptions {
   // The -shm reader slots this connection may claim (0..shm::kMaxSlots; M1..M4 beyond them).
   int reader_slots = 512;
   absl::Duration busy_timeout = absl::Seconds(5);
+  // When a log restarts, a file longer than this many bytes is cut back to it (0: never), so
+  // that one big transaction does not leave the log at its peak size for good.
+  uint64_t size_limit = 64ull << 20;
   // The byte of the database file that read-only connections with a private index hold
   // shared for their life (JoinPrivate); the database file's lock table owns its place.
   uint64_t private_reader_byte = 0;
@@ -232,6 +246,8 @@ struct WalStats {
   uint64_t checkpoints = 0;      // run by this connection
   uint64_t frames_copied = 0;    // by this connection's checkpoints
   uint64_t log_restarts = 0;     // by this connection
+  uint64_t frames_rewritten = 0;  // by this connection's transactions over their own frames (W11)
+  uint64_t log_size_cuts = 0;     // logs this connection cut back to WalOptions::size_limit
   uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
   int pinned_slots = 0;           // reader slots and overflow marks with a pin
@@ -452,6 +468,10 @@ class WalConnection {
   void SetPins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
+  void ForgetTransaction();
+  // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
+  // first append, once its header is written (W4), under WRITE.
+  void LimitLogSize(int log);
   // The log checkpoints and the policy look at while writers run (V4).
   int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
@@ -513,6 +533,13 @@ class WalConnection {
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
   uint32_t commit_pages_ = 0;       // the database size of the commit Publish makes visible
+  // The current transaction's frames (W11): page -> the frame it last appended the page at,
+  // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
+  // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.
+  absl::flat_hash_map<uint32_t, uint32_t> txn_frames_;
+  uint32_t rechain_from_ = 0;
+  uint32_t txn_first_frame_ = 0;
+  uint64_t txn_start_chain_ = 0;
   // The change word of the last header IndexDamage found whole or this writer published.
   // Writer thread only.
   std::optional<uint32_t> checked_change_;

@@ -107,6 +107,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   writer_header_ = *h;
   next_frame_ = h->logs[cur_].mx_frame + 1;
   chain_ = h->logs[cur_].last_checksum;
+  ForgetTransaction();
   CallWalHook("begin_write:locked");
   return SnapshotOf(*h);
 }
@@ -154,23 +155,61 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
   return s;
 }
 
+// W11: a page this transaction already wrote to the log (a spill) goes over its frame, not
+// after it, so a transaction's frames are at most its distinct pages plus the commit frame. The
+// commit frame is always a new one (a commit frame ends the log), and before it is written the
+// chain is recomputed from the first frame rewritten.
+void WalConnection::LimitLogSize(int log) {
+  if (options_.size_limit == 0 || logs_[log] == nullptr) return;
+  absl::StatusOr<uint64_t> size = logs_[log]->Size();
+  if (!size.ok() || *size <= options_.size_limit) return;
+  // Only once the new generation's header is written (and, at sync != OFF, durable: W4): cut
+  // while the old header stood, the log would hold a prefix of the old generation that
+  // recovery accepts, older than the database file. After it, every frame past the cut
+  // carries the old salts, so a power loss that undoes the cut loses nothing; the cut itself
+  // needs no sync, and a failed cut only leaves the file long.
+  if (logs_[log]->Truncate(options_.size_limit).ok()) {
+    base::MutexLock lock(&stats_mu_);
+    ++stats_.log_size_cuts;
+  }
+}
+
 absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
-                                      uint32_t commit_db_size, std::vector<uint32_t>* frames) {
+                                        uint32_t commit_db_size, std::vector<uint32_t>* frames) {
   JKV_DCHECK(write_locked());
   JKV_DCHECK(!pages.empty());
   wal::WalLog& log = *logs_[cur_];
+  const bool commit = commit_db_size != 0;
+  frames->assign(pages.size(), 0);
+  std::vector<wal::FramePage> appends;
+  std::vector<size_t> appended_at;                  // appends[k] is pages[appended_at[k]]
+  std::vector<std::pair<uint32_t, size_t>> rewrites;  // (its frame, index in pages)
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const bool commit_frame = commit && i + 1 == pages.size();
+    auto it = txn_frames_.find(pages[i].page_no.value());
+    if (it != txn_frames_.end() && !commit_frame) {
+      rewrites.emplace_back(it->second, i);
+      (*frames)[i] = it->second;
+    } else {
+      appends.push_back(pages[i]);
+      appended_at.push_back(i);
+    }
+  }
   // A transaction the index cannot take (past the frame limit, or a -shm that cannot grow)
   // fails here, before the log holds any of it: its frames written first, the commit frame
   // among them, would be recovered after a crash although the commit was refused.
-  if (pages.size() > shm::MaxLogFrames() || next_frame_ > shm::MaxLogFrames() - pages.size() + 1) {
+  const uint32_t limit = shm::MaxLogFrames();
+  if (appends.size() > limit || next_frame_ > limit - appends.size() + 1) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        log.path(), ": the log is full: ", pages.size(), " frames from frame ", next_frame_,
-        " would pass the limit of ", shm::MaxLogFrames(),
+        log.path(), ": the log is full: ", appends.size(), " frames from frame ", next_frame_,
+        " would pass the limit of ", limit,
         " frames a log generation holds; checkpoint it (the log restarts once no reader holds "
         "an older snapshot) or commit smaller transactions"));
   }
-  JKV_RETURN_IF_ERROR(index_->Reserve(cur_, next_frame_,
-                                      next_frame_ + static_cast<uint32_t>(pages.size()) - 1));
+  if (!appends.empty()) {
+    JKV_RETURN_IF_ERROR(index_->Reserve(
+        cur_, next_frame_, next_frame_ + static_cast<uint32_t>(appends.size()) - 1));
+  }
   EnterWriterState(WriterState::kAppended);  // from here the log may hold unpublished frames
   const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
   if (next_frame_ == 1) {
@@ -184,6 +223,7 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
       // in WAL2, before this log is taken for the newer one by recovery, V1).
       JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
     }
+    LimitLogSize(cur_);
     const int other = 1 - cur_;
     if (wal2_ && options_.sync == SyncLevel::kNormal && writer_header_.logs[other].mx_frame > 0 &&
         writer_header_.logs[other].mx_frame > index_->backfill(other)) {
@@ -194,14 +234,55 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
           vfs::SyncFile(logs_[other]->file(), vfs::SyncKind::kData, "V6 previous log"));
     }
   }
+  if (txn_first_frame_ == 0) {
+    txn_first_frame_ = next_frame_;
+    txn_start_chain_ = chain_;
+  }
+  // Rewrites, one write per run of consecutive frames (a spill's pages keep their order).
+  std::sort(rewrites.begin(), rewrites.end());
+  for (size_t r = 0; r < rewrites.size();) {
+    size_t end = r + 1;
+    while (end < rewrites.size() && rewrites[end].first == rewrites[end - 1].first + 1) ++end;
+    std::vector<wal::FramePage> run;
+    run.reserve(end - r);
+    for (size_t k = r; k < end; ++k) run.push_back(pages[rewrites[k].second]);
+    JKV_RETURN_IF_ERROR(log.RewriteFrames(log_header, rewrites[r].first, run));
+    if (rechain_from_ == 0 || rewrites[r].first < rechain_from_) rechain_from_ = rewrites[r].first;
+    r = end;
+  }
+  if (!rewrites.empty()) {
+    base::MutexLock lock(&stats_mu_);
+    stats_.frames_rewritten += rewrites.size();
+  }
+  if (commit && rechain_from_ != 0) {
+    // W11: the commit frame vouches for every frame before it as it is now.
+    uint64_t prev = txn_start_chain_;
+    if (rechain_from_ > txn_first_frame_) {
+      JKV_ASSIGN_OR_RETURN(wal::FrameHeader before,
+                           log.ReadFrameHeader(rechain_from_ - 1, page_size_));
+      prev = before.checksum;  // never rewritten: the chain is right up to it
+    }
+    JKV_ASSIGN_OR_RETURN(chain_, log.Rechain(log_header, rechain_from_, next_frame_ - 1, prev));
+    rechain_from_ = 0;
+  }
+  if (appends.empty()) return absl::OkStatus();
   JKV_ASSIGN_OR_RETURN(uint64_t chain,
-                       log.Append(log_header, next_frame_, chain_, pages, commit_db_size));
-  for (size_t i = 0; i < pages.size(); ++i) {
-    JKV_RETURN_IF_ERROR(index_->Append(cur_, next_frame_, pages[i].page_no.value()));  // W2
-    frames->push_back(next_frame_++);
+                       log.Append(log_header, next_frame_, chain_, appends, commit_db_size));
+  for (size_t k = 0; k < appends.size(); ++k) {
+    const uint32_t page_no = appends[k].page_no.value();
+    JKV_RETURN_IF_ERROR(index_->Append(cur_, next_frame_, page_no));  // W2
+    (*frames)[appended_at[k]] = next_frame_;
+    txn_frames_[page_no] = next_frame_++;
   }
   chain_ = chain;
   return absl::OkStatus();
+}
+
+// The transaction's frames are published or dropped: its pages' frames are no longer its own.
+void WalConnection::ForgetTransaction() {
+  txn_frames_.clear();
+  rechain_from_ = 0;
+  txn_first_frame_ = 0;
 }
 
 absl::StatusOr<std::vector<uint32_t>> WalConnection::Spill(absl::Span<const wal::FramePage> pages) {
@@ -235,6 +316,7 @@ WalSnapshot WalConnection::Publish() {
   ++writer_header_.change;
   index_->WriteHeader(writer_header_);  // W2: entries first, then the header
   checked_change_ = writer_header_.change;  // its last frame is the one just written
+  ForgetTransaction();
   EnterWriterState(WriterState::kLocked);
   return SnapshotOf(writer_header_);
 }
@@ -245,6 +327,7 @@ absl::Status WalConnection::Rollback() {
   chain_ = writer_header_.logs[cur_].last_checksum;
   // Whether or not the entries go now, the next BeginWrite removes any left (W2), and no
   // reader looks past the published mx_frame.
+  ForgetTransaction();
   EnterWriterState(WriterState::kLocked);
   return index_->Truncate(cur_, published);  // W2
 }
