@@ -209,6 +209,10 @@ DbStats Db::Stats() {
     s.log_restarts = p.wal.log_restarts;
     s.frames_rewritten = p.wal.frames_rewritten;
     s.log_size_cuts = p.wal.log_size_cuts;
+    s.group_flushes = p.wal.group_flushes;
+    s.flushed_commits = p.wal.flushed_commits;
+    s.commits_flushed_by_others = p.wal.commits_flushed_by_others;
+    s.flush_wait_ms = absl::ToDoubleMilliseconds(p.wal.flush_wait);
     s.oldest_pinned_frame = p.wal.oldest_pin_frame;
     s.pinned_connections = p.wal.pinned_slots;
     s.overflow_reader = p.wal.overflow_reader;

@@ -73,6 +73,13 @@ struct DbStats {
   // changed again), instead of appending them again (wal/wal_connection.h W11).
   uint64_t frames_rewritten = 0;
   uint64_t log_size_cuts = 0;       // logs this handle cut back to Options::wal_size_limit
+  // Group commit (README, "Several writers"): syncs of the log this handle made for a group
+  // of commits, its commits a flush made durable (its own or another's), of those the ones
+  // another handle's or thread's flush covered, and the time its commits waited for a flush.
+  uint64_t group_flushes = 0;
+  uint64_t flushed_commits = 0;
+  uint64_t commits_flushed_by_others = 0;
+  double flush_wait_ms = 0;
   uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
   // Pinned snapshots of all processes: each reader slot with a pin counts one, each overflow
   // pin in use one however many connections share it.

@@ -309,24 +309,38 @@ absl::Status WalWriteTxn::CommitPages() {
   }
   std::vector<uint32_t> order;
   const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
-  JKV_ASSIGN_OR_RETURN(std::vector<uint32_t> frames,
+  JKV_ASSIGN_OR_RETURN(const wal::WalConnection::CommitTicket ticket,
                        strategy_->wal_->Commit(pages, new_header.page_count));
-  wal::WalSnapshot published;
+  const shm::LogState& log = ticket.header.logs[ticket.header.current_log & 1];
+  // The new pages, cached under their frames' versions: no snapshot reaches those frames
+  // before a publish covers them, and from then on they are these images for good.
+  for (size_t i = 0; i < order.size(); ++i) {
+    core_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
+                         wal::PageVersionKey(log.ckpt_seq, ticket.frames[i]));
+  }
+  // WRITE and this handle's writer role go now: the next writer (a thread of this handle or
+  // another connection) appends while this commit waits for its flush (W12).
+  End(/*clear_cache=*/false);
+  absl::StatusOr<wal::WalSnapshot> published = strategy_->wal_->AwaitDurable(ticket);
+  if (!published.ok()) {
+    // I7: the sync failed; the commit may be present after a crash (another connection's
+    // flush may even publish it), and this handle trusts nothing of the log any more.
+    base::MutexLock lock(&core_->mu_);
+    core_->SetStickyError(published.status());
+    return published.status();
+  }
   {
     // core_ is the strategy's core_; named as the strategy's guards name it.
     base::MutexLock lock(&strategy_->core_->mu_);
-    strategy_->PinMutexHeld();
-    published = strategy_->wal_->Publish();
-    strategy_->NoteGenerationLocked(published);
-    for (size_t i = 0; i < order.size(); ++i) {
-      core_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
-                           wal::PageVersionKey(published.cur().seq, frames[i]));
+    strategy_->NoteGenerationLocked(*published);
+    if (published->change == ticket.header.change && published->cur().seq == log.ckpt_seq &&
+        published->cur().mx == log.mx_frame) {
+      // The published state is this commit's (no later commit came with its flush).
+      strategy_->core_->header_ = new_header;
+      strategy_->header_key_ = HeaderKey(*published);
     }
-    strategy_->core_->header_ = new_header;
-    strategy_->header_key_ = HeaderKey(published);
     ++strategy_->core_->stats_.commits;
   }
-  End(/*clear_cache=*/false);
   strategy_->AfterCommit(static_cast<uint32_t>(order.size()));
   return absl::OkStatus();
 }

@@ -190,7 +190,7 @@ void StoreCopy(uint8_t* r0, size_t copy, const HeaderWords& w) {
 // entry in them is past the (zero) published mx_frame, and Append (all of a block at its first
 // frame) and Truncate clear them.
 void InitializeRegion0(uint8_t* r0) {
-  for (size_t copy : {kHeaderAOffset, kHeaderBOffset}) {
+  for (size_t copy : {kHeaderAOffset, kHeaderBOffset, kAppendedCOffset, kAppendedDOffset}) {
     for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, 0);
   }
   for (int log = 0; log < 2; ++log) {
@@ -365,9 +365,19 @@ absl::StatusOr<uint8_t*> WalIndex::ExistingRegion(uint32_t region) {
 
 bool WalIndex::ReadHeader(IndexHeader* out) const {
   Point("shm:read_header");
-  const HeaderWords a = LoadCopy(region0(), kHeaderAOffset);
-  Point("shm:read_header:a_read");
-  const HeaderWords b = LoadCopy(region0(), kHeaderBOffset);
+  return ReadCopies(kHeaderAOffset, kHeaderBOffset, "shm:read_header:a_read", out);
+}
+
+bool WalIndex::ReadAppendedHeader(IndexHeader* out) const {
+  Point("shm:read_appended");
+  return ReadCopies(kAppendedCOffset, kAppendedDOffset, "shm:read_appended:c_read", out);
+}
+
+bool WalIndex::ReadCopies(size_t first, size_t second, const char* between,
+                          IndexHeader* out) const {
+  const HeaderWords a = LoadCopy(region0(), first);
+  Point(between);
+  const HeaderWords b = LoadCopy(region0(), second);
   // A torn header is waited out (every caller retries it): the hook's "wait" lets the
   // publisher run.
   if (a != b) {  // a writer is between the copies (or died there)
@@ -426,6 +436,21 @@ bool WalIndex::ReadHeaderCopy(int copy, IndexHeader* out) const {
 }
 
 void WalIndex::WriteHeader(const IndexHeader& header) {
+  WriteAppendedHeader(header);
+  PublishHeader(header);
+}
+
+void WalIndex::WriteAppendedHeader(const IndexHeader& header) {
+  JKV_DCHECK(header.page_size != 0);
+  JKV_DCHECK(header.current_log <= 1);
+  const HeaderWords words = EncodeHeader(header);
+  Point("shm:write_appended");
+  StoreCopy(region0(), kAppendedDOffset, words);
+  Point("shm:write_appended:d_written");
+  StoreCopy(region0(), kAppendedCOffset, words);
+}
+
+void WalIndex::PublishHeader(const IndexHeader& header) {
   JKV_DCHECK(header.page_size != 0);
   JKV_DCHECK(header.current_log <= 1);
   const HeaderWords words = EncodeHeader(header);

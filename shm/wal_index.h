@@ -29,7 +29,11 @@
 //          |       |       page versions of frames up to W, none later (W >= F; a copy that
 //          |       |       stopped part way leaves W past F). Both are written under CKPT
 //          |       |       (checkpoint/checkpointer.h C3, C4)
-//   320    | 192   | reserved
+//   320    | 80    | appended header, copy C (IndexHeader words, then its checksum): the newest
+//          |       |   commit appended to the log, which may not be durable nor published yet
+//          |       |   (wal/wal_connection.h W12); the next writer's base
+//   400    | 80    | appended header, copy D
+//   480    | 32    | reserved
 //   512    | 16*kOverflowMarks | overflow pins: mark m at 512 + 16*m: u64 pin[0], u64 pin[1],
 //          |       |       as a slot's. A connection that found no free slot pins its
 //          |       |       snapshot by holding mark m's lock byte SHARED while it has a read
@@ -53,7 +57,9 @@
 //   salt2, mx_frame, last_checksum (u64 as low word then high word), reserved u32.
 // The writer publishes by writing copy B and then copy A; a reader reads A then B and accepts
 // them only when they are equal and the checksum matches (otherwise a writer is in the middle
-// of publishing, or died there: retry, then recover).
+// of publishing, or died there: retry, then recover). The appended header is written and read
+// the same way, D then C and C then D. Published <= appended always: a header is written to
+// the appended copies before (or when) it is published (W12).
 //
 // Hash entries only ever get added by the writer (release stores: the pages[] word before the
 // hash slot) and removed for frames past the published mx_frame (Truncate), which no reader
@@ -66,6 +72,8 @@
 //   +2 RECOVER  exclusive: rebuilding the index from the log
 //   +3 DMS      shared by every connection for its lifetime; exclusive only by a connection
 //               that is alone, which may then reinitialise or remove the -shm file
+//   +4 FLUSH    exclusive: the one group flush (sync the log, publish the appended header;
+//               W12), and recovery
 //   +16 + i     SLOT i: exclusive by the connection that owns reader slot i, for its lifetime;
 //               a slot with a pin whose lock byte is free belongs to a dead connection
 //   +16 + kMaxSlots + m
@@ -94,7 +102,7 @@
 
 namespace journalkv::shm {
 
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5303;  // "JKS" + layout 3 (overflow pins)
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5304;  // "JKS" + layout 4 (appended header)
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
@@ -119,20 +127,24 @@ inline constexpr size_t kHeaderBOffset = 88;
 inline constexpr size_t kHeaderBytes = 80;  // 18 words + checksum
 inline constexpr size_t kCkptInfoOffset = 256;
 inline constexpr size_t kCkptInfoStride = 32;
+inline constexpr size_t kAppendedCOffset = 320;
+inline constexpr size_t kAppendedDOffset = 400;
 inline constexpr size_t kMarksOffset = 512;
 inline constexpr size_t kMarkStride = 16;
 inline constexpr size_t kSlotsOffset = 1024;
 inline constexpr size_t kSlotStride = 32;
 static_assert(kHeaderAOffset + kHeaderBytes <= kHeaderBOffset);
 static_assert(kHeaderBOffset + kHeaderBytes <= kCkptInfoOffset);
-static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kMarksOffset);
+static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kAppendedCOffset);
+static_assert(kAppendedCOffset + kHeaderBytes <= kAppendedDOffset);
+static_assert(kAppendedDOffset + kHeaderBytes <= kMarksOffset);
 static_assert(kMarksOffset + kOverflowMarks * kMarkStride <= kSlotsOffset);
 static_assert(kSlotsOffset + kMaxSlots * kSlotStride <= kRegionSize);
 static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
 
 // Lock bytes on the -shm file.
 inline constexpr uint64_t kLockBase = 1 << 20;
-enum class ShmLock : uint64_t { kWrite = 0, kCkpt = 1, kRecover = 2, kDms = 3 };
+enum class ShmLock : uint64_t { kWrite = 0, kCkpt = 1, kRecover = 2, kDms = 3, kFlush = 4 };
 inline constexpr uint64_t kSlotLockBase = kLockBase + 16;
 inline constexpr uint64_t kMarkLockBase = kSlotLockBase + kMaxSlots;
 
@@ -198,9 +210,17 @@ class WalIndex {
   // not map it): `prefix` holds the file's first kCkptInfoOffset bytes (or fewer: false). True
   // and *out when the layout version is this one's and both copies agree and check out.
   static bool ParseHeader(absl::Span<const uint8_t> prefix, IndexHeader* out);
-  // Publishes `header`: copy B, then copy A (release stores), each with its checksum.
-  // REQUIRES: WRITE (or RECOVER) held.
+  // Makes `header` both the appended and the published header (appended first). REQUIRES:
+  // WRITE (or RECOVER) held, and nothing appended is unpublished, or FLUSH held too (W12).
   void WriteHeader(const IndexHeader& header);
+  // Publishes `header` (copy B, then copy A; release stores), leaving the appended header as
+  // it is. REQUIRES: FLUSH held, and `header` read from the appended copies (W12).
+  void PublishHeader(const IndexHeader& header);
+  // The appended header: the newest commit appended (W12). ReadAppendedHeader reads copy C
+  // then D and accepts them as ReadHeader does; WriteAppendedHeader writes D then C.
+  // REQUIRES for writing: WRITE held.
+  bool ReadAppendedHeader(IndexHeader* out) const;
+  void WriteAppendedHeader(const IndexHeader& header);
   // Test hook: damages copy A's checksum (as a writer killed mid-publish leaves it).
   void CorruptHeaderForTesting();
 
@@ -271,6 +291,9 @@ class WalIndex {
   // file, or never allocated on the heap): Truncate must not grow the file.
   absl::StatusOr<uint8_t*> ExistingRegion(uint32_t region);
   uint8_t* region0() const { return region0_; }
+  // Reads two copies of a header (the published A and B, or the appended C and D), with the
+  // hook point `between` between them.
+  bool ReadCopies(size_t first, size_t second, const char* between, IndexHeader* out) const;
 
   vfs::File* const file_;  // null: heap index
   uint8_t* region0_ = nullptr;

@@ -48,6 +48,12 @@ absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
                                                          const std::atomic<bool>* stop,
                                                          bool defer) {
   JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
+  // As the writer (FULL, RESTART, TRUNCATE): what other writers appended and a flush has not
+  // published yet is made durable and published first, so that the checkpoint copies it and
+  // the log can restart (W12 c).
+  if (mode != CheckpointMode::kPassive && write_locked()) {
+    JKV_RETURN_IF_ERROR(FlushPendingAsWriter());
+  }
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(mode, stop, defer));
   CountCheckpoint(r);
   return r;
@@ -191,6 +197,7 @@ absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
   JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   const int other = 1 - cur_;
   if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
+  JKV_RETURN_IF_ERROR(FlushPendingAsWriter());  // W12 c: nothing pending across a switch
   JKV_RETURN_IF_ERROR(MaybeRestart(writer_header_, other, /*make_current=*/true, deadline));
   if (static_cast<int>(writer_header_.current_log & 1) != other) return false;  // CKPT busy
   cur_ = other;

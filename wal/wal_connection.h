@@ -15,11 +15,19 @@
 //       | BeginWrite (WRITE lock)
 //       v
 //   +---------+ Spill: frames past mx_frame, not yet published
-//   | WRITING | Commit: frames + commit frame, sync (FULL), index entries, publish
+//   | WRITING | Commit: frames + commit frame, index entries; NORMAL/OFF: publish
 //   +---------+ Rollback: drop the unpublished frames' index entries
+//       | EndWrite (WRITE released)
+//       v
+//   AwaitDurable (FULL/EXTRA, or another writer's commits pending): the group flush, W12
 //
 // WRITING is WriterState's LOCKED, APPENDED and COMMITTED (writer_state_, below), each edge
 // checked in debug and sanitizer builds (EnterWriterState).
+//
+// Two headers. The published header (what readers snapshot) and the appended header (the
+// newest commit appended, what the next writer builds on) are the same but while a group
+// flush is pending at FULL and EXTRA: a writer appends its commit and gives WRITE up before
+// the commit is durable, and it becomes visible once a flush covers it (W12).
 //
 // Snapshots and pins. A read transaction's snapshot is (ckpt_seq, mx_frame) of the published
 // index header: it reads page P from the newest frame <= mx_frame of that generation holding
@@ -27,7 +35,8 @@
 //
 // Page versions (the page cache rule): a page read from frame F of generation G is cached as
 // version (G, F); a page read from the database file under generation G as version (G, 0).
-// Both are immutable: frames are never rewritten within a generation, and the database's copy
+// Both are immutable: published frames are never rewritten within a generation (a transaction
+// rewrites only its own frames, before its commit, W11), and the database's copy
 // of P cannot change within G for any snapshot that finds no frame of P (a checkpoint copying
 // P's frame F waits for every snapshot below F, and a snapshot begun after that finds F). A
 // reader of an older generation (the log restarted under it) reads the database file, which
@@ -35,9 +44,11 @@
 //
 // Invariants (cited at their call sites):
 //   W1. FULL/EXTRA: a commit's frames are durable (one fdatasync of the preallocated log)
-//       before the commit is published or acknowledged.
+//       before the commit is published or acknowledged (W12: the sync may be another
+//       writer's, covering this commit's frames too).
 //   W2. Frames are published (index header) only after their index entries are in place, and
-//       index entries past the published mx_frame are removed before frames are reused.
+//       index entries past the appended header's mx_frame are removed before frames are
+//       reused (past the published one only once nothing is pending, W12).
 //   W3. A reader takes a snapshot without a system call: it stores its pin, then re-reads the
 //       generation and the checkpoint target; when a checkpoint has announced a target past its
 //       snapshot (it may not have seen the pin) it takes a newer snapshot.
@@ -97,6 +108,28 @@
 //       crash before that leaves a chain that breaks at or before the commit, so recovery
 //       takes nothing of the transaction, and a power loss that keeps only part of the
 //       rechained frames breaks the chain too (each checksum covers its own image).
+//   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
+//       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
+//       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
+//       lock, and flush_mu_ among a connection's threads) syncs the log through the newest
+//       appended commit and publishes that header; every commit it covers is acknowledged by
+//       it, and the next writer appends meanwhile. So:
+//       (a) the appended header is written only under WRITE, after the commit's index entries
+//           (W2), and only grows: published <= appended at every moment;
+//       (b) the published header is written by a FLUSH holder (PublishHeader), or under WRITE
+//           when nothing is pending (a NORMAL or OFF commit, a restart: WriteHeader), never
+//           both at once: a flusher publishes only while something is pending, and its own
+//           publish is what ends it; a writer that finds something pending publishes through
+//           the flush (NORMAL and OFF then sync too, for the pending FULL commits);
+//       (c) a log restarts (W7) only with nothing pending, and WAL2's writer flushes what is
+//           pending before it switches logs (V6 at every level): frames of the log switched to
+//           must never become durable before pending frames of the log switched from, which
+//           no checksum chain ties together; checkpoints as the writer flush first too;
+//       (d) header repair and recovery (W6) take FLUSH after WRITE and RECOVER, so they never
+//           race a publish; a flusher that died holding FLUSH freed it, and the next one (or
+//           the next writer's BeginWrite, whose base is the appended header) syncs again.
+//       A writer killed after its append and before the flush leaves a commit that the next
+//       flush publishes: it was never acknowledged, and may be present (I7).
 //   M1. A connection that found no free reader slot (more connections than
 //       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
 //       byte SHARED from its first open read transaction to its last, and the mark's pin is at
@@ -156,7 +189,7 @@
 //       from is synced (unless it is copied already, C1), so that no power loss keeps commits
 //       of the newer log while losing the older log's unsynced tail.
 //
-// Thread-safety: BeginRead/EndRead/Publish are called with the caller's pin mutex held (the
+// Thread-safety: BeginRead and EndRead are called with the caller's pin mutex held (the
 // pager's mutex, given at Open: they change this connection's pin; the annotations name it
 // pin_mu()); Locate and ReadPage from any thread; the writer methods by the pager's one
 // writer at a time.
@@ -248,6 +281,13 @@ struct WalStats {
   uint64_t log_restarts = 0;     // by this connection
   uint64_t frames_rewritten = 0;  // by this connection's transactions over their own frames (W11)
   uint64_t log_size_cuts = 0;     // logs this connection cut back to WalOptions::size_limit
+  // W12: syncs this connection made as a group's flusher, commits of this connection a flush
+  // covered (its own or another's), of those the ones another connection's or thread's flush
+  // covered, and the time its commits waited for their flush.
+  uint64_t group_flushes = 0;
+  uint64_t flushed_commits = 0;
+  uint64_t commits_flushed_by_others = 0;
+  absl::Duration flush_wait;
   uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
   int pinned_slots = 0;           // reader slots and overflow marks with a pin
@@ -284,7 +324,8 @@ struct WalProgress {
 // ("begin_read:header" after a reader read the header and before it pins it, "begin_read:
 // pinned" after a reader stored its pin and before it re-checks, "begin_read:done",
 // "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
-// frames are written and before they are synced and published, "read:frame" and "read:db"
+// frames are written and before they are synced and published, "flush:synced" after a group
+// flush synced the log and before it publishes (W12), "read:frame" and "read:db"
 // before a page is read from the log or from the database file, "wait" before each sleep
 // waiting for another connection); nullptr: none. Set it while no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
@@ -308,8 +349,8 @@ class WalConnection {
   // Opens `db_path`-wal and -shm next to the database (whose SHARED lock the caller holds for
   // the connection's life), joins or initialises the index (recovering it from the log when
   // this connection is alone) and claims a reader slot. `pin_mu`: the caller's mutex that
-  // serializes the changes of this connection's pin (held around BeginRead, EndRead and
-  // Publish); it outlives the connection.
+  // serializes the changes of this connection's pin (held around BeginRead and EndRead); it
+  // outlives the connection.
   static absl::StatusOr<std::unique_ptr<WalConnection>> Open(vfs::FileSystem* fs,
                                                            const std::string& db_path,
                                                            vfs::File* db_file, uint32_t page_size,
@@ -336,12 +377,23 @@ class WalConnection {
   // Appends non-commit frames of a transaction too large for the cache; returns the frame of
   // each page, in order.
   absl::StatusOr<std::vector<uint32_t>> Spill(absl::Span<const wal::FramePage> pages);
-  // Appends the transaction's last frames, the last a commit frame of `db_size` pages, syncs
-  // (W1) and indexes them; returns the frame of each page. Not yet published: Publish.
-  absl::StatusOr<std::vector<uint32_t>> Commit(absl::Span<const wal::FramePage> pages,
-                                               uint32_t db_size);
-  // Publishes the committed frames (W2).
-  WalSnapshot Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  // A commit appended by Commit: its header (the appended header after it), its pages'
+  // frames, and whether it is published already.
+  struct CommitTicket {
+    shm::IndexHeader header;
+    std::vector<uint32_t> frames;
+    bool published = false;
+  };
+  // Appends the transaction's last frames, the last a commit frame of `db_size` pages, and
+  // indexes them (W2). At NORMAL and OFF with nothing pending it publishes them too; otherwise
+  // it records them as the appended header and the caller, after EndWrite, waits for the
+  // group flush that makes them durable and visible (AwaitDurable, W12).
+  absl::StatusOr<CommitTicket> Commit(absl::Span<const wal::FramePage> pages, uint32_t db_size);
+  // W12: returns once a published header covers the ticket's commit (at once when Commit
+  // published it), syncing the log and publishing the appended header itself when it holds
+  // FLUSH first; returns that published header's snapshot. Called without WRITE. An error is
+  // a failed sync (the commit may be present after a crash: I7).
+  absl::StatusOr<WalSnapshot> AwaitDurable(const CommitTicket& ticket);
   // Drops the transaction's unpublished frames from the index.
   absl::Status Rollback();
   // Releases the WRITE lock.
@@ -421,12 +473,18 @@ class WalConnection {
                                    const shm::IndexHeader* old) const;
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
   absl::Status RecoverIndex();
+  // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
+  // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
   absl::Status RepairHeader();
   // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
   // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
   // not the header this connection last checked or published. REQUIRES: WRITE held.
   absl::Status IndexDamage(const shm::IndexHeader& h);
+  // Under WRITE: the appended header (W12), checked against the published one `published`
+  // (the same but for more frames of the current log) and by IndexDamage. DataLoss when it is
+  // torn (a writer died writing it) or contradicts them: the caller rebuilds the index (W6).
+  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
@@ -469,6 +527,25 @@ class WalConnection {
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
   void ForgetTransaction();
+  // W12. Whether published header `p` covers the commit whose header is `h` (its log's
+  // generation is `h`'s with mx_frame at least `h`'s, or a later generation).
+  static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
+  // Reads the published header, waiting out a publish under way (spins, then sleeps).
+  bool ReadPublishedSpinning(shm::IndexHeader* out) const;
+  // Holding FLUSH: unless the published header covers `target` already, syncs the log of the
+  // newest appended commit (target when the appended header cannot be read) and publishes it;
+  // *published gets the published header either way.
+  absl::Status FlushLocked(const shm::IndexHeader& target, shm::IndexHeader* published);
+  // FLUSH: flush_mu_ (this connection's threads) and the -shm lock. TryLockFlush takes both or
+  // neither (false: another holds one; *error: the lock call failed); LockFlush waits for
+  // both (a holder that dies frees the -shm lock). UnlockFlush releases both.
+  bool TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  absl::Status LockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  void UnlockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // As the writer with something appended but not published (W12 c): flushes it now.
+  absl::Status FlushPendingAsWriter();
+  // The appended header, read under WRITE (a writer killed writing it leaves it torn: false).
+  bool ReadAppended(shm::IndexHeader* out) const;
   // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
   // first append, once its header is written (W4), under WRITE.
   void LimitLogSize(int log);
@@ -516,8 +593,9 @@ class WalConnection {
   // writer thread through EnterWriterState, which checks each edge in debug builds:
   //   kIdle -> kLocked                  BeginWrite (WRITE taken under write_role_mu_)
   //   kLocked, kAppended -> kAppended   WriteFrames (frames past the published mx_frame)
-  //   kAppended -> kCommitted           Commit (its commit frame written, synced at FULL, W1)
-  //   kCommitted -> kLocked             Publish (W2)
+  //   kAppended -> kCommitted           Commit (its commit frame written and indexed; the
+  //                                     appended header names it, W12)
+  //   kAppended -> kLocked              Commit at NORMAL or OFF with nothing pending: published
   //   kLocked, kAppended -> kLocked     Rollback (the unpublished frames dropped)
   //   any -> kIdle                      EndWrite (WRITE released under write_role_mu_)
   // Other threads read it only to tell whether the connection holds WRITE (W9).
@@ -532,7 +610,6 @@ class WalConnection {
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
-  uint32_t commit_pages_ = 0;       // the database size of the commit Publish makes visible
   // The current transaction's frames (W11): page -> the frame it last appended the page at,
   // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
   // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.
@@ -545,6 +622,10 @@ class WalConnection {
   std::optional<uint32_t> checked_change_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
+  // One group flush of this connection at a time: the -shm's FLUSH lock is per File, so it
+  // keeps other connections out, and this keeps this connection's other threads out (W12).
+  // It guards no memory. Taken after write_role_mu_, never before it.
+  base::Mutex flush_mu_;
   base::Mutex stats_mu_;
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

@@ -111,10 +111,24 @@ absl::Status WalConnection::RepairHeader() {
   shm::IndexHeader h;
   if (index_->ReadHeaderCopy(1, &h) || index_->ReadHeaderCopy(0, &h)) {
     ++h.change;
-    index_->WriteHeader(h);
+    // Commits appended past it whose flush is pending (W12) stay: their frames and entries
+    // are whole (the appended header is written last, under WRITE), and the next flush
+    // publishes them. A torn appended header is a writer that died writing it: its commit,
+    // never acknowledged, goes with the entries past the published header.
+    shm::IndexHeader a;
+    const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+    const bool pending = ReadAppended(&a) && a.current_log == h.current_log &&
+                         a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
+                         a.logs[cur].mx_frame > h.logs[cur].mx_frame;
+    if (pending) {
+      index_->PublishHeader(h);
+    } else {
+      index_->WriteHeader(h);
+    }
     for (int l = 0; l < nlogs_; ++l) {
-      // A dead writer's unpublished entries.
-      JKV_RETURN_IF_ERROR(index_->Truncate(l, h.logs[l].mx_frame));
+      // A dead writer's unpublished (and unappended) entries.
+      const uint32_t keep = pending && l == cur ? a.logs[l].mx_frame : h.logs[l].mx_frame;
+      JKV_RETURN_IF_ERROR(index_->Truncate(l, keep));
     }
     return absl::OkStatus();
   }
@@ -152,12 +166,19 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
         if (write) {
           JKV_ASSIGN_OR_RETURN(bool r,
                                index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
-          if (r) {
+          // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
+          // copies are its own), and its publish ends the tear.
+          absl::Status flush_error;
+          const bool flush = r && TryLockFlush(&flush_error);
+          if (flush) {
             if (!index_->ReadHeader(&h)) s = RepairHeader();
-            index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
+            UnlockFlush();
+            repaired = true;
           }
+          if (r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
           if (!own_write) index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
-          repaired = true;
+          if (s.ok()) s = flush_error;
+          if (!r) repaired = true;  // another repairs: look again at once
         }
       }
       JKV_RETURN_IF_ERROR(s);
@@ -169,6 +190,33 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
     }
     Sleep(wait);
   }
+}
+
+absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
+    const shm::IndexHeader& published) {
+  const auto damaged = [&](auto... what) {
+    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
+  };
+  shm::IndexHeader a;
+  if (!ReadAppended(&a)) return damaged("its appended header is torn");
+  if (a.page_size != published.page_size || a.current_log != published.current_log) {
+    return damaged("its appended header names another page size or current log than the "
+                   "published one");
+  }
+  const int cur = wal2_ ? static_cast<int>(a.current_log & 1) : 0;
+  for (int l = 0; l < nlogs_; ++l) {
+    const shm::LogState& mine = a.logs[l];
+    const shm::LogState& theirs = published.logs[l];
+    // Pending commits (W12) only add frames to the current log.
+    if (l == cur ? mine.ckpt_seq != theirs.ckpt_seq || mine.mx_frame < theirs.mx_frame
+                 : mine != theirs) {
+      return damaged("its appended header of log ", l, " (generation ", mine.ckpt_seq,
+                     ", frame ", mine.mx_frame, ") is behind or beside the published one "
+                     "(generation ", theirs.ckpt_seq, ", frame ", theirs.mx_frame, ")");
+    }
+  }
+  JKV_RETURN_IF_ERROR(IndexDamage(a));
+  return a;
 }
 
 absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {

@@ -26,7 +26,6 @@ void WalConnection::EnterWriterState(WriterState to) {
   JKV_DCHECK((from == S::kIdle && to == S::kLocked) ||
              ((from == S::kLocked || from == S::kAppended) && to == S::kAppended) ||
              (from == S::kAppended && to == S::kCommitted) ||
-             (from == S::kCommitted && to == S::kLocked) ||
              ((from == S::kLocked || from == S::kAppended) && to == S::kLocked) ||
              to == S::kIdle);
   writer_state_.store(to, std::memory_order_release);
@@ -54,23 +53,32 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     }
     Sleep(wait);
   }
-  absl::StatusOr<shm::IndexHeader> h = ReadHeaderOrRecover(deadline, true);
-  absl::Status s = h.status();
+  // The published header (readers') and the appended one (this writer's base, W12).
+  absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
+  absl::Status s = published.status();
+  absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
-    absl::Status damage = IndexDamage(*h);
+    h = AppendedOrDamage(*published);
+    absl::Status damage = h.status();
     if (!damage.ok() && !absl::IsDataLoss(damage)) {
       s = damage;  // an I/O error reading the log: not the index's fault
     } else if (!damage.ok()) {
-      // W6: the index contradicts the log, the truth: rebuilt from it, as at a torn header.
+      // W6: the index contradicts the log, the truth: rebuilt from it, as at a torn header,
+      // under FLUSH too (W12 d).
       absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
       s = !r.ok() ? r.status()
-          : *r    ? RecoverIndex()
+          : *r    ? LockFlush()
                   : absl::ResourceExhaustedError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
+      if (s.ok()) {
+        s = RecoverIndex();
+        UnlockFlush();
+      }
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
-      if (s.ok()) h = ReadHeaderOrRecover(deadline, true);
+      if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
+      if (s.ok()) s = published.status();
+      if (s.ok()) h = AppendedOrDamage(*published);  // still damaged: the rebuild did not take
       if (s.ok()) s = h.status();
-      if (s.ok()) s = IndexDamage(*h);  // still: the rebuild did not take
     }
   }
   if (s.ok() && !wal2_) {
@@ -89,9 +97,12 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                 index_->backfill(cur) == c.mx_frame)) {
       // (At half the frame limit at the latest, so that a log near it is left while the
       // other one can take a whole transaction.)
-      // V3: the switch. The other log is in the database file: it becomes the current one.
+      // V3: the switch. The other log is in the database file: it becomes the current one,
+      // once what is pending in this one is durable and published (W12 c).
       const uint32_t before = h->current_log;
-      s = MaybeRestart(*h, other, true);
+      writer_header_ = *h;
+      if (*h != *published) s = FlushPendingAsWriter();
+      if (s.ok()) s = MaybeRestart(*h, other, true);
       if (s.ok() && h->current_log != before) {
         base::MutexLock lock(&stats_mu_);
         ++stats_.log_switches;
@@ -291,45 +302,46 @@ absl::StatusOr<std::vector<uint32_t>> WalConnection::Spill(absl::Span<const wal:
   return frames;
 }
 
-absl::StatusOr<std::vector<uint32_t>> WalConnection::Commit(absl::Span<const wal::FramePage> pages,
-                                                          uint32_t db_size) {
+absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
+    absl::Span<const wal::FramePage> pages, uint32_t db_size) {
   JKV_DCHECK(!pages.empty() && db_size > 0);
-  std::vector<uint32_t> frames;
-  JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &frames));
-  commit_pages_ = db_size;
+  CommitTicket ticket;
+  JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &ticket.frames));
   CallWalHook("commit:appended");
-  if (options_.sync >= SyncLevel::kFull) {
-    // W1: every frame of the transaction is durable before the commit is published. The log
-    // is preallocated, so this flush writes data only.
-    JKV_RETURN_IF_ERROR(vfs::SyncFile(logs_[cur_]->file(), vfs::SyncKind::kData, "W1 log"));
-  }
-  EnterWriterState(WriterState::kCommitted);
-  return frames;
-}
-
-WalSnapshot WalConnection::Publish() {
-  JKV_DCHECK(writer_state_.load(std::memory_order_relaxed) == WriterState::kCommitted);
+  const shm::IndexHeader base = writer_header_;
   shm::LogState& state = writer_header_.logs[cur_];
   state.mx_frame = next_frame_ - 1;
   state.last_checksum = chain_;
-  writer_header_.page_count = commit_pages_;  // as recovery would find it (HeaderFromScans)
+  writer_header_.page_count = db_size;  // as recovery would find it (HeaderFromScans)
   ++writer_header_.change;
-  index_->WriteHeader(writer_header_);  // W2: entries first, then the header
   checked_change_ = writer_header_.change;  // its last frame is the one just written
+  ticket.header = writer_header_;
   ForgetTransaction();
-  EnterWriterState(WriterState::kLocked);
-  return SnapshotOf(writer_header_);
+  shm::IndexHeader published;
+  if (options_.sync < SyncLevel::kFull && ReadPublishedSpinning(&published) &&
+      published == base) {
+    // W12 b: nothing pending, and NORMAL and OFF need no sync before the publish: published
+    // under WRITE (W2: entries first, then the header).
+    index_->WriteHeader(writer_header_);
+    ticket.published = true;
+    EnterWriterState(WriterState::kLocked);
+  } else {
+    // W12 a: the next writer's base; AwaitDurable publishes it once it is durable.
+    index_->WriteAppendedHeader(writer_header_);
+    EnterWriterState(WriterState::kCommitted);
+  }
+  return ticket;
 }
 
 absl::Status WalConnection::Rollback() {
-  const uint32_t published = writer_header_.logs[cur_].mx_frame;
-  next_frame_ = published + 1;
+  const uint32_t appended = writer_header_.logs[cur_].mx_frame;
+  next_frame_ = appended + 1;
   chain_ = writer_header_.logs[cur_].last_checksum;
   // Whether or not the entries go now, the next BeginWrite removes any left (W2), and no
   // reader looks past the published mx_frame.
   ForgetTransaction();
   EnterWriterState(WriterState::kLocked);
-  return index_->Truncate(cur_, published);  // W2
+  return index_->Truncate(cur_, appended);  // W2
 }
 
 void WalConnection::EndWrite() {
