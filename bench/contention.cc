@@ -49,6 +49,22 @@ constexpr uint64_t kHotKeys = 256;
 
 int Writers(const WorkloadParams& p) { return std::max(0, p.writers); }
 
+// The keys loaded before the phase: --num, and with own keys at least one per writer.
+uint64_t Loaded(const WorkloadParams& p) {
+  const uint64_t writers = static_cast<uint64_t>(Writers(p));
+  return std::max<uint64_t>({1, p.num, p.writer_keys == WriterKeys::kOwn ? writers : 0});
+}
+
+// With --writer-keys=own, writer `index` of W owns the loaded keys whose index is `index`
+// modulo W: disjoint sets spread over the whole table (keys are hashed), so writers never
+// touch a key another writes, yet share its pages, as independent clients of one table do.
+std::string OwnKey(const Ctx& c, int index, Rng& rng) {
+  const uint64_t writers = static_cast<uint64_t>(Writers(c.params));
+  const uint64_t i = static_cast<uint64_t>(index);
+  const uint64_t owned = (Loaded(c.params) - i + writers - 1) / writers;  // >= 1
+  return c.Key(i + writers * rng.Uniform(owned));
+}
+
 // A multi-writer transaction: reads a random hot key and writes it back with a new value.
 absl::StatusOr<uint64_t> TimedReadModifyWrite(const Ctx& ctx, Session& s, Rng& rng) {
   const std::string key = ctx.Key(rng.Uniform(std::min(ctx.params.num, kHotKeys)));
@@ -59,15 +75,19 @@ absl::StatusOr<uint64_t> TimedReadModifyWrite(const Ctx& ctx, Session& s, Rng& r
   });
 }
 
-// Commits until told to stop: a lone writer makes single-put commits overwriting random loaded
-// keys (contention as it was before --writers), each of several writers read-modify-write
-// transactions on the hot keys. Writer `index` counts from 0.
+// Commits until told to stop: with own keys, single-put commits of the writer's own keys;
+// otherwise a lone writer makes single-put commits overwriting random loaded keys (contention
+// as it was before --writers, and the same as own keys for one writer), each of several
+// writers read-modify-write transactions on the hot keys. Writer `index` counts from 0.
 void WriterLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
   const Ctx& c = sh.ctx;
   Rng rng(c.params.seed ^ (0x777269746572ULL + static_cast<uint64_t>(index)));
   while (!sh.stop.load(std::memory_order_relaxed)) {
     absl::StatusOr<uint64_t> ns;
-    if (Writers(c.params) == 1) {
+    if (c.params.writer_keys == WriterKeys::kOwn) {
+      const std::string key = OwnKey(c, index, rng);
+      ns = TimedPutCommit(s, key, c.values.Next(rng));
+    } else if (Writers(c.params) == 1) {
       const std::string key = c.Key(rng.Uniform(c.params.num));
       ns = TimedPutCommit(s, key, c.values.Next(rng));
     } else {
@@ -352,7 +372,7 @@ absl::Status ContentionInProcesses(Ctx& c, int workers) {
 }  // namespace
 
 absl::Status Contention(Ctx& c) {
-  JKV_RETURN_IF_ERROR(Load(c, std::max<uint64_t>(1, c.params.num)));
+  JKV_RETURN_IF_ERROR(Load(c, Loaded(c.params)));
   const int workers = Writers(c.params) + std::max(0, c.params.threads);
   if (c.params.processes) return ContentionInProcesses(c, workers);
   std::vector<std::unique_ptr<Session>> sessions;

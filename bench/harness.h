@@ -122,6 +122,7 @@ struct WorkloadEntry {
 // Workload bodies defined outside workloads.cc, which registers them.
 absl::Status Contention(Ctx& c);  // contention.cc
 absl::Status CkptLat(Ctx& c);     // contention.cc
+std::vector<WorkloadEntry> YcsbEntries();  // ycsb.cc: ycsb-a .. ycsb-f
 
 }  // namespace journalkv::bench
 

@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "bench/harness.h"
 #include "bench/random.h"
+#include "bench/ycsb.h"
 
 namespace journalkv::bench {
 namespace {
@@ -182,8 +183,8 @@ absl::Status Suite562(Ctx& c) {
   return absl::OkStatus();
 }
 
-const std::vector<WorkloadEntry>& Entries() {
-  static const auto* const entries = new std::vector<WorkloadEntry>{
+std::vector<WorkloadEntry> BuiltinEntries() {
+  return {
       {{"smalltxn", "N single-put commits of new keys into an empty table"}, SmallTxn},
       {{"bulkload", "N puts of new keys in one transaction (op = one put)"}, BulkLoad},
       {{"readrandom", "N point reads of N loaded keys, each its own read transaction"}, ReadRandom},
@@ -194,8 +195,9 @@ const std::vector<WorkloadEntry>& Entries() {
         "keys for --seconds, threads in one process (--processes: each its own process and "
         "connection); a lone writer makes single-put commits of random keys, each of several "
         "writers read-modify-write transactions (read a key, write it anew) on the first 256 "
-        "keys; iterations counted per worker, busy timeouts counted and retried; percentiles "
-        "are the writers'"},
+        "keys, or with --writer-keys=own single-put commits of keys only it writes; "
+        "iterations counted per worker, busy timeouts counted and retried; percentiles "
+        "are the writers'; the table shows readers and writers apart"},
        Contention},
       {{"writelat",
         "N single-put commits; the log size is sampled after each; writes "
@@ -217,6 +219,14 @@ const std::vector<WorkloadEntry>& Entries() {
         "8 s; ignores --num"},
        Suite562},
   };
+}
+
+const std::vector<WorkloadEntry>& Entries() {
+  static const auto* const entries = [] {
+    auto* v = new std::vector<WorkloadEntry>(BuiltinEntries());
+    for (WorkloadEntry& e : YcsbEntries()) v->push_back(std::move(e));
+    return v;
+  }();
   return *entries;
 }
 
@@ -228,8 +238,9 @@ const WorkloadEntry* FindEntry(absl::string_view name) {
 }
 
 // The expected size of the data, for engines that reserve space up front.
-uint64_t ExpectedBytes(const WorkloadParams& p) {
-  return std::max<uint64_t>(p.num, 10000) * (16 + p.value_size + 64);
+uint64_t ExpectedBytes(const CaseSpec& spec, const WorkloadParams& p) {
+  const uint64_t pairs = IsYcsbWorkload(spec.workload) ? p.records + p.operations : p.num;
+  return std::max<uint64_t>(pairs, 10000) * (16 + p.value_size + 64);
 }
 
 absl::Status RunWith(const WorkloadEntry& entry, EngineAdapter& engine, CaseResult& result,
@@ -262,18 +273,21 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   if (entry == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload ", spec.workload));
   }
+  // A YCSB record is 1000 bytes unless --value-size said otherwise (which set both sizes).
+  WorkloadParams effective = params;
+  if (IsYcsbWorkload(spec.workload)) effective.value_size = params.ycsb_value_size;
   CaseConfig config;
   config.mode = spec.mode;
   config.sync = spec.sync;
   config.checkpoint = spec.checkpoint == "none" ? "default" : spec.checkpoint;
-  config.cache_bytes = uint64_t{params.cache_mib} << 20;
-  config.expected_bytes = ExpectedBytes(params);
+  config.cache_bytes = uint64_t{effective.cache_mib} << 20;
+  config.expected_bytes = ExpectedBytes(spec, effective);
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> adapter, engine.open(dir, config));
   CaseResult result;
   result.spec = spec;
-  result.params = params;
+  result.params = effective;
   const OpenAnotherFn open_another = [&] { return engine.open(dir, config); };
-  absl::Status s = RunWith(*entry, *adapter, result, params, progress, open_another);
+  absl::Status s = RunWith(*entry, *adapter, result, effective, progress, open_another);
   absl::Status closed = adapter->Close();
   JKV_RETURN_IF_ERROR(s);
   JKV_RETURN_IF_ERROR(closed);
