@@ -517,7 +517,8 @@ std::string HelpText() {
       "    PRAGMA journal_mode=MODE and synchronous=SYNC (extra = EXTRA).\n"
       "  lmdb has no separate sync choice: sync off runs mode nosync (MDB_NOSYNC), every other\n"
       "    level runs default (syncs each commit); other pairs are skipped.\n"
-      "\nworkloads (N = --num):\n");
+      "\nworkloads (N = --num; YCSB's: R = --records loaded, O = --operations measured, each\n"
+      "its own transaction, values of 1000 bytes unless --value-size is given):\n");
   for (const WorkloadInfo& w : Workloads()) {
     absl::StrAppend(&text, Wrapped(w.name, w.help));
   }
@@ -528,6 +529,8 @@ std::string HelpText() {
       "written per operation (interposed system calls, whole process), and the largest log\n"
       "file size on disk seen between transactions (log_max_bytes; LMDB has no log; in\n"
       "journalkv's wal2 both logs added).\n"
+      "A run at sync full or extra first measures the disk's flush floor (--floor-seconds)\n"
+      "and shows each durable case's commits/s as a multiple of it (x floor).\n"
       "journalkv also reports its own counters over the phase: checkpoints, their time, commits\n"
       "held by the policy, the largest log in frames (wal2: both logs), database-file writes\n"
       "per commit, write lock wait and work time (bench/report.h lists every field).\n"

@@ -227,8 +227,7 @@ std::vector<WorkloadEntry> YcsbEntries() {
   std::vector<WorkloadEntry> entries;
   for (const WorkloadMix& m : Mixes()) {
     entries.push_back({{absl::StrCat("ycsb-", std::string(1, m.letter)),
-                        absl::StrCat(m.help, " (--records, --operations; value 1000 bytes "
-                                             "unless --value-size)"),
+                        m.help,
                         /*by_default=*/false},
                        [&m](Ctx& c) { return RunMix(c, m); }});
   }
