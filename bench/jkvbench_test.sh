@@ -99,7 +99,8 @@ for line in open(sys.argv[1]):
     # Readers and writer apart: the writer's commits alone flush (rollback readers do not).
     assert r["reader_ops"] > 0 or r["engine"] == "sqlite", r
     assert abs(r["reader_ops_per_sec"] * r["seconds"] - r["reader_ops"]) < 1e-3 * r["ops"] + 1, r
-    assert r["fsyncs_per_commit"] >= 1 or r["engine"] == "lmdb", r
+    # (SQLite's rollback-mode writer may be starved of commits: check_writers' note.)
+    assert r["fsyncs_per_commit"] >= 1 or r["engine"] == "lmdb" or r["commits"] == 0, r
 PY
 
 # --writers=2: each writer's commits are counted and sum to the total, as threads and as
