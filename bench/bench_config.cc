@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "bench/engine_adapter.h"
+#include "bench/ycsb.h"
 #include "engine/options.h"
 
 namespace journalkv::bench {
@@ -46,14 +47,28 @@ const std::vector<FlagDef>& FlagDefs() {
        "frames and blocks commits at B; sqlite wal: threshold:N is wal_autocheckpoint=N, "
        "manual is 0; it has no async, so its cases of an async policy are skipped, with a "
        "note on stderr); each is its own case; ignored by other modes"},
-      {"workloads", "LIST", kQuickWorkloads, "workloads (all; see below)"},
+      {"workloads", "LIST", kQuickWorkloads,
+       "workloads (all but the YCSB ones, which --ycsb selects; see below)"},
+      {"ycsb", "LIST", nullptr,
+       "YCSB core workloads to run, letters A-F or all (workloads ycsb-a .. ycsb-f below): each "
+       "loads --records records, then measures --operations operations, each its own "
+       "transaction, records chosen by YCSB's zipfian (0.99) or latest distribution; values "
+       "are 1000 bytes (YCSB's 10 fields of 100) unless --value-size is given; without "
+       "--workloads only these run, with it both"},
+      {"records", "N", "1000", "YCSB: records loaded before the measured phase (100000)"},
+      {"operations", "N", "500", "YCSB: operations measured (100000)"},
       {"num", "N", "150", "operations per workload, keys loaded before read workloads (10000)"},
-      {"value-size", "N", nullptr, "value bytes (100); keys are always 16 bytes"},
+      {"value-size", "N", nullptr,
+       "value bytes (100; the YCSB workloads 1000); keys are always 16 bytes"},
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
       {"writers", "N", nullptr,
        "writers in contention (1; 0 measures the readers alone); more than one each commit "
        "read-modify-write transactions (read a key, write it anew) on the same 256 hot keys"},
+      {"writer-keys", "hot|own", nullptr,
+       "which keys contention's writers write: hot (the default) as described under "
+       "--writers; own: writer i makes single-put autocommits of loaded keys only it writes "
+       "(index i modulo --writers) and reads nothing, the case group commit is for"},
       {"processes", nullptr, nullptr,
        "contention: run each writer and each reader as a separate process with its own "
        "connection, instead of threads of one process"},
@@ -67,18 +82,23 @@ const std::vector<FlagDef>& FlagDefs() {
        "where database files live (default: a fresh temporary directory under the working "
        "directory, removed at the end); each case uses its own subdirectory, removed after it"},
       {"plot", nullptr, nullptr, "also make PNG charts in --out with gnuplot"},
+      {"floor-seconds", "S", nullptr,
+       "when a selected sync level is full or extra, first measure the disk's flush floor for "
+       "S seconds: 4 KiB overwrites + fdatasync of a preallocated file in the database "
+       "directory, per second; the table prints it and each durable case's commits/s as a "
+       "multiple of it (x floor); 0 skips it (1)"},
       {"repeat", "N", nullptr,
        "run the whole list of cases N times, interleaved (every case once, then again), and "
        "report for each case the round with the median ops/s, with the lowest and highest "
        "beside it (1)"},
       {"quick", nullptr, nullptr,
        "the default: a preset that compares every engine and mode in under two minutes: "
-       "--sync=full,off --num=150 --seconds=0.5 and every workload but the two "
-       "named scenarios, which take minutes at sync full (run those with --workloads); flags "
-       "given explicitly win over the preset"},
+       "--sync=full,off --num=150 --seconds=0.5 --records=1000 --operations=500 and every "
+       "workload but the two named scenarios, which take minutes at sync full (run those with "
+       "--workloads), and YCSB's (--ycsb); flags given explicitly win over the preset"},
       {"full", nullptr, nullptr,
-       "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5, every "
-       "workload)"},
+       "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5 "
+       "--records=100000 --operations=100000, every workload but YCSB's)"},
       {"help", nullptr, nullptr, "print this text"},
   };
   return *defs;
@@ -131,6 +151,15 @@ std::vector<std::string> WorkloadNames() {
   return names;
 }
 
+// What runs when no workload is named: all but the YCSB workloads.
+std::vector<std::string> DefaultWorkloadNames() {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& w : Workloads()) {
+    if (w.by_default) names.push_back(w.name);
+  }
+  return names;
+}
+
 absl::Status CheckBool(absl::string_view name, absl::string_view value, bool* out) {
   if (value == "true" || value == "1" || value.empty()) {
     *out = true;
@@ -161,6 +190,21 @@ absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchCon
     c.workloads = List(value);
     return CheckNames("workload", c.workloads, WorkloadNames());
   }
+  if (name == "ycsb") {
+    c.ycsb.clear();
+    const std::vector<std::string> letters =
+        value == "all" ? std::vector<std::string>{"A", "B", "C", "D", "E", "F"}
+                       : std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
+    if (letters.empty()) return absl::InvalidArgumentError("--ycsb wants letters A-F or all");
+    for (const std::string& letter : letters) {
+      const std::string name = YcsbWorkloadName(letter);
+      if (name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unknown YCSB workload \"", letter, "\" (known: A, B, C, D, E, F, all)"));
+      }
+      if (std::find(c.ycsb.begin(), c.ycsb.end(), name) == c.ycsb.end()) c.ycsb.push_back(name);
+    }
+  }
   if (name == "out") c.out = std::string(value);
   if (name == "dir") c.dir = std::string(value);
   return absl::OkStatus();
@@ -169,7 +213,31 @@ absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchCon
 absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig& c) {
   WorkloadParams& p = c.params;
   if (name == "num") return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.num);
-  if (name == "value-size") return Number<uint32_t>(name, value, 1, 1 << 20, &p.value_size);
+  if (name == "records") return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.records);
+  if (name == "operations") {
+    return Number<uint64_t>(name, value, 1, uint64_t{1} << 32, &p.operations);
+  }
+  if (name == "value-size") {
+    JKV_RETURN_IF_ERROR(Number<uint32_t>(name, value, 1, 1 << 20, &p.value_size));
+    p.ycsb_value_size = p.value_size;  // given, it is every workload's size
+    return absl::OkStatus();
+  }
+  if (name == "writer-keys") {
+    if (value == "hot" || value == "own") {
+      p.writer_keys = value == "own" ? WriterKeys::kOwn : WriterKeys::kHot;
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--writer-keys wants hot or own, got \"", value, "\""));
+  }
+  if (name == "floor-seconds") {
+    if (!absl::SimpleAtod(value, &c.floor_seconds) || !(c.floor_seconds >= 0) ||
+        c.floor_seconds > 60) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--floor-seconds wants a number in [0, 60], got \"", value, "\""));
+    }
+    return absl::OkStatus();
+  }
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
   if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
@@ -246,6 +314,20 @@ absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args) {
     }
   }
   for (const auto& [name, value] : given) JKV_RETURN_IF_ERROR(Apply(name, value, config));
+  // --ycsb alone runs only its workloads; beside --workloads, both.
+  if (!config.ycsb.empty()) {
+    if (!given.contains("workloads")) {
+      config.workloads.clear();
+    } else if (config.workloads.empty()) {  // --workloads=all
+      config.workloads = DefaultWorkloadNames();
+    }
+    for (const std::string& w : config.ycsb) {
+      if (std::find(config.workloads.begin(), config.workloads.end(), w) ==
+          config.workloads.end()) {
+        config.workloads.push_back(w);
+      }
+    }
+  }
   return config;
 }
 
@@ -383,7 +465,8 @@ absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c,
   JKV_ASSIGN_OR_RETURN(std::vector<const EngineInfo*> engines, SelectedEngines(c));
   JKV_ASSIGN_OR_RETURN(const std::vector<SkippedCases> skipped, CheckCheckpoints(c, engines));
   if (skipped_out != nullptr) *skipped_out = skipped;
-  const std::vector<std::string> workloads = c.workloads.empty() ? WorkloadNames() : c.workloads;
+  const std::vector<std::string> workloads =
+      c.workloads.empty() ? DefaultWorkloadNames() : c.workloads;
   std::vector<CaseSpec> cases;
   for (const std::string& w : workloads) {
     for (const EngineInfo* e : engines) {
@@ -434,7 +517,8 @@ std::string HelpText() {
       "    PRAGMA journal_mode=MODE and synchronous=SYNC (extra = EXTRA).\n"
       "  lmdb has no separate sync choice: sync off runs mode nosync (MDB_NOSYNC), every other\n"
       "    level runs default (syncs each commit); other pairs are skipped.\n"
-      "\nworkloads (N = --num):\n");
+      "\nworkloads (N = --num; YCSB's: R = --records loaded, O = --operations measured, each\n"
+      "its own transaction, values of 1000 bytes unless --value-size is given):\n");
   for (const WorkloadInfo& w : Workloads()) {
     absl::StrAppend(&text, Wrapped(w.name, w.help));
   }
@@ -445,6 +529,8 @@ std::string HelpText() {
       "written per operation (interposed system calls, whole process), and the largest log\n"
       "file size on disk seen between transactions (log_max_bytes; LMDB has no log; in\n"
       "journalkv's wal2 both logs added).\n"
+      "A run at sync full or extra first measures the disk's flush floor (--floor-seconds)\n"
+      "and shows each durable case's commits/s as a multiple of it (x floor).\n"
       "journalkv also reports its own counters over the phase: checkpoints, their time, commits\n"
       "held by the policy, the largest log in frames (wal2: both logs), database-file writes\n"
       "per commit, write lock wait and work time (bench/report.h lists every field).\n"

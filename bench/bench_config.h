@@ -21,7 +21,12 @@ struct BenchConfig {
   std::vector<std::string> modes;             // empty: every mode of each engine
   std::vector<std::string> syncs = {"full"};  // defaults without the preset (--full)
   std::vector<std::string> checkpoints = {"default"};
-  std::vector<std::string> workloads;  // empty: all
+  std::vector<std::string> workloads;  // empty: every workload run by default (not YCSB's)
+  // --ycsb's workloads (ycsb-a ...), already added to `workloads`.
+  std::vector<std::string> ycsb;
+  // Seconds spent measuring the flush floor at the start of a run at sync full or extra; 0
+  // skips it.
+  double floor_seconds = 1;
   WorkloadParams params;
   std::string out = "jkvbench-results";
   std::string dir;  // empty: a fresh temporary directory under the working directory

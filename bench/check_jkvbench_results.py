@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks a jkvbench --out directory: results.jsonl and results.csv parse, hold the same
 records with every documented field, and the numbers are sane.
-Usage: DIR [--plot] [--workloads=W1,W2,...] [--engines=E1,E2,...] (the workloads and engines
-that must all be present; default the --quick workloads and all three engines)"""
+Usage: DIR [--plot] [--workloads=W1,W2,...] [--engines=E1,E2,...] [--value-size=N]
+(the workloads and engines that must all be present, default the --quick workloads and all
+three engines; --value-size: the YCSB records' value size, default 1000)"""
 import csv
 import json
 import os
@@ -16,7 +17,20 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "writer_ops_min", "writer_ops_max", "writer_busy_errors", "checkpoints",
           "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
           "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
-          "write_work_ms", "checkpoint_calls", "checkpoint_incomplete"]
+          "write_work_ms", "checkpoint_calls", "checkpoint_incomplete", "commits_per_sec",
+          "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "records",
+          "operations"]
+YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
+FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
+# Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.
+YCSB_MIX = {
+    "ycsb-a": {"read": 0.5, "update": 0.5},
+    "ycsb-b": {"read": 0.95, "update": 0.05},
+    "ycsb-c": {"read": 1.0},
+    "ycsb-d": {"read": 0.95, "insert": 0.05},
+    "ycsb-e": {"scan": 0.95, "insert": 0.05},
+    "ycsb-f": {"read": 0.5, "rmw": 0.5},
+}
 # The engine's own counters (EngineAdapter::Counters): only journalkv reports them, and the
 # checkpoint ones only in WAL mode (so far it times write transactions in WAL mode only too).
 ENGINE_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "checkpoint_ms",
@@ -27,7 +41,7 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
-TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers"}
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
@@ -93,6 +107,82 @@ def check_counters(r, where):
         fail(f"{where}: rollback-mode commits wrote no database page")
 
 
+def close(a, b):
+    return abs(a - b) <= 1e-4 * max(abs(a), abs(b)) + 1e-9
+
+
+def check_rates(r, where):
+    """Per-second figures and the flush floor (flush_floor.h): the ratio only at a durable
+    sync level, for a case that committed, when the floor was measured."""
+    if not close(r["commits_per_sec"], r["commits"] / r["seconds"]):
+        fail(f"{where}: commits_per_sec != commits / seconds")
+    if not close(r["reader_ops_per_sec"], r["reader_ops"] / r["seconds"]):
+        fail(f"{where}: reader_ops_per_sec != reader_ops / seconds")
+    if r["floor_per_s"] < 0:
+        fail(f"{where}: floor_per_s < 0")
+    durable = r["sync"] in ("full", "extra")
+    if durable and r["commits"] > 0 and r["floor_per_s"] > 0:
+        if not close(r["floor_ratio"], r["commits_per_sec"] / r["floor_per_s"]):
+            fail(f"{where}: floor_ratio != commits_per_sec / floor_per_s")
+    elif r["floor_ratio"] != 0:
+        fail(f"{where}: floor_ratio {r['floor_ratio']} where there is no ratio")
+    if r["writer_keys"] not in ("hot", "own"):
+        fail(f"{where}: writer_keys {r['writer_keys']!r}")
+
+
+def check_ycsb(r, where, value_size):
+    """A YCSB record: its operations split by kind as its mix says, commits and scanned pairs
+    agreeing with them; the other workloads have no operation kinds."""
+    mix = YCSB_MIX.get(r["workload"])
+    counts = {op: r[f"{op}_ops"] for op in YCSB_OPS}
+    if mix is None:
+        for op in YCSB_OPS:
+            for f in (f"{op}_ops", f"{op}_p50_us", f"{op}_p99_us"):
+                if r[f] != 0:
+                    fail(f"{where}: {f}={r[f]} outside YCSB")
+        return
+    if r["ops"] != r["operations"] or sum(counts.values()) != r["ops"]:
+        fail(f"{where}: operation kinds {counts} do not add up to operations={r['operations']}")
+    if r["value_size"] != value_size:
+        fail(f"{where}: value_size {r['value_size']}, want {value_size}")
+    for op, n in counts.items():
+        share = mix.get(op, 0)
+        if share == 0 and n != 0:
+            fail(f"{where}: {n} {op} operations, which {r['workload']} never makes")
+        if 0 < share < 1:  # within 5 standard deviations of the mix (a binomial count)
+            sigma = (r["ops"] * share * (1 - share)) ** 0.5
+            if abs(n - r["ops"] * share) > 5 * sigma + 1:
+                fail(f"{where}: {n} {op} of {r['ops']}, want about {share:.0%}")
+        if share == 1 and n != r["ops"]:
+            fail(f"{where}: {n} {op} of {r['ops']}")
+        p50, p99 = r[f"{op}_p50_us"], r[f"{op}_p99_us"]
+        if n > 0 and not 0 < p50 <= p99 <= r["max_us"] * 1.0001:
+            fail(f"{where}: {op} percentiles {p50}, {p99} out of order")
+        if n == 0 and (p50, p99) != (0, 0):
+            fail(f"{where}: {op} percentiles without {op} operations")
+    if r["commits"] != counts["update"] + counts["insert"] + counts["rmw"]:
+        fail(f"{where}: commits {r['commits']} != updates + inserts + read-modify-writes")
+    if not counts["scan"] <= r["items"] <= 100 * counts["scan"]:
+        fail(f"{where}: {r['items']} pairs scanned by {counts['scan']} scans of 1-100")
+    # Every write is durable at full: at least one flush per commit (journalkv and SQLite;
+    # LMDB's second flush is an O_DSYNC write, not counted).
+    if r["sync"] == "full" and r["commits"] > 0 and r["fsyncs_per_commit"] < 1:
+        fail(f"{where}: {r['fsyncs_per_commit']} flushes per commit at sync full")
+
+
+def check_same_operations(records):
+    """The same seed gives every engine the same operations on the same data: per YCSB
+    workload, the same count of each kind and the same number of pairs scanned."""
+    by_workload = {}
+    for r in records:
+        if r["workload"] in YCSB_MIX:
+            key = tuple(r[f"{op}_ops"] for op in YCSB_OPS) + (r["items"], r["commits"])
+            by_workload.setdefault(r["workload"], set()).add(key)
+    for w, keys in by_workload.items():
+        if len(keys) != 1:
+            fail(f"{w}: engines drew different operations: {sorted(keys)}")
+
+
 def series_file(r):
     """report.cc's SeriesFileName: the policy is in the name unless it is the default."""
     name = f"writelat_{r['engine']}_{r['mode']}_{r['sync']}"
@@ -101,7 +191,7 @@ def series_file(r):
     return name + ".csv"
 
 
-def check_record(r, where):
+def check_record(r, where, value_size):
     for f in FIELDS:
         if f not in r:
             fail(f"{where}: field {f} missing")
@@ -112,6 +202,8 @@ def check_record(r, where):
             fail(f"{where}: field {f} is not a number: {r[f]!r}")
     check_writers(r, where)
     check_counters(r, where)
+    check_rates(r, where)
+    check_ycsb(r, where, value_size)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
     if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:
@@ -135,7 +227,10 @@ def main():
     plot = "--plot" in sys.argv[2:]
     workloads = QUICK_WORKLOADS
     want_engines = ALL_ENGINES
+    value_size = 1000
     for arg in sys.argv[2:]:
+        if arg.startswith("--value-size="):
+            value_size = int(arg.split("=", 1)[1])
         if arg.startswith("--workloads="):
             workloads = arg.split("=", 1)[1]
         if arg.startswith("--engines="):
@@ -151,7 +246,7 @@ def main():
     for i, (r, row) in enumerate(zip(records, rows)):
         case = "/".join(str(r.get(k)) for k in ("engine", "mode", "sync", "workload"))
         where = f"record {i} ({case})"
-        check_record(r, where)
+        check_record(r, where, value_size)
         if list(row.keys()) != list(r.keys()):
             fail(f"{where}: csv columns differ from json fields")
         for f in FIELDS:
@@ -163,6 +258,7 @@ def main():
                 same = abs(float(row[f]) - r[f]) <= 1e-9 * abs(r[f])
             if not same:
                 fail(f"{where}: csv {f}={row[f]} but json {r[f]}")
+    check_same_operations(records)
     engines = {r["engine"] for r in records}
     if engines != set(want_engines.split(",")):
         fail(f"engines {engines}, want {want_engines}")

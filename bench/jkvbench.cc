@@ -18,6 +18,7 @@
 #include "base/status_macros.h"
 #include "bench/bench_config.h"
 #include "bench/engine_adapter.h"
+#include "bench/flush_floor.h"
 #include "bench/report.h"
 #include "bench/syscall_counter.h"
 #include "bench/workloads.h"
@@ -196,7 +197,7 @@ absl::Status Record(const BenchConfig& config, const ResultFiles& files, const C
 // (with one round, as soon as it finishes). False when a case or its output failed (the others
 // still run; a case that failed in any round is not reported).
 bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const std::string& root,
-            const ResultFiles& files, std::vector<CaseResult>& results) {
+            const ResultFiles& files, double floor_per_s, std::vector<CaseResult>& results) {
   const size_t rounds = static_cast<size_t>(config.repeat);
   Progress progress(cases.size() * rounds);
   std::vector<std::vector<CaseResult>> runs(cases.size());
@@ -208,7 +209,10 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
       progress.Begin(round * cases.size() + i, cases[i]);
       absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
       absl::Status s = r.status();
-      if (s.ok()) r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();  // one round's range
+      if (s.ok()) {
+        r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();  // one round's range
+        r->floor_per_s = floor_per_s;
+      }
       if (s.ok() && rounds == 1) s = Record(config, files, *r);
       if (!s.ok()) {
         progress.Failed(s);
@@ -236,6 +240,26 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
   return all_ok;
 }
 
+// The disk's flush floor, measured in the databases' directory (the disk their commits flush
+// to) when a case runs at sync full or extra; nullopt otherwise, or (with a warning) when the
+// measurement failed: the run goes on without the "x floor" column.
+std::optional<FlushFloor> Floor(const BenchConfig& config, const std::vector<CaseSpec>& cases,
+                                const std::string& root) {
+  const bool durable = std::any_of(cases.begin(), cases.end(), [](const CaseSpec& c) {
+    return c.sync == "full" || c.sync == "extra";
+  });
+  if (!durable || config.floor_seconds <= 0) return std::nullopt;
+  absl::StatusOr<FlushFloor> floor = MeasureFlushFloor(root, config.floor_seconds);
+  if (!floor.ok()) {
+    std::fprintf(stderr, "jkvbench: warning: no flush floor: %s\n",
+                 std::string(floor.status().message()).c_str());
+    return std::nullopt;
+  }
+  std::fprintf(stderr, "jkvbench: flush floor %.0f/s (%.0f us per 4 KiB overwrite + fdatasync)\n",
+               floor->per_second, floor->MicrosEach());
+  return *floor;
+}
+
 int Run(const BenchConfig& config) {
   std::optional<std::vector<CaseSpec>> cases = Prepare(config);
   if (!cases.has_value()) return kExitUsage;
@@ -247,11 +271,12 @@ int Run(const BenchConfig& config) {
     std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
     return kExitFailed;
   }
+  const std::optional<FlushFloor> floor = Floor(config, *cases, *root);
   std::vector<CaseResult> results;
-  bool ok = RunAll(*cases, config, *root, *files, results);
+  bool ok = RunAll(*cases, config, *root, *files, floor ? floor->per_second : 0, results);
   std::error_code ec;
   if (temporary) fs::remove_all(*root, ec);
-  std::fputs(FormatTable(results).c_str(), stdout);
+  std::fputs(FormatTable(results, floor ? &*floor : nullptr).c_str(), stdout);
   std::fflush(stdout);
   if (config.plot) {
     if (absl::Status s = WritePlots(config.out, results, true); !s.ok()) {

@@ -6,7 +6,9 @@
 # --repeat, journalkv WAL's checkpoint policies (async:N/B, manual) and the engine counters they
 # move, journalkv WAL2 (in the default run, alone with --modes=journalkv:wal2, its largest log
 # counting both logs), that a policy SQLite lacks skips only SQLite's cases, and, when gnuplot
-# is installed, --plot.
+# is installed, --plot. Then the YCSB workloads A-F (--ycsb) on journalkv WAL and SQLite WAL,
+# the flush floor of runs at sync full (and --floor-seconds=0 skipping it), and contention's
+# own-keys writers (--writer-keys=own) as threads and as processes.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -19,7 +21,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 # Usage errors exit 2 with a message.
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
            --checkpoint=async:5 --checkpoint=async:5/5 --checkpoint=threshold:0 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
-           --writers=x --bogus positional; do
+           --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
+           --floor-seconds=-1 --floor-seconds=x --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"
@@ -28,10 +31,14 @@ set +e; "$bench" --writers=257 >out.txt 2>err.txt; set -e
 grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers=257: $(cat err.txt)"
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
-            plot quick dir cache-mib processes repeat writers; do
+            plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
+            floor-seconds; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2$' help.txt || fail "--help does not list journalkv's wal2"
+for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f; do
+  grep -q "^  $w " help.txt || fail "--help does not describe $w"
+done
 
 plot=()
 if command -v gnuplot >/dev/null; then plot=(--plot); fi
@@ -42,6 +49,19 @@ cat table.txt
 [[ -z $(ls -A "$work/db") ]] || fail "case directories were left in --dir"
 python3 "$checker" "$work/out" "${plot[@]}"
 grep -q "journalkv" table.txt || fail "table has no journalkv row"
+# A run at sync full measures the flush floor first: the table prints it, every record carries
+# it, and the durable cases that commit have their ratio to it.
+grep -q '^flush floor: ' table.txt || fail "the table does not print the flush floor"
+grep -q 'x floor' table.txt || fail "the table has no x floor column"
+python3 - "$work/out/results.jsonl" <<'PY' || fail "the default run's flush floor"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+floors = {r["floor_per_s"] for r in rows}
+assert len(floors) == 1 and floors.pop() > 0, floors  # one measurement for the whole run
+for r in rows:
+    durable_commits = r["sync"] == "full" and r["commits"] > 0
+    assert (r["floor_ratio"] > 0) == durable_commits, r
+PY
 # The default (--quick) run has journalkv's wal2 in every workload at both sync levels.
 python3 - "$work/out/results.jsonl" <<'PY' || fail "the default run lacks journalkv wal2 cases"
 import json, sys
@@ -60,12 +80,14 @@ PY
 python3 "$checker" "$work/out3" --workloads=speedtest1-1000,suite-562
 
 # Contention with each worker its own process: the children's iterations and system calls
-# reach the parent's record, and at sync full the writer's flushes are counted.
+# reach the parent's record, and at sync full the writer's flushes are counted. No flush
+# floor (--floor-seconds=0), so no ratio to it.
 "$bench" --workloads=contention --processes --sync=full --threads=2 --seconds=0.3 --num=50 \
-  --out="$work/out4" >table4.txt 2>progress4.txt \
+  --floor-seconds=0 --out="$work/out4" >table4.txt 2>progress4.txt \
   || { cat progress4.txt; fail "jkvbench --processes failed"; }
 python3 "$checker" "$work/out4" --workloads=contention
 grep -q "(processes)" table4.txt || fail "the table does not say the workers were processes"
+grep -q '^flush floor' table4.txt && fail "--floor-seconds=0 still measured the floor"
 python3 - "$work/out4/results.jsonl" <<'PY' || fail "--processes results"
 import json, sys
 for line in open(sys.argv[1]):
@@ -73,6 +95,12 @@ for line in open(sys.argv[1]):
     assert r["workers"] == "processes", r
     assert r["fsync_calls"] + r["fdatasync_calls"] + r["msync_calls"] > 0, r  # the writer's
     assert r["writers"] == 1 and r["writer_ops_each"] == [r["writer_ops"]], r  # the default
+    assert r["writer_keys"] == "hot" and r["floor_per_s"] == 0 and r["floor_ratio"] == 0, r
+    # Readers and writer apart: the writer's commits alone flush (rollback readers do not).
+    assert r["reader_ops"] > 0 or r["engine"] == "sqlite", r
+    assert abs(r["reader_ops_per_sec"] * r["seconds"] - r["reader_ops"]) < 1e-3 * r["ops"] + 1, r
+    # (SQLite's rollback-mode writer may be starved of commits: check_writers' note.)
+    assert r["fsyncs_per_commit"] >= 1 or r["engine"] == "lmdb" or r["commits"] == 0, r
 PY
 
 # --writers=2: each writer's commits are counted and sum to the total, as threads and as
@@ -218,6 +246,96 @@ set +e; "$bench" --engines=sqlite --modes=wal --checkpoint=async:0/100 --workloa
   >out.txt 2>err.txt; rc=$?; set -e
 [[ $rc -eq 2 ]] || fail "a policy no selected WAL mode supports exited $rc, want 2"
 grep -q 'no selected WAL mode supports it' err.txt || fail "unsupported policy: $(cat err.txt)"
+
+# YCSB A-F on journalkv (WAL) and SQLite (WAL) at sync off: every workload's operations split
+# as its mix says, the same operations for both engines (one seed), 1000-byte records by
+# default, each operation kind's percentiles in the table and the records; no flush floor at
+# sync off.
+ycsb_all=ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f
+"$bench" --ycsb=A,B,C,D,E,F --engines=journalkv,sqlite --modes=journalkv:wal,sqlite:wal \
+  --sync=off --records=300 --operations=400 --out="$work/out12" >table12.txt 2>progress12.txt \
+  || { cat progress12.txt; fail "jkvbench --ycsb=A,B,C,D,E,F failed"; }
+cat table12.txt
+python3 "$checker" "$work/out12" --workloads=$ycsb_all --engines=journalkv,sqlite
+grep -q '^flush floor' table12.txt && fail "a run at sync off measured the flush floor"
+grep -q 'p50/p99: read .* update ' table12.txt || fail "the table lacks YCSB's per-operation latency"
+grep -q 'p50/p99: insert .* scan ' table12.txt || fail "the table lacks ycsb-e's scans"
+python3 - "$work/out12/results.jsonl" <<'PY' || fail "--ycsb results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == 12, len(rows)
+want = {(w, e) for w in "abcdef" for e in ("journalkv", "sqlite")}
+assert {(r["workload"][-1], r["engine"]) for r in rows} == want, rows
+for r in rows:
+    assert r["mode"] == "wal" and r["sync"] == "off", r
+    assert r["records"] == 300 and r["operations"] == 400 and r["ops"] == 400, r
+    assert r["value_size"] == 1000 and r["floor_per_s"] == 0, r
+    assert r["bytes_written_per_op"] > 0 or r["workload"] == "ycsb-c", r  # C never writes
+    if r["workload"] in ("ycsb-d", "ycsb-e"):
+        assert r["insert_ops"] > 0, r
+    if r["workload"] == "ycsb-e":
+        assert r["scan_ops"] > 300 and r["items"] > 2 * r["scan_ops"], r  # lengths 1..100
+PY
+# --value-size applies to YCSB's records too; --workloads beside --ycsb runs both.
+"$bench" --ycsb=f --workloads=smalltxn --value-size=64 --engines=journalkv --modes=wal \
+  --sync=off --num=20 --records=50 --operations=60 --out="$work/out13" >/dev/null \
+  2>progress13.txt || { cat progress13.txt; fail "jkvbench --ycsb=f --value-size=64 failed"; }
+python3 "$checker" "$work/out13" --workloads=smalltxn,ycsb-f --engines=journalkv --value-size=64
+
+# The flush floor at sync full beside a YCSB workload that commits: its commits per second as a
+# multiple of the floor; C commits nothing, so it has no ratio.
+"$bench" --ycsb=B,C --engines=journalkv --modes=wal --sync=full --records=100 --operations=200 \
+  --floor-seconds=0.2 --out="$work/out14" >table14.txt 2>progress14.txt \
+  || { cat progress14.txt; fail "jkvbench --ycsb=B,C at sync full failed"; }
+cat table14.txt
+python3 "$checker" "$work/out14" --workloads=ycsb-b,ycsb-c --engines=journalkv
+grep -q '^flush floor: .* 4 KiB overwrite + fdatasync' table14.txt || fail "no flush floor line"
+python3 - "$work/out14/results.jsonl" <<'PY' || fail "the flush floor beside YCSB"
+import json, sys
+rows = {r["workload"]: r for r in map(json.loads, open(sys.argv[1]))}
+b, c = rows["ycsb-b"], rows["ycsb-c"]
+assert b["floor_per_s"] > 0 and b["floor_per_s"] == c["floor_per_s"], (b, c)
+assert b["commits"] == b["update_ops"] > 0 and b["floor_ratio"] > 0, b
+assert c["commits"] == 0 and c["floor_ratio"] == 0, c
+PY
+
+# contention --writer-keys=own: each writer commits single puts of keys only it writes, as
+# threads (journalkv WAL at sync full: at least one flush per writer commit, and the floor
+# ratio of the writers' commits) and as processes (every engine, sync off). With fewer loaded
+# keys than writers each writer still gets one of its own.
+check_own() {  # RESULTS.jsonl WORKERS WRITERS
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert rows, "no records"
+for r in rows:
+    assert r["writer_keys"] == "own" and r["workers"] == sys.argv[2], r
+    assert r["writers"] == int(sys.argv[3]) == len(r["writer_ops_each"]), r
+    # journalkv's writers take turns (README, "Concurrency"); SQLite's may keep the lock from
+    # one another for the whole run, which is a result, not a broken record.
+    assert all(n > 0 for n in r["writer_ops_each"]) or r["engine"] != "journalkv", r
+    assert r["writer_ops"] > 0, r
+    assert r["busy_errors"] == 0, r
+    assert r["commits"] == r["writer_ops"] and r["ops"] == r["writer_ops"] + r["reader_ops"], r
+    assert abs(r["commits_per_sec"] - r["writer_ops_per_sec"]) < 1e-6 * r["commits_per_sec"] + 1e-9, r
+    if r["sync"] == "full":
+        assert r["fsyncs_per_commit"] >= 1 and r["floor_ratio"] > 0, r
+PY
+}
+"$bench" --workloads=contention --writers=3 --writer-keys=own --threads=1 --num=2 \
+  --modes=journalkv:wal --sync=full --seconds=0.3 --floor-seconds=0.2 --out="$work/out15" \
+  >table15.txt 2>progress15.txt || { cat progress15.txt; fail "--writer-keys=own failed"; }
+cat table15.txt
+python3 "$checker" "$work/out15" --workloads=contention --engines=journalkv
+grep -q 'writers=3 commits=.* fsync/commit keys=own' table15.txt \
+  || fail "the table does not show own-key writers apart from the readers"
+check_own "$work/out15/results.jsonl" threads 3 || fail "--writer-keys=own results (threads)"
+"$bench" --workloads=contention --writers=2 --writer-keys=own --processes --threads=1 \
+  --modes=persist,wal,nosync --sync=off --seconds=0.3 --num=50 --out="$work/out16" \
+  >table16.txt 2>progress16.txt \
+  || { cat progress16.txt; fail "--writer-keys=own --processes failed"; }
+python3 "$checker" "$work/out16" --workloads=contention
+check_own "$work/out16/results.jsonl" processes 2 || fail "--writer-keys=own results (processes)"
 
 # The default temporary directory is removed at the end.
 "$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1

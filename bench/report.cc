@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "bench/ycsb.h"
 
 namespace journalkv::bench {
 namespace {
@@ -32,7 +33,7 @@ struct Value {
 };
 
 struct Field {
-  const char* name;
+  std::string name;
   std::function<Value(const CaseResult&)> get;
 };
 
@@ -47,8 +48,12 @@ uint64_t MaxOf(const std::vector<uint64_t>& v) {
   return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
 }
 
-const std::vector<Field>& Fields() {
-  static const auto* const fields = new std::vector<Field>{
+std::string WriterKeysName(const WorkloadParams& p) {
+  return p.writer_keys == WriterKeys::kOwn ? "own" : "hot";
+}
+
+std::vector<Field>* MakeFields() {
+  auto* fields = new std::vector<Field>{
       {"engine", [](const CaseResult& r) { return Text(r.spec.engine); }},
       {"mode", [](const CaseResult& r) { return Text(r.spec.mode); }},
       {"sync", [](const CaseResult& r) { return Text(r.spec.sync); }},
@@ -110,7 +115,36 @@ const std::vector<Field>& Fields() {
       {"write_work_ms", [](const CaseResult& r) { return Num(r.counters.write_work_ms); }},
       {"checkpoint_calls", [](const CaseResult& r) { return Num(r.checkpoint_calls); }},
       {"checkpoint_incomplete", [](const CaseResult& r) { return Num(r.checkpoint_incomplete); }},
+      {"commits_per_sec", [](const CaseResult& r) { return Num(r.CommitsPerSec()); }},
+      {"floor_per_s", [](const CaseResult& r) { return Num(r.floor_per_s); }},
+      {"floor_ratio", [](const CaseResult& r) { return Num(r.FloorRatio()); }},
+      {"reader_ops_per_sec", [](const CaseResult& r) { return Num(r.ReaderOpsPerSec()); }},
+      {"writer_keys", [](const CaseResult& r) { return Text(WriterKeysName(r.params)); }},
+      {"records", [](const CaseResult& r) { return Num(r.params.records); }},
+      {"operations", [](const CaseResult& r) { return Num(r.params.operations); }},
   };
+  // Each YCSB operation kind's count and percentiles (0 where the case has none).
+  for (const std::string& op : YcsbOps()) {
+    auto histogram = [op](const CaseResult& r) -> const Histogram* {
+      auto it = r.op_latency.find(op);
+      return it == r.op_latency.end() ? nullptr : &it->second;
+    };
+    fields->push_back({absl::StrCat(op, "_ops"), [histogram](const CaseResult& r) {
+                         const Histogram* h = histogram(r);
+                         return Num(h == nullptr ? 0 : h->count());
+                       }});
+    for (const auto& [suffix, q] : {std::pair{"_p50_us", 0.5}, std::pair{"_p99_us", 0.99}}) {
+      fields->push_back({absl::StrCat(op, suffix), [histogram, q](const CaseResult& r) {
+                           const Histogram* h = histogram(r);
+                           return Num(h == nullptr ? 0 : h->Percentile(q) / 1e3);
+                         }});
+    }
+  }
+  return fields;
+}
+
+const std::vector<Field>& Fields() {
+  static const auto* const fields = MakeFields();
   return *fields;
 }
 
@@ -176,25 +210,54 @@ std::string CaseLabel(const CaseSpec& s) {
   return label;
 }
 
+// "1.23x" of the flush floor, "-" where there is none (FloorRatio).
+std::string FloorColumn(const CaseResult& r) {
+  const double ratio = r.FloorRatio();
+  return ratio > 0 ? absl::StrFormat("%.2fx", ratio) : "-";
+}
+
+// contention's readers and writers apart: the row's ops/s and fsync/op mix them.
+std::string ContentionDetail(const CaseResult& r) {
+  const std::string readers =
+      absl::StrFormat("readers=%d (%s/s)", r.reader_ops, HumanCount(r.ReaderOpsPerSec()));
+  const std::string per_commit =
+      absl::StrFormat("%s/s, %.2f fsync/commit", HumanCount(r.WriterOpsPerSec()),
+                      r.FsyncsPerCommit());
+  const std::string keys = r.params.writer_keys == WriterKeys::kOwn ? " keys=own" : "";
+  const char* processes = r.params.processes ? " (processes)" : "";
+  if (r.writer_ops_each.size() > 1) {
+    return absl::StrFormat("  %s writers=%d commits=%d (%s) %s%s busy=%d (writers' %d)%s",
+                           readers, r.writer_ops_each.size(), r.writer_ops,
+                           absl::StrJoin(r.writer_ops_each, "/"), per_commit, keys,
+                           r.busy_errors, r.writer_busy_errors, processes);
+  }
+  return absl::StrFormat("  %s writer=%d (%s)%s busy=%d%s", readers, r.writer_ops, per_commit,
+                         keys, r.busy_errors, processes);
+}
+
+// YCSB's operation kinds apart: "read 12us/45us update 1.20ms/3.40ms" (p50/p99).
+std::string OpDetail(const CaseResult& r) {
+  std::string out;
+  for (const std::string& op : YcsbOps()) {
+    auto it = r.op_latency.find(op);
+    if (it == r.op_latency.end() || it->second.count() == 0) continue;
+    absl::StrAppend(&out, " ", op, " ", HumanMicros(it->second.Percentile(0.5) / 1e3), "/",
+                    HumanMicros(it->second.Percentile(0.99) / 1e3));
+  }
+  return out.empty() ? out : absl::StrCat("  p50/p99:", out);
+}
+
 std::string TableRow(const CaseResult& r) {
   const CaseSpec& s = r.spec;
   std::string row = absl::StrFormat(
-      "%-16s %-10s %-11s %-6s %-10s %8d %9s %9s %9s %9s %9s %8.2f %8s %8s", s.workload, s.engine,
-      s.mode, s.sync, s.checkpoint, r.ops, HumanCount(r.OpsPerSec()),
+      "%-16s %-10s %-11s %-6s %-10s %8d %9s %9s %9s %9s %9s %8.2f %8s %8s %7s", s.workload,
+      s.engine, s.mode, s.sync, s.checkpoint, r.ops, HumanCount(r.OpsPerSec()),
       HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
       HumanMicros(r.latency.Percentile(0.999) / 1e3), HumanMicros(r.latency.max() / 1e3),
-      r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes));
-  if (s.workload == "contention" && r.writer_ops_each.size() > 1) {
-    absl::StrAppend(
-        &row, absl::StrFormat("  readers=%d writers=%d commits=%d (%s) busy=%d (writers' %d)%s",
-                              r.reader_ops, r.writer_ops_each.size(), r.writer_ops,
-                              absl::StrJoin(r.writer_ops_each, "/"), r.busy_errors,
-                              r.writer_busy_errors, r.params.processes ? " (processes)" : ""));
-  } else if (s.workload == "contention") {
-    absl::StrAppend(&row, absl::StrFormat("  readers=%d writer=%d busy=%d%s", r.reader_ops,
-                                          r.writer_ops, r.busy_errors,
-                                          r.params.processes ? " (processes)" : ""));
-  }
+      r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes),
+      FloorColumn(r));
+  if (s.workload == "contention") absl::StrAppend(&row, ContentionDetail(r));
+  absl::StrAppend(&row, OpDetail(r));
   if (r.repeats > 1) {
     absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s", r.repeats,
                                           HumanCount(r.ops_per_sec_min),
@@ -236,18 +299,30 @@ std::string CsvRow(const CaseResult& r) {
 }
 
 std::string CaseSummary(const CaseResult& r) {
-  return absl::StrFormat("%s %s: %d ops in %.2fs, %s ops/s, p50 %s p99 %s max %s, %.2f fsyncs/op",
-                         CaseLabel(r.spec), r.spec.workload, r.ops, r.seconds,
-                         HumanCount(r.OpsPerSec()), HumanMicros(r.latency.Percentile(0.5) / 1e3),
-                         HumanMicros(r.latency.Percentile(0.99) / 1e3),
-                         HumanMicros(r.latency.max() / 1e3), r.FsyncsPerOp());
+  std::string line = absl::StrFormat(
+      "%s %s: %d ops in %.2fs, %s ops/s, p50 %s p99 %s max %s, %.2f fsyncs/op", CaseLabel(r.spec),
+      r.spec.workload, r.ops, r.seconds, HumanCount(r.OpsPerSec()),
+      HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
+      HumanMicros(r.latency.max() / 1e3), r.FsyncsPerOp());
+  if (r.FloorRatio() > 0) absl::StrAppend(&line, ", ", FloorColumn(r), " floor");
+  return line;
 }
 
-std::string FormatTable(const std::vector<CaseResult>& results) {
-  std::string out =
-      absl::StrFormat("%-16s %-10s %-11s %-6s %-10s %8s %9s %9s %9s %9s %9s %8s %8s %8s\n",
-                      "workload", "engine", "mode", "sync", "checkpoint", "ops", "ops/s", "p50",
-                      "p99", "p99.9", "max", "fsync/op", "B/op", "log_max");
+std::string FormatTable(const std::vector<CaseResult>& results, const FlushFloor* floor) {
+  std::string out;
+  if (floor != nullptr && floor->per_second > 0) {
+    out = absl::StrFormat(
+        "flush floor: %s/s (%.0f us each: 4 KiB overwrite + fdatasync of a preallocated file, "
+        "%d in %.2f s, in %s); x floor = a case's commits/s / the floor, at sync full and "
+        "extra\n",
+        HumanCount(floor->per_second), floor->MicrosEach(), floor->flushes, floor->seconds,
+        floor->dir);
+  }
+  absl::StrAppend(
+      &out, absl::StrFormat("%-16s %-10s %-11s %-6s %-10s %8s %9s %9s %9s %9s %9s %8s %8s %8s %7s\n",
+                            "workload", "engine", "mode", "sync", "checkpoint", "ops", "ops/s",
+                            "p50", "p99", "p99.9", "max", "fsync/op", "B/op", "log_max",
+                            "x floor"));
   std::vector<std::string> order;  // workloads in the order first seen
   for (const CaseResult& r : results) {
     if (std::find(order.begin(), order.end(), r.spec.workload) == order.end()) {

@@ -26,6 +26,19 @@
 //                                          [] outside contention)
 //   writer_ops_min writer_ops_max          the fewest and most commits of one writer
 //   writer_busy_errors                     the writers' share of busy_errors
+//   writer_keys                            contention's --writer-keys: hot or own
+//   reader_ops_per_sec                     reader_ops / seconds: contention's reader
+//                                          transactions per second (writers apart: above)
+//   commits_per_sec                        commits / seconds (contention: the writers')
+//   floor_per_s                            the run's flush floor (flush_floor.h): 4 KiB
+//                                          overwrites + fdatasync per second, measured once
+//                                          at the start of a run at sync full or extra; 0
+//                                          when not measured
+//   floor_ratio                            commits_per_sec / floor_per_s for a case at sync
+//                                          full or extra that committed, else 0
+//   records operations                     the YCSB parameters (--records, --operations)
+//   <op>_ops <op>_p50_us <op>_p99_us       YCSB: each operation kind's count and latency, for
+//                                          op in read update insert scan rmw (0 where none)
 // The engine's own counters over the measured phase (EngineAdapter::Counters). Only journalkv
 // counts them (0 for SQLite and LMDB), and all but db_writes_per_commit only in WAL mode. With
 // contention --processes they add up every worker process's connection (and the idle parent's):
@@ -55,6 +68,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "bench/flush_floor.h"
 #include "bench/workloads.h"
 
 namespace journalkv::bench {
@@ -67,8 +81,10 @@ std::string CsvHeader();                    // no newline
 std::string CsvRow(const CaseResult& r);    // no newline
 // A one-line summary of a finished case (the non-terminal progress output).
 std::string CaseSummary(const CaseResult& r);
-// The human table of all results, grouped by workload in the order given.
-std::string FormatTable(const std::vector<CaseResult>& results);
+// The human table of all results, grouped by workload in the order given; with a floor, the
+// floor first, on a line of its own (each row's "x floor" column is CaseResult::FloorRatio).
+std::string FormatTable(const std::vector<CaseResult>& results,
+                        const FlushFloor* floor = nullptr);
 
 // "writelat_<engine>_<mode>_<sync>.csv", with "_<checkpoint policy>" appended for a WAL mode
 // run with a policy other than the default.

@@ -15,7 +15,11 @@
 //
 // Keys, values and the random choices come from one PRNG seeded with --seed, rebuilt for each
 // case, so every engine sees the same sequence. Keys are 16 bytes (hex of a bijective mix of
-// the key index), values --value-size bytes cut from a seeded random buffer.
+// the key index), values --value-size bytes cut from a seeded random buffer (the YCSB
+// workloads, ycsb.h: 1000 bytes unless --value-size is given).
+//
+// The workloads live in workloads.cc (the single-connection ones and the registry),
+// contention.cc (contention, ckptlat) and ycsb.cc (ycsb-a .. ycsb-f), over harness.h.
 //
 // Thread-safety: RunCase runs one case at a time; contention starts its own threads.
 #ifndef JOURNALKV_BENCH_WORKLOADS_H_
@@ -23,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,16 @@
 
 namespace journalkv::bench {
 
+// Which keys contention's writers write (--writer-keys).
+enum class WriterKeys {
+  // A lone writer: single-put commits of random loaded keys; each of several writers:
+  // read-modify-write transactions on the same 256 hot keys.
+  kHot,
+  // Writer i: single-put commits of loaded keys only it writes (those whose index is i modulo
+  // the writer count), no reads: the case group commit is for.
+  kOwn,
+};
+
 struct WorkloadParams {
   uint64_t num = 10000;  // operations (or keys loaded), per workload as documented
   uint32_t value_size = 100;
@@ -41,6 +56,12 @@ struct WorkloadParams {
   int threads = 2;     // contention's reader threads
   int writers = 1;     // contention's writers
   bool processes = false;  // contention: workers are processes, not threads
+  WriterKeys writer_keys = WriterKeys::kHot;
+  // The YCSB workloads (ycsb.h): records loaded, operations measured, and their value size
+  // (RunCase makes it the case's value_size).
+  uint64_t records = 100000;
+  uint64_t operations = 100000;
+  uint32_t ycsb_value_size = 1000;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
 };
@@ -91,9 +112,23 @@ struct CaseResult {
   int repeats = 1;
   double ops_per_sec_min = 0;
   double ops_per_sec_max = 0;
+  // YCSB: the latency of each operation kind (ycsb.h's names: read, update, ...), beside
+  // `latency`, which holds them all.
+  std::map<std::string, Histogram> op_latency;
+  // The run's flush floor (flush_floor.h): 4 KiB overwrites + fdatasync per second measured at
+  // the start of the run, 0 when it was not measured (no sync level full or extra selected).
+  double floor_per_s = 0;
 
   double OpsPerSec() const { return seconds > 0 ? ops / seconds : 0; }
+  double CommitsPerSec() const { return seconds > 0 ? commits / seconds : 0; }
   double WriterOpsPerSec() const { return seconds > 0 ? writer_ops / seconds : 0; }
+  double ReaderOpsPerSec() const { return seconds > 0 ? reader_ops / seconds : 0; }
+  // Commits per second as a multiple of the flush floor, for a case at sync full or extra
+  // that committed; 0 otherwise.
+  double FloorRatio() const {
+    const bool durable = spec.sync == "full" || spec.sync == "extra";
+    return durable && commits > 0 && floor_per_s > 0 ? CommitsPerSec() / floor_per_s : 0;
+  }
   double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
   double FsyncsPerCommit() const { return commits > 0 ? double(io.flushes()) / commits : 0; }
   double BytesWrittenPerOp() const { return ops > 0 ? double(io.bytes_written) / ops : 0; }
@@ -108,6 +143,8 @@ using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 struct WorkloadInfo {
   std::string name;
   std::string help;  // one line for --help
+  // Run when no workload is named (--full); the YCSB workloads run only when asked for.
+  bool by_default = true;
 };
 
 // Every workload, in the order jkvbench runs them.
