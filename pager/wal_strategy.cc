@@ -208,17 +208,32 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::CleanPage(const w
 
 absl::StatusOr<wal::WalSnapshot> WalStrategy::AcquireWriterLocked(absl::Time deadline) {
   JKV_RETURN_IF_ERROR(core_->sticky_);
+  // A group flush running meanwhile waits for this writer to append and join it (W12).
+  wal_->AddWaitingWriters(1);
+  // The writer role changes hands once a commit is appended, and a waiter that blocks in the
+  // kernel wakes tens of microseconds later, each time; a short yield loop first takes it
+  // as it is released.
+  for (int spin = 0; spin < 64 && core_->writer_active_; ++spin) {
+    core_->mu_.Unlock();
+    std::this_thread::yield();
+    core_->mu_.Lock();
+  }
   while (core_->writer_active_) {
-    JKV_RETURN_IF_ERROR(core_->sticky_);
-    if (core_->cv_.WaitUntil(&core_->mu_, deadline) == std::cv_status::timeout && core_->writer_active_) {
-      return absl::ResourceExhaustedError(
-          "busy: another write transaction of this handle is open");
+    absl::Status s = core_->sticky_;
+    if (s.ok() && core_->cv_.WaitUntil(&core_->mu_, deadline) == std::cv_status::timeout &&
+        core_->writer_active_) {
+      s = absl::ResourceExhaustedError("busy: another write transaction of this handle is open");
+    }
+    if (!s.ok()) {
+      wal_->AddWaitingWriters(-1);
+      return s;
     }
   }
   core_->writer_active_ = true;
   // The WRITE lock may take a while: readers of this handle go on meanwhile.
   core_->mu_.Unlock();
   absl::StatusOr<wal::WalSnapshot> snapshot = wal_->BeginWrite(deadline);
+  wal_->AddWaitingWriters(-1);
   core_->mu_.Lock();
   if (!snapshot.ok()) {
     core_->writer_active_ = false;

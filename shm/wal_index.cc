@@ -655,6 +655,15 @@ absl::StatusOr<bool> WalIndex::TryLock(ShmLock lock, LockMode mode) {
   return file_->TryLock(kLockBase + static_cast<uint64_t>(lock), 1, mode);
 }
 
+absl::StatusOr<bool> WalIndex::HeldElsewhere(ShmLock lock) {
+  Point("shm:lock_test");
+  if (file_ == nullptr) return false;
+  JKV_ASSIGN_OR_RETURN(bool free,
+                       file_->CanLock(kLockBase + static_cast<uint64_t>(lock), 1,
+                                      LockMode::kExclusive));
+  return !free;
+}
+
 absl::Status WalIndex::Unlock(ShmLock lock) {
   Point("shm:unlock");
   if (file_ == nullptr) return absl::OkStatus();

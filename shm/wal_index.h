@@ -74,6 +74,8 @@
 //               that is alone, which may then reinitialise or remove the -shm file
 //   +4 FLUSH    exclusive: the one group flush (sync the log, publish the appended header;
 //               W12), and recovery
+//   +5 WAITING  shared by each connection whose writer waits for WRITE, while it waits: a
+//               group flush waits for such writers to append and join it (W12)
 //   +16 + i     SLOT i: exclusive by the connection that owns reader slot i, for its lifetime;
 //               a slot with a pin whose lock byte is free belongs to a dead connection
 //   +16 + kMaxSlots + m
@@ -144,7 +146,14 @@ static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
 
 // Lock bytes on the -shm file.
 inline constexpr uint64_t kLockBase = 1 << 20;
-enum class ShmLock : uint64_t { kWrite = 0, kCkpt = 1, kRecover = 2, kDms = 3, kFlush = 4 };
+enum class ShmLock : uint64_t {
+  kWrite = 0,
+  kCkpt = 1,
+  kRecover = 2,
+  kDms = 3,
+  kFlush = 4,
+  kWriterWaiting = 5,
+};
 inline constexpr uint64_t kSlotLockBase = kLockBase + 16;
 inline constexpr uint64_t kMarkLockBase = kSlotLockBase + kMaxSlots;
 
@@ -272,6 +281,9 @@ class WalIndex {
   // --- locks on the -shm file (always granted on a heap index). `lock` is a ShmLock or a slot.
   absl::StatusOr<bool> TryLock(ShmLock lock, vfs::LockMode mode);
   absl::Status Unlock(ShmLock lock);
+  // Whether another file description (another connection) holds `lock`, taking nothing (one
+  // lock test; false on a heap index). This connection's own holds do not count.
+  absl::StatusOr<bool> HeldElsewhere(ShmLock lock);
   absl::StatusOr<bool> TryLockSlot(int slot);
   absl::Status UnlockSlot(int slot);
   // True when slot `slot`'s lock byte is free (its owner, if any, is dead). False on a heap

@@ -398,6 +398,11 @@ class WalConnection {
   absl::Status Rollback();
   // Releases the WRITE lock.
   void EndWrite();
+  // The caller's threads that wait to become this connection's writer (+1 when one starts
+  // waiting, -1 when it stops): a group flush waits for them to append and join it (W12).
+  void AddWaitingWriters(int delta) {
+    waiting_writers_.fetch_add(delta, std::memory_order_acq_rel);
+  }
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
@@ -534,12 +539,16 @@ class WalConnection {
   bool ReadPublishedSpinning(shm::IndexHeader* out) const;
   // Holding FLUSH: unless the published header covers `target` already, syncs the log of the
   // newest appended commit (target when the appended header cannot be read) and publishes it;
-  // *published gets the published header either way.
-  absl::Status FlushLocked(const shm::IndexHeader& target, shm::IndexHeader* published);
+  // *published gets the published header either way. Unless `as_writer` (the caller holds
+  // WRITE), it first lets the writers appending now join (WaitForAppenders).
+  absl::Status FlushLocked(const shm::IndexHeader& target, shm::IndexHeader* published,
+                           bool as_writer);
+  void WaitForAppenders(const shm::IndexHeader& published);
   // FLUSH: flush_mu_ (this connection's threads) and the -shm lock. TryLockFlush takes both or
   // neither (false: another holds one; *error: the lock call failed); LockFlush waits for
   // both (a holder that dies frees the -shm lock). UnlockFlush releases both.
-  bool TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  enum class FlushTry { kLocked, kBusyHere, kBusyElsewhere };
+  FlushTry TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
   absl::Status LockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void UnlockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // As the writer with something appended but not published (W12 c): flushes it now.
@@ -626,6 +635,13 @@ class WalConnection {
   // keeps other connections out, and this keeps this connection's other threads out (W12).
   // It guards no memory. Taken after write_role_mu_, never before it.
   base::Mutex flush_mu_;
+  std::atomic<int64_t> last_sync_ns_{0};  // this connection's last group flush's sync
+  std::atomic<int> waiting_writers_{0};   // AddWaitingWriters
+  std::atomic<uint32_t> last_group_{1};   // commits this connection's last group flush covered
+  // Ends of this connection's group flushes, for its threads waiting on one (AwaitDurable).
+  base::Mutex flush_done_mu_;
+  base::CondVar flush_done_cv_;
+  uint64_t flush_epoch_ ABSL_GUARDED_BY(flush_done_mu_) = 0;
   base::Mutex stats_mu_;
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

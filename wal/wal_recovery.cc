@@ -169,7 +169,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
           // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
           // copies are its own), and its publish ends the tear.
           absl::Status flush_error;
-          const bool flush = r && TryLockFlush(&flush_error);
+          const bool flush = r && TryLockFlush(&flush_error) == FlushTry::kLocked;
           if (flush) {
             if (!index_->ReadHeader(&h)) s = RepairHeader();
             UnlockFlush();

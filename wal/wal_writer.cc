@@ -37,22 +37,36 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
   }
   base::Backoff wait(deadline, kMaxWait);
+  bool waiting = false;  // holding WAITING: a group flush lets this writer join it (W12)
   while (true) {
+    absl::Status s;
     {
       base::MutexLock role(&write_role_mu_);  // W9
-      JKV_ASSIGN_OR_RETURN(bool locked,
-                           index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
-      if (locked) {
+      absl::StatusOr<bool> locked =
+          index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive);
+      s = locked.status();
+      if (s.ok() && *locked) {
         writer_thread_.store(std::this_thread::get_id(), std::memory_order_release);
         EnterWriterState(WriterState::kLocked);
-        break;
       }
     }
-    if (wait.Expired()) {
-      return absl::ResourceExhaustedError("busy: another connection is writing the database");
+    if (s.ok() && write_locked() && !waiting) break;
+    if (s.ok() && !write_locked() && !waiting) {
+      absl::StatusOr<bool> marked =
+          index_->TryLock(shm::ShmLock::kWriterWaiting, vfs::LockMode::kShared);
+      waiting = marked.ok() && *marked;  // a hint only: not having it costs a smaller group
+    }
+    if (s.ok() && write_locked()) break;
+    if (s.ok() && wait.Expired()) {
+      s = absl::ResourceExhaustedError("busy: another connection is writing the database");
+    }
+    if (!s.ok()) {
+      if (waiting) index_->Unlock(shm::ShmLock::kWriterWaiting).IgnoreError();
+      return s;
     }
     Sleep(wait);
   }
+  if (waiting) index_->Unlock(shm::ShmLock::kWriterWaiting).IgnoreError();
   // The published header (readers') and the appended one (this writer's base, W12).
   absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
   absl::Status s = published.status();
