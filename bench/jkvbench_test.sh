@@ -300,8 +300,9 @@ assert c["commits"] == 0 and c["floor_ratio"] == 0, c
 PY
 
 # contention --writer-keys=own: each writer commits single puts of keys only it writes, as
-# threads (journalkv WAL at sync full: at least one flush per writer commit, and the floor
-# ratio of the writers' commits) and as processes (every engine, sync off). With fewer loaded
+# threads (journalkv WAL at sync full: flushes counted, shared by the writers' commits (group
+# commit: at most one per commit, plus a checkpoint's), and the floor ratio of the writers'
+# commits) and as processes (every engine, sync off). With fewer loaded
 # keys than writers each writer still gets one of its own.
 check_own() {  # RESULTS.jsonl WORKERS WRITERS
   python3 - "$1" "$2" "$3" <<'PY'
@@ -319,7 +320,7 @@ for r in rows:
     assert r["commits"] == r["writer_ops"] and r["ops"] == r["writer_ops"] + r["reader_ops"], r
     assert abs(r["commits_per_sec"] - r["writer_ops_per_sec"]) < 1e-6 * r["commits_per_sec"] + 1e-9, r
     if r["sync"] == "full":
-        assert r["fsyncs_per_commit"] >= 1 and r["floor_ratio"] > 0, r
+        assert 0 < r["fsyncs_per_commit"] <= 1.5 and r["floor_ratio"] > 0, r
 PY
 }
 "$bench" --workloads=contention --writers=3 --writer-keys=own --threads=1 --num=2 \

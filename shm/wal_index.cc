@@ -14,6 +14,7 @@
 #include "base/endian.h"
 #include "base/hash.h"
 #include "base/status_macros.h"
+#include "vfs/word_wait.h"
 
 namespace journalkv::shm {
 namespace {
@@ -86,6 +87,12 @@ std::atomic_ref<uint64_t> CopiedThrough(uint8_t* r0, int log) {
 }
 std::atomic_ref<uint64_t> WrittenThrough(uint8_t* r0, int log) {
   return Word<uint64_t>(r0, kCkptInfoOffset + kCkptInfoStride * log + 24);
+}
+std::atomic_ref<uint32_t> WakeSeq(uint8_t* r0, int kind) {
+  return Word<uint32_t>(r0, kWakeOffset + 8 * kind);
+}
+std::atomic_ref<uint32_t> WakeWaiters(uint8_t* r0, int kind) {
+  return Word<uint32_t>(r0, kWakeOffset + 8 * kind + 4);
 }
 std::atomic_ref<uint64_t> SlotWord(uint8_t* r0, int slot, int word) {  // pin0, pin1, owner, -
   return Word<uint64_t>(r0, kSlotsOffset + kSlotStride * slot + 8 * word);
@@ -204,6 +211,10 @@ void InitializeRegion0(uint8_t* r0) {
   }
   for (int mark = 0; mark < kOverflowMarks; ++mark) {
     for (int log = 0; log < 2; ++log) MarkWord(r0, mark, log).store(0);
+  }
+  for (int kind = 0; kind < 2; ++kind) {
+    WakeSeq(r0, kind).store(0);
+    WakeWaiters(r0, kind).store(0);
   }
   LayoutVersion(r0).store(kShmLayoutVersion, std::memory_order_release);
 }
@@ -655,13 +666,34 @@ absl::StatusOr<bool> WalIndex::TryLock(ShmLock lock, LockMode mode) {
   return file_->TryLock(kLockBase + static_cast<uint64_t>(lock), 1, mode);
 }
 
-absl::StatusOr<bool> WalIndex::HeldElsewhere(ShmLock lock) {
-  Point("shm:lock_test");
-  if (file_ == nullptr) return false;
-  JKV_ASSIGN_OR_RETURN(bool free,
-                       file_->CanLock(kLockBase + static_cast<uint64_t>(lock), 1,
-                                      LockMode::kExclusive));
-  return !free;
+uint32_t WalIndex::wake_seq(Wake w) const {
+  return WakeSeq(region0(), static_cast<int>(w)).load();
+}
+
+uint32_t WalIndex::wake_waiters(Wake w) const {
+  return WakeWaiters(region0(), static_cast<int>(w)).load(std::memory_order_relaxed);
+}
+
+// A waiter counts itself, then looks at seq; a releaser bumps seq, then looks at the count
+// (both seq_cst): either the waiter sees the bump and does not sleep, or the releaser sees the
+// waiter and wakes it (the kernel compares seq again as it queues the waiter).
+void WalIndex::WaitWake(Wake w, uint32_t seen, absl::Duration timeout) {
+  const int kind = static_cast<int>(w);
+  Point("wait");
+  WakeWaiters(region0(), kind).fetch_add(1);
+  if (WakeSeq(region0(), kind).load() == seen) {
+    vfs::WaitForWordChange(
+        reinterpret_cast<const uint32_t*>(region0() + kWakeOffset + 8 * kind), seen, timeout);
+  }
+  WakeWaiters(region0(), kind).fetch_sub(1);
+}
+
+void WalIndex::Bump(Wake w) {
+  const int kind = static_cast<int>(w);
+  WakeSeq(region0(), kind).fetch_add(1);
+  if (WakeWaiters(region0(), kind).load() != 0) {
+    vfs::WakeWordWaiters(reinterpret_cast<const uint32_t*>(region0() + kWakeOffset + 8 * kind));
+  }
 }
 
 absl::Status WalIndex::Unlock(ShmLock lock) {

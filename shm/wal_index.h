@@ -33,7 +33,10 @@
 //          |       |   commit appended to the log, which may not be durable nor published yet
 //          |       |   (wal/wal_connection.h W12); the next writer's base
 //   400    | 80    | appended header, copy D
-//   480    | 32    | reserved
+//   480    | 16    | wake words, per kind K in {WRITE, FLUSH} at 480 + 8*K: u32 seq, bumped when
+//          |       |   WRITE is released / a group flush has published; u32 waiters, the
+//          |       |   connections' threads sleeping on seq (vfs/word_wait.h) until it changes
+//   496    | 16    | reserved
 //   512    | 16*kOverflowMarks | overflow pins: mark m at 512 + 16*m: u64 pin[0], u64 pin[1],
 //          |       |       as a slot's. A connection that found no free slot pins its
 //          |       |       snapshot by holding mark m's lock byte SHARED while it has a read
@@ -74,8 +77,6 @@
 //               that is alone, which may then reinitialise or remove the -shm file
 //   +4 FLUSH    exclusive: the one group flush (sync the log, publish the appended header;
 //               W12), and recovery
-//   +5 WAITING  shared by each connection whose writer waits for WRITE, while it waits: a
-//               group flush waits for such writers to append and join it (W12)
 //   +16 + i     SLOT i: exclusive by the connection that owns reader slot i, for its lifetime;
 //               a slot with a pin whose lock byte is free belongs to a dead connection
 //   +16 + kMaxSlots + m
@@ -131,6 +132,7 @@ inline constexpr size_t kCkptInfoOffset = 256;
 inline constexpr size_t kCkptInfoStride = 32;
 inline constexpr size_t kAppendedCOffset = 320;
 inline constexpr size_t kAppendedDOffset = 400;
+inline constexpr size_t kWakeOffset = 480;
 inline constexpr size_t kMarksOffset = 512;
 inline constexpr size_t kMarkStride = 16;
 inline constexpr size_t kSlotsOffset = 1024;
@@ -139,7 +141,8 @@ static_assert(kHeaderAOffset + kHeaderBytes <= kHeaderBOffset);
 static_assert(kHeaderBOffset + kHeaderBytes <= kCkptInfoOffset);
 static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kAppendedCOffset);
 static_assert(kAppendedCOffset + kHeaderBytes <= kAppendedDOffset);
-static_assert(kAppendedDOffset + kHeaderBytes <= kMarksOffset);
+static_assert(kAppendedDOffset + kHeaderBytes <= kWakeOffset);
+static_assert(kWakeOffset + 16 <= kMarksOffset);
 static_assert(kMarksOffset + kOverflowMarks * kMarkStride <= kSlotsOffset);
 static_assert(kSlotsOffset + kMaxSlots * kSlotStride <= kRegionSize);
 static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
@@ -152,7 +155,6 @@ enum class ShmLock : uint64_t {
   kRecover = 2,
   kDms = 3,
   kFlush = 4,
-  kWriterWaiting = 5,
 };
 inline constexpr uint64_t kSlotLockBase = kLockBase + 16;
 inline constexpr uint64_t kMarkLockBase = kSlotLockBase + kMaxSlots;
@@ -278,12 +280,19 @@ class WalIndex {
   // on a heap index, where every mark reads as gone).
   absl::StatusOr<bool> HolderGone(int holder);
 
+  // --- wake words: a waiter for another connection's release of WRITE or for a group flush
+  // sleeps in the kernel until the releaser bumps the word (or `timeout`: a releaser that died
+  // wakes no one). The release costs a wake system call only while someone waits.
+  enum class Wake { kWrite = 0, kFlush = 1 };
+  uint32_t wake_seq(Wake w) const;
+  uint32_t wake_waiters(Wake w) const;  // how many sleep on it now (a hint: a dead one stays)
+  void WaitWake(Wake w, uint32_t seen, absl::Duration timeout);
+  void Bump(Wake w);
+
   // --- locks on the -shm file (always granted on a heap index). `lock` is a ShmLock or a slot.
   absl::StatusOr<bool> TryLock(ShmLock lock, vfs::LockMode mode);
   absl::Status Unlock(ShmLock lock);
-  // Whether another file description (another connection) holds `lock`, taking nothing (one
-  // lock test; false on a heap index). This connection's own holds do not count.
-  absl::StatusOr<bool> HeldElsewhere(ShmLock lock);
+
   absl::StatusOr<bool> TryLockSlot(int slot);
   absl::Status UnlockSlot(int slot);
   // True when slot `slot`'s lock byte is free (its owner, if any, is dead). False on a heap

@@ -638,10 +638,8 @@ class WalConnection {
   std::atomic<int64_t> last_sync_ns_{0};  // this connection's last group flush's sync
   std::atomic<int> waiting_writers_{0};   // AddWaitingWriters
   std::atomic<uint32_t> last_group_{1};   // commits this connection's last group flush covered
-  // Ends of this connection's group flushes, for its threads waiting on one (AwaitDurable).
-  base::Mutex flush_done_mu_;
-  base::CondVar flush_done_cv_;
-  uint64_t flush_epoch_ ABSL_GUARDED_BY(flush_done_mu_) = 0;
+  std::atomic<uint32_t> ignored_write_waiters_{0};  // see WaitForAppenders
+
   base::Mutex stats_mu_;
   WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
 };

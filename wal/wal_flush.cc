@@ -2,6 +2,7 @@
 // after WRITE is released, for a flush that covers it; the first waiter to hold FLUSH syncs the
 // log through the newest appended commit and publishes it for every commit it covers.
 #include <algorithm>
+#include <climits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -17,12 +18,9 @@ namespace {
 
 using internal::Sleep;
 
-// A commit whose flush another holder is running waits at most this long between looks: a
-// flush is one fdatasync (about 100 us here), and a waiter that sleeps much past its end only
-// adds to its commit's latency. (Threads of the connection that runs the flush wait on
-// flush_mu_ instead, and wake as it ends.)
-constexpr absl::Duration kMaxFlushWait = absl::Microseconds(100);
-constexpr absl::Duration kFirstFlushWait = absl::Microseconds(10);
+// A wait for another connection's FLUSH looks again after this long at the latest (its holder
+// wakes the waiters as it lets go, unless it died).
+constexpr absl::Duration kMaxFlushWait = absl::Microseconds(500);
 // A flusher lets writers that are appending right now finish and join its flush, for at most
 // its last sync's duration within these bounds: waiting longer than a sync takes gains nothing
 // (the next flush would have started), and a lone writer, whom no one follows, never waits.
@@ -67,8 +65,8 @@ WalConnection::FlushTry WalConnection::TryLockFlush(absl::Status* error) {
 absl::Status WalConnection::LockFlush() {
   flush_mu_.Lock();
   // No deadline: the holder is flushing (one sync), or dead, which frees the lock.
-  base::Backoff wait(absl::InfiniteFuture(), kMaxFlushWait, kFirstFlushWait);
   while (true) {
+    const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::StatusOr<bool> locked =
         index_->TryLock(shm::ShmLock::kFlush, vfs::LockMode::kExclusive);
     if (!locked.ok()) {
@@ -76,13 +74,15 @@ absl::Status WalConnection::LockFlush() {
       return locked.status();
     }
     if (*locked) return absl::OkStatus();
-    Sleep(wait);
+    index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxFlushWait);
   }
 }
 
 void WalConnection::UnlockFlush() {
   index_->Unlock(shm::ShmLock::kFlush).IgnoreError();  // closing the file drops it anyway
   flush_mu_.Unlock();
+  // After the unlock: a waiter whose commit this flush did not cover takes FLUSH when it wakes.
+  index_->Bump(shm::WalIndex::Wake::kFlush);
 }
 
 absl::Status WalConnection::FlushLocked(const shm::IndexHeader& target,
@@ -120,7 +120,8 @@ absl::Status WalConnection::FlushLocked(const shm::IndexHeader& target,
 // were appending when a flush began and the rest (1.5 commits a flush with 4 writer threads,
 // measured). So a flush waits until as many commits are pending as its connection's last
 // flush covered (those writers are on their way back: acknowledged, beginning their next
-// commit), or while a writer is appending or waiting to, for at most a sync's duration. A lone
+// commit), or while a writer of this connection is appending or waiting to, or one of another
+// connection sleeps waiting for WRITE, for at most a sync's duration. A lone
 // writer's last group is 1, its own commit: it never waits. A group that shrank costs one wait.
 void WalConnection::WaitForAppenders(const shm::IndexHeader& published) {
   const uint32_t want = std::max<uint32_t>(1, last_group_.load(std::memory_order_relaxed));
@@ -128,66 +129,56 @@ void WalConnection::WaitForAppenders(const shm::IndexHeader& published) {
       absl::Nanoseconds(last_sync_ns_.load(std::memory_order_relaxed)), kMinJoinWait,
       kMaxJoinWait);
   const absl::Time deadline = absl::Now() + cap;
+  // Sleepers on WRITE that a whole wait showed to be no one (a process that died asleep keeps
+  // its count) are not waited for again.
+  uint32_t ignored = ignored_write_waiters_.load(std::memory_order_relaxed);
+  uint32_t pending = 0;
+  uint32_t first_pending = UINT32_MAX;
   while (absl::Now() < deadline) {
     shm::IndexHeader a;
     const bool read = index_->ReadAppendedHeader(&a);
-    const uint32_t pending = read ? a.change - published.change : 0;
+    pending = read ? a.change - published.change : 0;
+    if (first_pending == UINT32_MAX) first_pending = pending;
+    const uint32_t sleepers = index_->wake_waiters(shm::WalIndex::Wake::kWrite);
+    if (sleepers < ignored) ignored = sleepers;
     if (read && pending >= want) {
-      bool appending =
-          write_locked() || waiting_writers_.load(std::memory_order_acquire) > 0;
-      for (shm::ShmLock lock : {shm::ShmLock::kWrite, shm::ShmLock::kWriterWaiting}) {
-        if (appending) break;
-        absl::StatusOr<bool> elsewhere = index_->HeldElsewhere(lock);
-        appending = elsewhere.ok() && *elsewhere;
-      }
-      if (!appending) return;  // the group is whole and no one else is on the way
+      // Memory reads only: a lone writer's flush makes no system call here.
+      const bool appending = write_locked() ||
+                             waiting_writers_.load(std::memory_order_acquire) > 0 ||
+                             sleepers > ignored;
+      if (!appending) break;  // the group is whole and no one else is on the way
     }
     // Yield, not sleep: the writers waited for are runnable and need the CPU, and a sleep's
     // real length (tens of microseconds of timer slack) is most of what an append takes.
     CallWalHook("wait");
     std::this_thread::yield();
   }
+  if (absl::Now() >= deadline && pending == first_pending) {
+    ignored = index_->wake_waiters(shm::WalIndex::Wake::kWrite);  // no one came
+  }
+  ignored_write_waiters_.store(ignored, std::memory_order_relaxed);
 }
 
 absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& ticket) {
   if (ticket.published) return SnapshotOf(ticket.header);
   const absl::Time start = absl::Now();
-  base::Backoff wait(absl::InfiniteFuture(), kMaxFlushWait, kFirstFlushWait);
   shm::IndexHeader published;
   bool by_others = true;
   while (true) {
     if (index_->ReadHeader(&published) && Covers(published, ticket.header)) break;
-    uint64_t epoch;
-    {
-      base::MutexLock lock(&flush_done_mu_);
-      epoch = flush_epoch_;
-    }
+    const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::Status error;
-    const FlushTry got = TryLockFlush(&error);
-    if (got == FlushTry::kLocked) {
+    if (TryLockFlush(&error) == FlushTry::kLocked) {
       const absl::Status s = FlushLocked(ticket.header, &published, /*as_writer=*/false);
       UnlockFlush();
-      {
-        base::MutexLock lock(&flush_done_mu_);
-        ++flush_epoch_;
-      }
-      flush_done_cv_.NotifyAll();  // this connection's waiters all look at once
       JKV_RETURN_IF_ERROR(s);
       by_others = false;
       break;
     }
     JKV_RETURN_IF_ERROR(error);
-    if (got == FlushTry::kBusyHere) {
-      // Another thread of this connection is flushing: woken as it ends (or, should it be
-      // another kind of holder, a flush's time later).
-      base::MutexLock lock(&flush_done_mu_);
-      const absl::Time until = absl::Now() + kMaxJoinWait;
-      while (flush_epoch_ == epoch &&
-             flush_done_cv_.WaitUntil(&flush_done_mu_, until) != std::cv_status::timeout) {
-      }
-    } else {
-      Sleep(wait);  // another connection is flushing: look again shortly
-    }
+    // Another thread or connection is flushing: sleep until its publish bumps the flush word
+    // (every waiter of every process wakes at once), or a flush's time at most.
+    index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxJoinWait);
   }
   base::MutexLock lock(&stats_mu_);
   ++stats_.flushed_commits;

@@ -37,8 +37,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
   }
   base::Backoff wait(deadline, kMaxWait);
-  bool waiting = false;  // holding WAITING: a group flush lets this writer join it (W12)
   while (true) {
+    const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kWrite);
     absl::Status s;
     {
       base::MutexLock role(&write_role_mu_);  // W9
@@ -50,23 +50,15 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
         EnterWriterState(WriterState::kLocked);
       }
     }
-    if (s.ok() && write_locked() && !waiting) break;
-    if (s.ok() && !write_locked() && !waiting) {
-      absl::StatusOr<bool> marked =
-          index_->TryLock(shm::ShmLock::kWriterWaiting, vfs::LockMode::kShared);
-      waiting = marked.ok() && *marked;  // a hint only: not having it costs a smaller group
-    }
     if (s.ok() && write_locked()) break;
     if (s.ok() && wait.Expired()) {
       s = absl::ResourceExhaustedError("busy: another connection is writing the database");
     }
-    if (!s.ok()) {
-      if (waiting) index_->Unlock(shm::ShmLock::kWriterWaiting).IgnoreError();
-      return s;
-    }
-    Sleep(wait);
+    if (!s.ok()) return s;
+    // Asleep until the holder releases WRITE (EndWrite bumps the word), or the back-off's step;
+    // counted as the word's waiter, so that a group flush lets this writer join it (W12).
+    index_->WaitWake(shm::WalIndex::Wake::kWrite, seen, wait.Step());
   }
-  if (waiting) index_->Unlock(shm::ShmLock::kWriterWaiting).IgnoreError();
   // The published header (readers') and the appended one (this writer's base, W12).
   absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
   absl::Status s = published.status();
@@ -364,6 +356,7 @@ void WalConnection::EndWrite() {
   EnterWriterState(WriterState::kIdle);
   writer_thread_.store(std::thread::id(), std::memory_order_release);
   index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
+  index_->Bump(shm::WalIndex::Wake::kWrite);  // a writer of another connection may sleep on it
 }
 
 }  // namespace journalkv::wal
