@@ -69,6 +69,26 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   }
   po.reader_slots = options.reader_slots;
   absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);
+  if (!pager.ok() && absl::IsPermissionDenied(pager.status()) && !options.read_only) {
+    // Writing is not allowed (the file, its folder, the -wal or the -shm: EACCES, EPERM,
+    // EROFS): an existing database is still read, as a read-only connection, which changes
+    // nothing in the folder; its writes fail naming why. A missing one keeps the error.
+    absl::StatusOr<bool> exists = fs->Exists(path);
+    if (exists.ok() && *exists) {
+      pager::PagerOptions read_only = po;
+      read_only.access = pager::AccessMode::kReadOnly;
+      read_only.read_only_reason = std::string(pager.status().message());
+      absl::StatusOr<std::unique_ptr<pager::Pager>> reader =
+          pager::Pager::Open(fs, path, read_only);
+      if (!reader.ok()) {
+        return absl::Status(reader.status().code(),
+                            absl::StrCat(reader.status().message(), " (opened read-only after ",
+                                         pager.status().message(), ")"));
+      }
+      pager = std::move(reader);
+      resolved.read_only = true;
+    }
+  }
   if (!pager.ok() && !options.journal_mode.has_value() && po.journal_mode == JournalMode::kWal &&
       absl::IsUnimplemented(pager.status())) {
     // The caller did not ask for wal: say what to ask for where wal cannot work.

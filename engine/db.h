@@ -186,7 +186,8 @@ class WriteTransaction {
 
 class Db {
  public:
-  // Opens the database at `path`, creating it unless it exists or options.read_only. Rolls
+  // Opens the database at `path`, creating it unless it exists or options.read_only (or it
+  // exists and may not be written: then read-only, see Options::read_only). Rolls
   // back a transaction a crash left half-done. InvalidArgument for bad options, a directory,
   // or a file that is not a journalkv database (left untouched).
   static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,

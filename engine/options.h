@@ -79,7 +79,11 @@ struct Options {
   // once, all processes) still reads and writes: its read transactions pin their snapshots
   // under 32 shared overflow pins, at two or three lock calls each (README, "Limits").
   int reader_slots = 512;
-  // Open without write access; write transactions fail with FailedPrecondition.
+  // Open without write access; write transactions fail with FailedPrecondition. A connection
+  // that may not write the database (no write permission on the file, its folder, the -wal or
+  // the -shm, or a read-only file system) is opened read-only without being asked, in every
+  // journal mode, and Db::options().read_only then says so; its writes fail with
+  // FailedPrecondition naming the reason.
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.
   vfs::FileSystem* file_system = nullptr;

@@ -291,6 +291,11 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> Pager::BeginRead() { return strategy_->
 
 absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
   if (options_.access == AccessMode::kReadOnly) {
+    if (!options_.read_only_reason.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path_, ": the database is open read-only because writing it is not allowed (",
+          options_.read_only_reason, ")"));
+    }
     return absl::FailedPreconditionError(absl::StrCat(path_, ": database opened read-only"));
   }
   return strategy_->BeginWrite();

@@ -55,6 +55,9 @@ struct PagerOptions {
   uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
   absl::Duration busy_timeout = absl::Seconds(5);
   AccessMode access = AccessMode::kReadWrite;
+  // Why the connection is read-only when the caller did not ask for it (the engine fell back
+  // to reading because writing is not allowed); empty otherwise. Named by the writes' error.
+  std::string read_only_reason;
   // WAL: decides after each commit when the log is copied back, and on which thread
   // (checkpoint/policy.h); nullptr: threshold:1000.
   std::shared_ptr<checkpoint::CheckpointPolicy> checkpoint_policy;

@@ -11,7 +11,9 @@ absl::string_view HelpText() {
   return R"(usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]
 
 jkv reads and writes the journalkv database DBPATH, creating it when it does not
-exist (unless --read-only).
+exist (unless --read-only). A database the user may read but not write (no write
+permission on it, its folder, its -wal or -shm, or a read-only file system) is
+opened read-only without --read-only: reads work, writes fail saying why.
 
 Options (before DBPATH; "--" ends them):
   --journal=MODE        wal, wal2, delete, truncate, persist, memory or off;
