@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The library outside Bazel (README, "Using it without Bazel"): //:install puts the static and
+# shared libraries, the headers and journalkv.pc under a prefix; the README's example program
+# (examples/example.cc, which example_test checks is the README's verbatim) is then compiled
+# with plain g++ and pkg-config against that copy, linked with the shared library and with the
+# static one, and each binary must print what the README says. Its database path is changed
+# to this test's temporary directory, so that it does not meet example_test's run.
+set -euo pipefail
+src="$TEST_SRCDIR/journalkv"
+prefix="$TEST_TMPDIR/prefix"
+"$src/install" --prefix="$prefix"
+for f in lib/libjournalkv.a lib/libjournalkv.so lib/pkgconfig/journalkv.pc \
+  include/journalkv/engine/db.h include/journalkv/engine/options.h; do
+  [[ -f "$prefix/$f" ]] || { echo "not installed: $f"; exit 1; }
+done
+"$src/install" --bogus >/dev/null 2>&1 && { echo "install accepted an unknown argument"; exit 1; }
+
+db="$TEST_TMPDIR/example.db"
+sed "s|/tmp/journalkv-example.db|$db|" "$src/examples/example.cc" >"$TEST_TMPDIR/example.cc"
+grep -q "$db" "$TEST_TMPDIR/example.cc" || { echo "the example's database path moved"; exit 1; }
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+libdir=$(pkg-config --variable=libdir journalkv)
+[[ "$libdir" == "$prefix/lib" ]] || { echo "journalkv.pc names libdir $libdir"; exit 1; }
+cd "$TEST_TMPDIR"
+# The README's command, plus an rpath so that the binary finds the shared library.
+g++ example.cc -o example_shared $(pkg-config --cflags --libs journalkv) -Wl,-rpath,"$libdir"
+g++ example.cc -o example_static $(pkg-config --cflags journalkv) "$libdir/libjournalkv.a" \
+  $(pkg-config --variable=deplibs journalkv)
+if ldd example_static | grep -q libjournalkv; then
+  echo "the static build links libjournalkv.so"; exit 1
+fi
+ldd example_shared | grep -q "$libdir/libjournalkv.so" \
+  || { echo "the shared build does not use the installed libjournalkv.so"; exit 1; }
+
+expected=$'banana is yellow\nbanana = yellow\ncherry = dark red'
+for binary in example_shared example_static; do
+  rm -f "$db" "$db-journal"
+  output=$("./$binary")
+  if [[ "$output" != "$expected" ]]; then
+    echo "$binary printed:"; echo "$output"; exit 1
+  fi
+done
+echo "2 passed, 0 failed"
