@@ -13,6 +13,33 @@
 
 namespace journalkv {
 
+namespace {
+
+// Options::create_if_missing and error_if_exists, checked before anything is created.
+absl::Status CheckExistence(vfs::FileSystem* fs, const std::string& path, const Options& options) {
+  JKV_ASSIGN_OR_RETURN(const bool exists, fs->Exists(path));
+  if (exists && options.error_if_exists) {
+    return absl::AlreadyExistsError(absl::StrCat(path, ": already exists (error_if_exists)"));
+  }
+  if (options.create_if_missing) return absl::OkStatus();
+  if (!exists) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": no such database (not created: create_if_missing is off)"));
+  }
+  JKV_ASSIGN_OR_RETURN(const bool is_dir, fs->IsDirectory(path));
+  if (is_dir) return absl::OkStatus();  // Open names the problem
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
+                       fs->Open(path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kDatabase}));
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  if (size == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": is an empty file, not a database (not created: create_if_missing is off)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Db
 
@@ -37,6 +64,9 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   if (fs == nullptr) {
     owned = std::make_unique<vfs::PosixFileSystem>();
     fs = owned.get();
+  }
+  if (!options.create_if_missing || options.error_if_exists) {
+    JKV_RETURN_IF_ERROR(CheckExistence(fs, path, options));
   }
   Options resolved = options;
   if (!resolved.journal_mode.has_value()) {

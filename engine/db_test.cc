@@ -256,6 +256,37 @@ TEST(DbTest, ReadOnlyDatabaseRefusesWrites) {
   EXPECT_EQ(**v, "v");
 }
 
+TEST(DbTest, CreateIfMissingOffCreatesNothing) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  o.create_if_missing = false;
+  EXPECT_THAT(Db::Open("/typo.db", o),
+              StatusIs(absl::StatusCode::kNotFound, "/typo.db: no such database"));
+  EXPECT_FALSE(*fs.Exists("/typo.db"));
+  EXPECT_FALSE(*fs.Exists("/typo.db-wal"));
+  {  // an empty file is not made into a database either
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<vfs::File> f,
+                             fs.Open("/empty.db", {vfs::OpenMode::kCreate, vfs::FileKind::kOther}));
+  }
+  EXPECT_THAT(Db::Open("/empty.db", o),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "empty file, not a database"));
+  EXPECT_EQ(*(*fs.Open("/empty.db", {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther}))->Size(),
+            0u);
+  { ASSERT_THAT(MustOpen("/x.db", MemOptions(&fs))->Put("k", "v"), IsOk()); }
+  auto db = MustOpen("/x.db", o);  // an existing database opens as usual
+  EXPECT_EQ(**db->Get("k"), "v");
+}
+
+TEST(DbTest, ErrorIfExists) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  o.error_if_exists = true;
+  { ASSERT_THAT(MustOpen("/new.db", o)->Put("k", "v"), IsOk()); }
+  EXPECT_THAT(Db::Open("/new.db", o),
+              StatusIs(absl::StatusCode::kAlreadyExists, "/new.db: already exists"));
+  EXPECT_EQ(**MustOpen("/new.db", MemOptions(&fs))->Get("k"), "v");
+}
+
 TEST(DbTest, BadOptionsAreInvalidArgument) {
   vfs::MemFileSystem fs;
   Options o = MemOptions(&fs, 3000);

@@ -79,6 +79,13 @@ struct Options {
   // once, all processes) still reads and writes: its read transactions pin their snapshots
   // under 32 shared overflow pins, at two or three lock calls each (README, "Limits").
   int reader_slots = 512;
+  // Whether Open creates a database that does not exist (or a file that is empty). Off, a
+  // missing path is NotFound and an empty file FailedPrecondition, and nothing is created:
+  // what a reader wants (`jkv x.db get k` does not make a typo into a database).
+  bool create_if_missing = true;
+  // Whether Open refuses a path that already exists (AlreadyExists): for a caller that means
+  // to start a new database.
+  bool error_if_exists = false;
   // Open without write access; write transactions fail with FailedPrecondition. A connection
   // that may not write the database (no write permission on the file, its folder, the -wal or
   // the -shm, or a read-only file system) is opened read-only without being asked, in every

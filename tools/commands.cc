@@ -161,6 +161,10 @@ absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) 
   vfs::PosixFileSystem fs;
   Options options = cl.options;
   options.file_system = &fs;
+  // Only the commands that write create a database: a read of a mistyped path is an error
+  // naming it, not a new empty database.
+  const std::string& name = cl.command.name;
+  options.create_if_missing = name == "put" || name == "load" || name == "shell";
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(cl.db_path, options));
   const absl::StatusOr<ExitCode> code = RunCommand(*db, fs, cl.command, io);
   const absl::Status closed = db->Close();

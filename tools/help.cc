@@ -10,8 +10,9 @@ absl::string_view UsageText() {
 absl::string_view HelpText() {
   return R"(usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]
 
-jkv reads and writes the journalkv database DBPATH, creating it when it does not
-exist (unless --read-only). A database the user may read but not write (no write
+jkv reads and writes the journalkv database DBPATH. put, load and shell create it
+when it does not exist (unless --read-only); every other command on a missing
+path (or an empty file) is an error naming it. A database the user may read but not write (no write
 permission on it, its folder, its -wal or -shm, or a read-only file system) is
 opened read-only without --read-only: reads work, writes fail saying why.
 

@@ -246,6 +246,29 @@ TEST_F(JkvTest, UsageErrorsExitTwoWithOneLineAndCreateNothing) {
   EXPECT_FALSE(Exists(db_)) << "a usage error created the database";
 }
 
+// Only put, load and shell create a database: a read of a mistyped path names it and creates
+// nothing, and an empty file is not made into a database by a read either.
+TEST_F(JkvTest, ReadCommandsOnAMissingPathAreErrorsAndCreateNothing) {
+  const std::vector<std::vector<std::string>> reads = {
+      {"get", "k"}, {"scan"}, {"count"}, {"check"}, {"info"}, {"dump"}, {"del", "k"},
+      {"checkpoint"}};
+  for (std::vector<std::string> args : reads) {
+    args.insert(args.begin(), db_);
+    ExpectError(Jkv(args), db_ + ": no such database");
+    EXPECT_FALSE(Exists(db_)) << args[1] << " created the database";
+    EXPECT_FALSE(Exists(db_ + "-wal")) << args[1];
+  }
+  WriteFile(db_, "");
+  for (std::vector<std::string> args : reads) {
+    args.insert(args.begin(), db_);
+    ExpectError(Jkv(args), "is an empty file, not a database");
+  }
+  EXPECT_EQ(ReadFile(db_), "") << "a read wrote the empty file";
+  ::unlink(db_.c_str());
+  ExpectOk({"put", "k", "v"}, "");  // a write creates it
+  ExpectOk({"get", "k"}, "v\n");
+}
+
 TEST_F(JkvTest, BadEscapesExitTwo) {
   ExpectError(Jkv({db_, "get", "a\\q"}), "key: bad escape at offset 1");
   ExpectError(Jkv({db_, "get", "a\\x4"}), "two hex digits");
@@ -275,6 +298,7 @@ TEST_F(JkvTest, BadOptionValuesExitTwo) {
 }
 
 TEST_F(JkvTest, RollbackCheckpointsAreClearErrors) {
+  ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "k", "v"}).exit_code, 0);
   ExpectError(Jkv({"--journal=delete", db_, "checkpoint"}),
               "checkpoint needs journal mode wal or wal2");
   // A rollback database stays one without --journal, so checkpoints stay refused.
@@ -406,6 +430,7 @@ TEST_F(JkvTest, Wal2AtEverySyncLevelWithFrequentSwitches) {
 // stored in the database: each invocation runs under its own). What manual leaves in the log is
 // not visible here, since closing the last connection copies the log back.
 TEST_F(JkvTest, CheckpointPolicyShowsInInfo) {
+  ASSERT_EQ(Jkv({"--journal=wal", db_, "put", "a", "0"}).exit_code, 0);  // load overwrites it
   Result r = Jkv({"--journal=wal", db_, "info"});
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("checkpoint_policy threshold:1000\n"));  // the default
