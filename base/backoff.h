@@ -6,7 +6,7 @@
 //
 //   base::Backoff wait(deadline, kMaxBusySleep);
 //   while (!TryLock()) {
-//     if (wait.Expired()) return absl::ResourceExhaustedError("busy: ...");
+//     if (wait.Expired()) return absl::UnavailableError("busy: ...");
 //     wait.Sleep();
 //   }
 //

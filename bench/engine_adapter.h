@@ -8,7 +8,7 @@
 //
 // A Session's Get and Scan run inside the open transaction (read or write) when there is one,
 // otherwise each is its own read transaction (autocommit). Errors are absl::Status; every
-// adapter reports lock waits that ran past the busy timeout as ResourceExhausted("busy: ...")
+// adapter reports lock waits that ran past the busy timeout as Unavailable("busy: ...")
 // (as journalkv does), so the workloads can count them instead of failing.
 //
 // Adding a journaling mode (journalkv's WAL and WAL2 issues) is adding its name to the

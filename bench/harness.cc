@@ -20,7 +20,7 @@ uint64_t NowNs() {
 }
 
 bool IsBusy(const absl::Status& s) {
-  return absl::IsResourceExhausted(s) && absl::StartsWith(s.message(), "busy");
+  return absl::IsUnavailable(s) && absl::StartsWith(s.message(), "busy");
 }
 
 ValueSource::ValueSource(uint64_t seed, uint32_t size) : size_(size) {

@@ -7,7 +7,7 @@
 //
 // Write transactions begin with BEGIN IMMEDIATE (the write lock up front, like journalkv's
 // BeginWrite), read transactions with BEGIN (a snapshot from the first read). SQLITE_BUSY and
-// SQLITE_LOCKED become ResourceExhausted("busy: ..."). The log is `<db>-journal` or `<db>-wal`.
+// SQLITE_LOCKED become Unavailable("busy: ..."). The log is `<db>-journal` or `<db>-wal`.
 #include <sqlite3.h>
 
 #include <memory>
@@ -32,7 +32,7 @@ absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
                                        db != nullptr ? sqlite3_errmsg(db) : "", ")");
   const int primary = rc & 0xff;
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    return absl::ResourceExhaustedError(absl::StrCat("busy: ", msg));
+    return absl::UnavailableError(absl::StrCat("busy: ", msg));
   }
   if (primary == SQLITE_FULL) return absl::ResourceExhaustedError(msg);
   return absl::InternalError(msg);

@@ -98,7 +98,8 @@ void BackgroundCheckpointer::Run() {
       stats_.last_error = more.status().ToString();
       // A full disk (or busy) stays so across steps: reported once until a step succeeds,
       // or it would fail every other call while commits, which the log has room for, work.
-      const bool exhausted = absl::IsResourceExhausted(more.status());
+      const bool exhausted =
+          absl::IsResourceExhausted(more.status()) || absl::IsUnavailable(more.status());
       const bool repeat = exhausted && exhausted_reported_;
       if (exhausted) exhausted_reported_ = true;
       if (unreported_.ok() && !repeat) {

@@ -50,7 +50,7 @@ struct Options {
   // spills them to the database file.
   uint32_t cache_pages = 2000;
   // How long a call waits for a lock held by another transaction before it fails with
-  // ResourceExhausted("busy: ...").
+  // Unavailable("busy: ...").
   absl::Duration busy_timeout = absl::Seconds(5);
   // WAL: when the log is copied back into the database file, and on which thread (README,
   // "Choosing a checkpoint policy"): "threshold:N" (a PASSIVE checkpoint on the committing

@@ -141,7 +141,7 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
       if (family != target) {
         JKV_RETURN_IF_ERROR(pager->lock_.Release());
         if (absl::Now() >= switch_deadline) {
-          return absl::ResourceExhaustedError(absl::StrCat(
+          return absl::UnavailableError(absl::StrCat(
               "busy: ", path, ": another connection keeps switching it to another journal "
               "mode"));
         }

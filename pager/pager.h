@@ -6,7 +6,7 @@
 // stats). Thread-safety: a Pager is safe to use from many threads; each transaction object is
 // used by one thread at a time. Any number of ReadTxn may be open at once, and at most one
 // WriteTxn per database across all threads and processes (others wait up to the busy timeout,
-// then get ResourceExhausted("busy: ...")).
+// then get Unavailable("busy: ...")).
 //
 // The pager's source files: pager.cc (opening, switching the journal family, the dispatch to
 // the strategy), pager_core.{h,cc} (what the strategies share of it, and the database file's

@@ -36,7 +36,7 @@ absl::Status PagerCore::Retry(absl::Time deadline, bool unlock_while_sleeping,
     absl::StatusOr<bool> ok = (lock_.*attempt)();
     JKV_RETURN_IF_ERROR(ok.status());
     if (*ok) return absl::OkStatus();
-    if (wait.Expired()) return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
+    if (wait.Expired()) return absl::UnavailableError(absl::StrCat("busy: ", what));
     if (unlock_while_sleeping) {
       SleepUnlocked(wait.Step());
     } else {
@@ -154,7 +154,7 @@ absl::Status PagerCore::InitializeNewLocked(absl::Time deadline) {
     JKV_ASSIGN_OR_RETURN(bool reserved, lock_.TryReserved());
     if (reserved) break;
     if (wait.Expired()) {
-      return absl::ResourceExhaustedError("busy: another connection is creating the database");
+      return absl::UnavailableError("busy: another connection is creating the database");
     }
     JKV_RETURN_IF_ERROR(lock_.Release());
     wait.Sleep();

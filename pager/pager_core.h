@@ -91,7 +91,7 @@ class PagerCore {
   // while they sleep: guarded state read before such a call may change across it.
   //
   // Retries `attempt` (one try of a file lock: &DbLock::TryShared, ...) with growing sleeps
-  // until it succeeds or `deadline` passes (ResourceExhausted "busy: <what>"). With
+  // until it succeeds or `deadline` passes (Unavailable "busy: <what>"). With
   // `unlock_while_sleeping`, mu_ is released during each sleep.
   absl::Status Retry(absl::Time deadline, bool unlock_while_sleeping, absl::string_view what,
                      absl::StatusOr<bool> (DbLock::*attempt)()) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

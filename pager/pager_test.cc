@@ -508,12 +508,12 @@ TEST(PagerConcurrencyTest, ReaderOfAnotherHandleBlocksCommitUntilBusyTimeout) {
     auto txn = (*a)->BeginWrite();  // RESERVED coexists with SHARED
     ASSERT_THAT(txn, IsOk());
     ASSERT_THAT((*txn)->Allocate(), IsOk());
-    EXPECT_THAT((*txn)->Commit(), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+    EXPECT_THAT((*txn)->Commit(), StatusIs(absl::StatusCode::kUnavailable, "busy"));
   }
   // A second writer is refused while the first holds RESERVED.
   auto w1 = (*a)->BeginWrite();
   ASSERT_THAT(w1, IsOk());
-  EXPECT_THAT((*b)->BeginWrite(), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+  EXPECT_THAT((*b)->BeginWrite(), StatusIs(absl::StatusCode::kUnavailable, "busy"));
   ASSERT_THAT((*w1)->Allocate(), IsOk());
   reader->reset();
   ASSERT_THAT((*w1)->Commit(), IsOk());
@@ -578,7 +578,7 @@ TEST(PagerConcurrencyTest, AWriterHoldingPendingKeepsNewReadersOut) {
   auto pending = (*writer)->TryLock(kPendingByte, 1, vfs::LockMode::kExclusive);
   ASSERT_THAT(pending, IsOk());
   ASSERT_TRUE(*pending);
-  EXPECT_THAT((*a)->BeginRead(), StatusIs(absl::StatusCode::kResourceExhausted, "busy"));
+  EXPECT_THAT((*a)->BeginRead(), StatusIs(absl::StatusCode::kUnavailable, "busy"));
   // The refused reader left no SHARED lock behind: the writer can take EXCLUSIVE.
   auto exclusive = (*writer)->TryLock(kSharedFirst, kSharedSize, vfs::LockMode::kExclusive);
   ASSERT_THAT(exclusive, IsOk());

@@ -82,7 +82,7 @@ absl::Status RollbackStrategy::WaitFor(absl::Time deadline, absl::string_view wh
   while (!done()) {
     if (!core_->sticky_.ok()) return core_->sticky_;
     if (core_->cv_.WaitUntil(&core_->mu_, deadline) == std::cv_status::timeout && !done()) {
-      return absl::ResourceExhaustedError(absl::StrCat("busy: ", what));
+      return absl::UnavailableError(absl::StrCat("busy: ", what));
     }
   }
   return absl::OkStatus();
@@ -157,7 +157,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> RollbackStrategy::BeginRead() {
     JKV_ASSIGN_OR_RETURN(bool pending, core_->lock_.WriterPending());
     if (!pending) break;
     if (wait.Expired()) {
-      return absl::ResourceExhaustedError("busy: another connection is committing");
+      return absl::UnavailableError("busy: another connection is committing");
     }
     core_->SleepUnlocked(wait.Step());
   }
@@ -251,7 +251,7 @@ absl::Status RollbackStrategy::AcquireReservedLocked(absl::Time deadline) {
       JKV_RETURN_IF_ERROR(core_->lock_.SetWaiting(true));
     }
     if (wait.Expired()) {
-      return absl::ResourceExhaustedError("busy: another connection is writing the database");
+      return absl::UnavailableError("busy: another connection is writing the database");
     }
     core_->SleepUnlocked(wait.Step());
   }

@@ -38,7 +38,7 @@ class RollbackStrategy final : public JournalStrategy {
   friend class RollbackReadTxn;
   friend class RollbackWriteTxn;
 
-  // Waits on the core's cv_ until `done()` or the deadline (ResourceExhausted "busy:
+  // Waits on the core's cv_ until `done()` or the deadline (Unavailable "busy:
   // <what>"); the sticky error ends the wait too. `done` is called with mu_ held (a lambda
   // annotated ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_)); mu_ is released while it waits.
   template <typename F>

@@ -40,7 +40,7 @@ void WalStrategy::DeferError(const absl::Status& status) {
   base::MutexLock lock(&core_->mu_);
   ++core_->stats_.policy.policy_errors;
   core_->stats_.policy.policy_last_error = status.ToString();
-  if (absl::IsResourceExhausted(status)) {
+  if (absl::IsResourceExhausted(status) || absl::IsUnavailable(status)) {  // full disk, busy
     if (exhausted_deferred_) return;  // told once already; counted above
     exhausted_deferred_ = true;
   }

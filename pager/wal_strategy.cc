@@ -222,7 +222,7 @@ absl::StatusOr<wal::WalSnapshot> WalStrategy::AcquireWriterLocked(absl::Time dea
     absl::Status s = core_->sticky_;
     if (s.ok() && core_->cv_.WaitUntil(&core_->mu_, deadline) == std::cv_status::timeout &&
         core_->writer_active_) {
-      s = absl::ResourceExhaustedError("busy: another write transaction of this handle is open");
+      s = absl::UnavailableError("busy: another write transaction of this handle is open");
     }
     if (!s.ok()) {
       wal_->AddWaitingWriters(-1);

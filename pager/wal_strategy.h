@@ -100,7 +100,8 @@ class WalStrategy final : public JournalStrategy {
   absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   // An error a policy's checkpoint met after its commit had succeeded, reported (once) by the
-  // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk, busy)
+  // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk) or
+  // Unavailable (busy)
   // only the first time until a checkpoint succeeds (a disk that stays full would otherwise
   // fail every other commit, which the log has room for), the rest counted in PolicyStats.
   void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(core_->mu_);

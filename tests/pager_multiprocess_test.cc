@@ -181,7 +181,7 @@ WorkerReport WriterLoop(Pager& pager, absl::Duration seconds) {
   while (absl::Now() < end) {
     auto txn = pager.BeginWrite();
     if (!txn.ok()) {
-      (absl::IsResourceExhausted(txn.status()) ? r.busy : r.other_errors)++;
+      (absl::IsUnavailable(txn.status()) ? r.busy : r.other_errors)++;
       continue;
     }
     auto span = (*txn)->GetMutable(PageNo(2));
@@ -195,7 +195,7 @@ WorkerReport WriterLoop(Pager& pager, absl::Duration seconds) {
     if (s.ok()) {
       ++r.commits;
     } else {
-      (absl::IsResourceExhausted(s) ? r.busy : r.other_errors)++;
+      (absl::IsUnavailable(s) ? r.busy : r.other_errors)++;
     }
   }
   return r;
@@ -207,7 +207,7 @@ WorkerReport ReaderLoop(Pager& pager, absl::Duration seconds) {
   while (absl::Now() < end) {
     auto txn = pager.BeginRead();
     if (!txn.ok()) {
-      (absl::IsResourceExhausted(txn.status()) ? r.busy : r.other_errors)++;
+      (absl::IsUnavailable(txn.status()) ? r.busy : r.other_errors)++;
       continue;
     }
     auto page = (*txn)->Get(PageNo(2));

@@ -211,7 +211,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
   absl::StatusOr<std::unique_ptr<Db>> db;
   for (int attempt = 0; attempt < 100; ++attempt) {
     db = Db::Open(path, o);
-    if (!absl::IsResourceExhausted(db.status())) break;
+    if (!absl::IsUnavailable(db.status())) break;  // retried while busy
   }
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   std::mt19937_64 rng(seed);
@@ -227,7 +227,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
       if (r->blocked) shared->ckpt_blocked.fetch_add(1);
       if (r->restarted) shared->ckpt_restarts.fetch_add(1);
       shared->ckpt_copied.fetch_add(r->copied);
-    } else if (absl::IsResourceExhausted(r.status())) {
+    } else if (absl::IsUnavailable(r.status())) {
       shared->ckpt_busy.fetch_add(1);
     } else if (absl::IsAborted(r.status())) {
       shared->ckpt_aborted.fetch_add(1);  // the index header was being published

@@ -167,7 +167,7 @@ inline int ChildFail(int code, const std::string& what) {
 
 // The exit code for a failed call: kExitBusy for busy, else kExitError.
 inline int StatusFail(const absl::Status& s, const std::string& what) {
-  return ChildFail(absl::IsResourceExhausted(s) ? kExitBusy : kExitError,
+  return ChildFail(absl::IsUnavailable(s) ? kExitBusy : kExitError,
                    absl::StrCat(what, ": ", s.ToString()));
 }
 

@@ -437,7 +437,7 @@ class World {
   bool Busy(const absl::Status& s, const char* what) {
     if (s.ok()) return false;
     // A torn header that stays torn (World::set_tearing) is answered "aborted: retry".
-    if (s.code() == absl::StatusCode::kResourceExhausted ||
+    if (s.code() == absl::StatusCode::kUnavailable ||
         (tearing_ && s.code() == absl::StatusCode::kAborted)) {
       ++busy_;
       return busy_.load() < 10000;

@@ -188,7 +188,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       }
     }
     if (wait.Expired()) {
-      return absl::ResourceExhaustedError(
+      return absl::UnavailableError(
           absl::StrCat("busy: another connection is initialising ", shm_path_));
     }
     Sleep(wait);
@@ -211,7 +211,7 @@ absl::Status WalConnection::JoinFullDisk(const absl::Status& why) {
 }
 
 bool WalConnection::DiskFull(const absl::Status& s) {
-  return absl::IsResourceExhausted(s) && !absl::StartsWith(s.message(), "busy");
+  return absl::IsResourceExhausted(s);  // busy is Unavailable
 }
 
 // Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,

@@ -22,7 +22,7 @@ absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
   JKV_ASSIGN_OR_RETURN(bool locked, db_file_->TryLock(options_.private_reader_byte, 1,
                                                        vfs::LockMode::kShared));
   if (!locked) {
-    return absl::ResourceExhaustedError(absl::StrCat(
+    return absl::UnavailableError(absl::StrCat(
         "busy: ", db_path_, ": a checkpoint is deciding whether read-only readers are open"));
   }
   private_ = true;
@@ -41,7 +41,7 @@ absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
         break;
       }
       if (wait.Expired()) {
-        return absl::ResourceExhaustedError(
+        return absl::UnavailableError(
             absl::StrCat("busy: a checkpoint of ", db_path_, " is running"));
       }
       wait.Sleep();
@@ -107,7 +107,7 @@ absl::Status WalConnection::RefreshPrivate() {
         break;
       }
       if (absl::Now() >= deadline) {
-        return absl::ResourceExhaustedError(absl::StrCat(
+        return absl::UnavailableError(absl::StrCat(
             "busy: the wal-index header of ", shm_path_, " is being rewritten or is damaged"));
       }
       std::this_thread::yield();

@@ -118,7 +118,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Time deadline, bool w
       JKV_ASSIGN_OR_RETURN(bool joined, JoinMark(pins));
       if (!joined) {  // M3: every mark is held at a later snapshot: take a newer one
         if (mark_wait.Expired()) {
-          return absl::ResourceExhaustedError(absl::StrCat(
+          return absl::UnavailableError(absl::StrCat(
               "busy: ", shm_path_, ": all ", shm::kMaxSlots, " reader slots and ",
               shm::kOverflowMarks, " overflow pins are in use"));
         }
@@ -148,7 +148,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Time deadline, bool w
       LeaveMark();
     }
     if (absl::Now() >= deadline) {
-      return absl::ResourceExhaustedError("busy: could not pin a snapshot of the log");
+      return absl::UnavailableError("busy: could not pin a snapshot of the log");
     }
   }
 }

@@ -185,7 +185,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
       if (repaired) continue;
     }
     if (wait.Expired()) {
-      return absl::ResourceExhaustedError(
+      return absl::UnavailableError(
           absl::StrCat("busy: the wal-index header of ", shm_path_, " is being rewritten"));
     }
     Sleep(wait);

@@ -52,7 +52,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     }
     if (s.ok() && write_locked()) break;
     if (s.ok() && wait.Expired()) {
-      s = absl::ResourceExhaustedError("busy: another connection is writing the database");
+      s = absl::UnavailableError("busy: another connection is writing the database");
     }
     if (!s.ok()) return s;
     // Asleep until the holder releases WRITE (EndWrite bumps the word), or the back-off's step;
@@ -74,7 +74,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
       s = !r.ok() ? r.status()
           : *r    ? LockFlush()
-                  : absl::ResourceExhaustedError(absl::StrCat(
+                  : absl::UnavailableError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
         s = RecoverIndex();
