@@ -170,6 +170,29 @@ absl::Status Db::Put(absl::string_view key, absl::string_view value) {
   return txn->Commit();
 }
 
+absl::Status Db::Write(const WriteBatch& batch) {
+  if (batch.Count() == 0) return absl::OkStatus();
+  const uint32_t usable = pager::UsableSize(page_size());
+  for (size_t i = 0; i < batch.ops().size(); ++i) {
+    const WriteBatch::Op& op = batch.ops()[i];
+    const absl::Status s = btree::BTree::CheckSizes(usable, op.key.size(), op.value.size());
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("write batch operation ", i, " (",
+                                                 op.is_delete ? "delete" : "put",
+                                                 "): ", s.message(), "; nothing was written"));
+    }
+  }
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, BeginWrite());
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (op.is_delete) {
+      JKV_RETURN_IF_ERROR(txn->Delete(op.key).status());
+    } else {
+      JKV_RETURN_IF_ERROR(txn->Put(op.key, op.value));
+    }
+  }
+  return txn->Commit();
+}
+
 absl::StatusOr<bool> Db::Delete(absl::string_view key) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, BeginWrite());
   JKV_ASSIGN_OR_RETURN(bool existed, txn->Delete(key));

@@ -7,7 +7,8 @@
 //
 // Keys and values are byte strings (any bytes, the empty key included); keys are ordered by
 // memcmp. Errors are absl::Status: InvalidArgument for bad input (an oversized key names the
-// limit), ResourceExhausted("busy: ...") after the busy timeout, DataLoss for damaged data,
+// limit), Unavailable("busy: ...") after the busy timeout (worth retrying as it is),
+// ResourceExhausted for a full disk (not worth retrying until space is freed), DataLoss for damaged data,
 // FailedPrecondition for a call in the wrong state (a write on a read-only database, a call on
 // an ended transaction, Close with transactions open). A missing key is std::nullopt.
 //
@@ -31,6 +32,7 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
+#include "engine/write_batch.h"
 #include "vfs/vfs.h"
 
 namespace journalkv {
@@ -200,6 +202,10 @@ class Db {
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key);
   absl::Status Put(absl::string_view key, absl::string_view value);
   absl::StatusOr<bool> Delete(absl::string_view key);
+  // Applies every operation of `batch` in one write transaction, atomically: all, or none on
+  // any error (an oversized key or value is refused, naming the operation, before the write
+  // lock is taken). An empty batch commits nothing.
+  absl::Status Write(const WriteBatch& batch);
 
   absl::StatusOr<std::unique_ptr<ReadTransaction>> BeginRead();
   absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWrite();

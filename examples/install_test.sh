@@ -4,7 +4,8 @@
 # (examples/example.cc, which example_test checks is the README's verbatim) is then compiled
 # with plain g++ and pkg-config against that copy, linked with the shared library and with the
 # static one, and each binary must print what the README says. Its database path is changed
-# to this test's temporary directory, so that it does not meet example_test's run.
+# to this test's temporary directory, so that it does not meet example_test's run. The C API's
+# test program is built with gcc, as C, against the same copy.
 set -euo pipefail
 src="$TEST_SRCDIR/journalkv"
 prefix="$TEST_TMPDIR/prefix"
@@ -27,11 +28,16 @@ cd "$TEST_TMPDIR"
 g++ example.cc -o example_shared $(pkg-config --cflags --libs journalkv) -Wl,-rpath,"$libdir"
 g++ example.cc -o example_static $(pkg-config --cflags journalkv) "$libdir/libjournalkv.a" \
   $(pkg-config --variable=deplibs journalkv)
-if ldd example_static | grep -q libjournalkv; then
+# (ldd's output taken whole first: grep -q stops reading at its match, and under pipefail the
+# writer's SIGPIPE would fail the pipeline.)
+static_libs=$(ldd example_static)
+shared_libs=$(ldd example_shared)
+if [[ "$static_libs" == *libjournalkv* ]]; then
   echo "the static build links libjournalkv.so"; exit 1
 fi
-ldd example_shared | grep -q "$libdir/libjournalkv.so" \
-  || { echo "the shared build does not use the installed libjournalkv.so"; exit 1; }
+if [[ "$shared_libs" != *"$libdir/libjournalkv.so"* ]]; then
+  echo "the shared build does not use the installed libjournalkv.so:"; echo "$shared_libs"; exit 1
+fi
 
 expected=$'banana is yellow\nbanana = yellow\ncherry = dark red'
 for binary in example_shared example_static; do
@@ -41,4 +47,9 @@ for binary in example_shared example_static; do
     echo "$binary printed:"; echo "$output"; exit 1
   fi
 done
-echo "2 passed, 0 failed"
+# The C API from C: capi_test.c compiled by gcc as C against the installed headers and the
+# shared library (which carries its C++ runtime), then run.
+gcc -std=c11 "$src/capi/capi_test.c" -o capi_test $(pkg-config --cflags-only-I journalkv) \
+  -L"$libdir" -ljournalkv -Wl,-rpath,"$libdir"
+./capi_test
+echo "3 passed, 0 failed"

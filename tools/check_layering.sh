@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Enforces the layer order (README.md, "Layout", lists the folders from the bottom up):
-#   engine -> btree -> pager -> wal -> checkpoint -> log -> shm -> vfs -> base
+#   capi -> engine -> btree -> pager -> wal -> checkpoint -> log -> shm -> vfs -> base
 # A file may include headers of its own layer and of layers below it, never above.
 # tools/, bench/, tests/ and fuzz/ sit on top and may include anything; third_party/ is excluded.
 # Bazel's layering_check would do this, but it needs a newer clang than Debian 12's.
@@ -18,7 +18,8 @@ rank() {
     pager) echo 6 ;;
     btree) echo 7 ;;
     engine) echo 8 ;;
-    tools|bench|tests|fuzz) echo 9 ;;
+    capi) echo 9 ;;
+    tools|bench|tests|fuzz) echo 10 ;;
     *) echo "" ;;
   esac
 }
@@ -50,11 +51,11 @@ while IFS= read -r file; do
       status=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(git ls-files '*.h' '*.cc' 2>/dev/null || find . -name '*.h' -o -name '*.cc')
+done < <(git ls-files '*.h' '*.cc' '*.c' 2>/dev/null || find . -name '*.h' -o -name '*.cc' -o -name '*.c')
 
 # Only vfs/ may call the operating system's file, lock and mapping primitives.
 if git grep -nE '\b(pwrite|pread|fsync|fdatasync|fcntl|mmap|ftruncate)\s*\(' -- \
-     'base/*' 'shm/*' 'log/*' 'checkpoint/*' 'wal/*' 'pager/*' 'btree/*' 'engine/*' 2>/dev/null; then
+     'base/*' 'shm/*' 'log/*' 'checkpoint/*' 'wal/*' 'pager/*' 'btree/*' 'engine/*' 'capi/*' 2>/dev/null; then
   echo "layering: operating-system I/O outside vfs/"
   status=1
 fi

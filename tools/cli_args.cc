@@ -32,12 +32,12 @@ absl::StatusOr<JournalMode> ParseJournalOption(absl::string_view value) {
 }
 
 absl::StatusOr<uint32_t> ParsePageSize(absl::string_view value) {
-  JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--page-size", value, kMaxUint32));
-  if (n < 512 || n > 65536 || (n & (n - 1)) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--page-size: ", n, " is not a power of two from 512 to 65536"));
+  absl::StatusOr<uint64_t> n = ParseNumber("--page-size", value, 65536, 512);
+  if (!n.ok() || (*n & (*n - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--page-size: \"", OneLine(value), "\" is not a power of two from 512 to 65536"));
   }
-  return static_cast<uint32_t>(n);
+  return static_cast<uint32_t>(*n);
 }
 
 // threshold:N | async:N/B | manual (checkpoint/policy.h), checked by the engine's own parser
@@ -61,12 +61,10 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
   } else if (name == "--page-size") {
     JKV_ASSIGN_OR_RETURN(options.page_size, ParsePageSize(value));
   } else if (name == "--cache-pages") {
-    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--cache-pages", value, kMaxUint32));
-    if (n == 0) return absl::InvalidArgumentError("--cache-pages: must be at least 1");
+    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--cache-pages", value, kMaxUint32, 1));
     options.cache_pages = static_cast<uint32_t>(n);
   } else if (name == "--wal2-switch-pages") {
-    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--wal2-switch-pages", value, kMaxUint32));
-    if (n == 0) return absl::InvalidArgumentError("--wal2-switch-pages: must be at least 1");
+    JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--wal2-switch-pages", value, kMaxUint32, 1));
     options.wal2_switch_pages = static_cast<uint32_t>(n);
   } else if (name == "--reader-slots") {
     JKV_ASSIGN_OR_RETURN(uint64_t n, ParseNumber("--reader-slots", value, 512));
@@ -122,7 +120,7 @@ struct CommandSpec {
 };
 
 constexpr CommandSpec kCommands[] = {
-    {"put", 2, 2, "put K V"}, {"get", 1, 1, "get K"},
+    {"put", 2, 2, "put K V|-"}, {"get", 1, 1, "get [--raw] K"},
     {"del", 1, 1, "del K"},   {"scan", 0, 2, "scan [FROM [TO]] [--limit=N]"},
     {"count", 0, 0, "count"}, {"check", 0, 0, "check"},
     {"info", 0, 0, "info"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
@@ -168,6 +166,24 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
   if (name == "scan") {
     JKV_ASSIGN_OR_RETURN(command.range.limit, TakeScanLimit(args));
   }
+  if (name == "get") {
+    std::vector<std::string> rest;
+    for (std::string& arg : args) {
+      if (arg == "--raw" && !command.raw) {
+        command.raw = true;
+      } else if (absl::StartsWith(arg, "--")) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("get: unknown or repeated option \"", OneLine(arg),
+                         "\" (only --raw; write a key that starts with - as \\x2d...)"));
+      } else {
+        rest.push_back(std::move(arg));
+      }
+    }
+    args = std::move(rest);
+  }
+  if (name == "put" && args.size() == 2 && args[1] == "-") {
+    command.value_from_stdin = true;  // a value of one "-" is written \x2d
+  }
   if (args.size() < spec->min_args || args.size() > spec->max_args) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": wrong number of arguments (",
                                                    args.size(), "); usage: ", spec->usage));
@@ -183,6 +199,7 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
     if (!args.empty()) command.checkpoint_mode = args[0];
   } else {
     const absl::string_view what[] = {"key", "value"};
+    if (command.value_from_stdin) args.pop_back();  // read by the command
     for (size_t i = 0; i < args.size(); ++i) {
       JKV_ASSIGN_OR_RETURN(std::string bytes, DecodeArg(what[i], args[i]));
       command.args.push_back(std::move(bytes));
@@ -214,6 +231,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");
   cl.db_path = args[i++];
   if (i >= args.size()) return absl::InvalidArgumentError("missing COMMAND after DBPATH");
+  if (absl::StartsWith(args[i], "--")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", OneLine(args[i]), "\" after DBPATH: options go before DBPATH (jkv [OPTIONS] DBPATH ",
+        "COMMAND [ARGS])"));
+  }
   JKV_ASSIGN_OR_RETURN(cl.command, ParseCommand(args[i], std::vector<std::string>(
                                                              args.begin() + i + 1, args.end())));
   return cl;

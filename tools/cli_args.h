@@ -24,6 +24,8 @@ struct Command {
   std::vector<std::string> args;               // decoded tokens (put: key, value; get/del: key)
   ScanRange range;                             // scan only
   std::optional<std::string> checkpoint_mode;  // checkpoint only, as given
+  bool value_from_stdin = false;               // put K -: the value is all of stdin, raw
+  bool raw = false;                            // get --raw: the value's bytes, unescaped
 };
 
 struct CommandLine {

@@ -1,6 +1,7 @@
 #include "tools/commands.h"
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -24,10 +25,22 @@ void PrintError(std::ostream& err, const absl::Status& status) {
   err.flush();
 }
 
-absl::StatusOr<ExitCode> RunGet(Db& db, const std::string& key, std::ostream& out) {
+absl::StatusOr<ExitCode> RunGet(Db& db, const std::string& key, bool raw, std::ostream& out) {
   JKV_ASSIGN_OR_RETURN(std::optional<std::string> value, db.Get(key));
   if (!value.has_value()) return ExitCode::kMissing;
-  out << EncodeToken(*value) << '\n';
+  if (raw) {
+    out.write(value->data(), static_cast<std::streamsize>(value->size()));  // as stored
+  } else {
+    out << EncodeToken(*value) << '\n';
+  }
+  return ExitCode::kOk;
+}
+
+// put K -: the value is every byte of stdin, as is (values too large for argv, binary files).
+absl::StatusOr<ExitCode> RunPutFromStdin(Db& db, const std::string& key, const CommandIo& io) {
+  std::string value((std::istreambuf_iterator<char>(*io.in)), std::istreambuf_iterator<char>());
+  if (io.in->bad()) return absl::UnknownError("reading stdin failed (nothing was written)");
+  JKV_RETURN_IF_ERROR(db.Put(key, value));
   return ExitCode::kOk;
 }
 
@@ -178,11 +191,12 @@ absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) 
 absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& command,
                                     const CommandIo& io) {
   const std::string& name = command.name;
+  if (name == "put" && command.value_from_stdin) return RunPutFromStdin(db, command.args[0], io);
   if (name == "put") {
     JKV_RETURN_IF_ERROR(db.Put(command.args[0], command.args[1]));
     return ExitCode::kOk;
   }
-  if (name == "get") return RunGet(db, command.args[0], *io.out);
+  if (name == "get") return RunGet(db, command.args[0], command.raw, *io.out);
   if (name == "del") {
     JKV_ASSIGN_OR_RETURN(bool existed, db.Delete(command.args[0]));
     return existed ? ExitCode::kOk : ExitCode::kMissing;

@@ -46,8 +46,11 @@ Options (before DBPATH; "--" ends them):
   -h, --help            print this help and exit
 
 Commands:
-  put K V         set key K to value V
-  get K           print the value of K; if K is missing print nothing, exit 1
+  put K V         set key K to value V; put K - reads the value, raw, from all of
+                  stdin (values too large for the command line; the value "-"
+                  itself is \x2d)
+  get [--raw] K   print the value of K; if K is missing print nothing, exit 1;
+                  --raw prints the value's bytes as stored, unescaped, no newline
   del K           delete K; exit 1 if K was missing
   scan [FROM [TO]] [--limit=N]
                   print "K V" lines, in key order, for the keys with
@@ -82,7 +85,7 @@ Commands:
 Tokens: keys and values are written as tokens. Bytes 0x21..0x7e except "\"
 stand for themselves; every other byte is written \xHH in lower-case hex (a
 space is \x20, "\" is \x5c, a newline \x0a). Input also takes upper-case hex
-and \xHH for any byte (\x2d-k for the key "-k", which would read as an option).
+and \xHH for any byte (\x2dk for the key "-k", which would read as an option).
 Anything else after "\" (\q, \x4, a final "\") and raw bytes that must be
 escaped are errors. The empty token is the empty string ("" on a command line).
 

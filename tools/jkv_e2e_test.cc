@@ -155,6 +155,7 @@ TEST_F(JkvTest, HelpDocumentsEverythingAndExitsZero) {
     EXPECT_EQ(r.exit_code, 0) << r;
     EXPECT_EQ(r.err, "");
     for (const char* word : {"usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]",
+                             "\\x2dk for the key \"-k\"",  // \x2d is "-": \x2dk is "-k"
                              "--journal=MODE",
                              "wal, wal2, delete",
                              "DBPATH-wal2",
@@ -239,7 +240,7 @@ TEST_F(JkvTest, UsageErrorsExitTwoWithOneLineAndCreateNothing) {
   ExpectError(Jkv({db_, "frobnicate"}), "unknown command \"frobnicate\"");
   ExpectError(Jkv({db_}), "missing COMMAND");
   ExpectError(Jkv({"--sync=full"}), "missing DBPATH");
-  ExpectError(Jkv({db_, "get"}), "get: wrong number of arguments (0); usage: get K");
+  ExpectError(Jkv({db_, "get"}), "get: wrong number of arguments (0); usage: get [--raw] K");
   ExpectError(Jkv({db_, "put", "k"}), "usage: put K V");
   ExpectError(Jkv({db_, "count", "extra"}), "usage: count");
   ExpectError(Jkv({"--bogus", db_, "count"}), "unknown option --bogus");
@@ -282,18 +283,48 @@ TEST_F(JkvTest, BadEscapesExitTwo) {
 TEST_F(JkvTest, BadOptionValuesExitTwo) {
   ExpectError(Jkv({"--journal=fast", db_, "count"}), "--journal: unknown journal mode \"fast\"");
   ExpectError(Jkv({"--sync=sometimes", db_, "count"}), "--sync: unknown sync level");
-  ExpectError(Jkv({"--page-size=1000", db_, "count"}), "--page-size: 1000 is not a power of two");
-  ExpectError(Jkv({"--page-size=256", db_, "count"}), "--page-size");
-  ExpectError(Jkv({"--page-size=big", db_, "count"}), "--page-size");
-  ExpectError(Jkv({"--cache-pages=0", db_, "count"}), "--cache-pages");
+  // Each names the range the option takes, whatever was wrong with the value.
+  const std::string page_size = "is not a power of two from 512 to 65536";
+  ExpectError(Jkv({"--page-size=1000", db_, "count"}), "--page-size: \"1000\" " + page_size);
+  ExpectError(Jkv({"--page-size=256", db_, "count"}), "--page-size: \"256\" " + page_size);
+  ExpectError(Jkv({"--page-size=abc", db_, "count"}), "--page-size: \"abc\" " + page_size);
+  ExpectError(Jkv({"--page-size=131072", db_, "count"}), page_size);
+  ExpectError(Jkv({"--cache-pages=0", db_, "count"}),
+              "--cache-pages: \"0\" is not a whole number from 1 to 4294967295");
+  ExpectError(Jkv({"--cache-pages=-5", db_, "count"}),
+              "--cache-pages: \"-5\" is not a whole number from 1 to 4294967295");
   ExpectError(Jkv({"--busy-timeout-ms=-1", db_, "count"}), "--busy-timeout-ms");
   ExpectError(Jkv({"--checkpoint=sometimes", db_, "count"}),
               "--checkpoint: checkpoint policy 'sometimes': unknown policy (expected threshold:N");
   ExpectError(Jkv({"--journal=wal", "--checkpoint=async:100/100", db_, "count"}),
               "--checkpoint: checkpoint policy 'async:100/100': N must be below B");
   ExpectError(Jkv({"--journal=wal2", "--wal2-switch-pages=0", db_, "count"}),
-              "--wal2-switch-pages: must be at least 1");
+              "--wal2-switch-pages: \"0\" is not a whole number from 1 to");
   ExpectError(Jkv({"--wal2-switch-pages=many", db_, "count"}), "--wal2-switch-pages");
+  EXPECT_FALSE(Exists(db_));
+}
+
+// put K - takes the value from stdin, as is (past what argv can carry); get --raw gives it
+// back unescaped. A value of one "-" is still writable as \x2d.
+TEST_F(JkvTest, PutFromStdinAndGetRaw) {
+  std::string big(300 * 1024, 'x');
+  for (size_t i = 0; i < big.size(); i += 1000) big[i] = static_cast<char>(i % 256);
+  Result r = Jkv({db_, "put", "big", "-"}, big);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string raw_out = dir_ + "/raw";
+  r = Jkv({db_, "get", "--raw", "big"}, "", raw_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(ReadFile(raw_out) == big) << "get --raw did not give the bytes back";
+  ExpectOk({"put", "dash", "\\x2d"}, "");
+  ExpectOk({"get", "dash"}, "-\n");  // "-" is a token of its own in output
+  ExpectOk({"get", "dash", "--raw"}, "-");
+  ExpectError(Jkv({db_, "get", "--rae", "dash"}), "get: unknown or repeated option \"--rae\"");
+}
+
+// An option after DBPATH says where options go, instead of "unknown command".
+TEST_F(JkvTest, OptionsAfterDbPathSayWhereOptionsGo) {
+  ExpectError(Jkv({db_, "--journal=wal", "get", "k"}),
+              "\"--journal=wal\" after DBPATH: options go before DBPATH");
   EXPECT_FALSE(Exists(db_));
 }
 

@@ -15,10 +15,11 @@ absl::StatusOr<std::string> DecodeArg(absl::string_view what, absl::string_view 
   return bytes;
 }
 
-absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max) {
+absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max,
+                                     uint64_t min) {
   const auto bad = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": \"", OneLine(text), "\" is not a whole number from 0 to ", max));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": \"", OneLine(text), "\" is not a whole number from ", min, " to ", max));
   };
   if (text.empty() || text.size() > 20) return bad();
   uint64_t n = 0;
@@ -28,6 +29,7 @@ absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view t
     if (digit > max || n > (max - digit) / 10) return bad();
     n = n * 10 + digit;
   }
+  if (n < min) return bad();
   return n;
 }
 

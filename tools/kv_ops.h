@@ -23,7 +23,8 @@ namespace journalkv::tools {
 absl::StatusOr<std::string> DecodeArg(absl::string_view what, absl::string_view token);
 
 // A decimal number without sign or spaces, at most `max`. InvalidArgument naming `what`.
-absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max);
+absl::StatusOr<uint64_t> ParseNumber(absl::string_view what, absl::string_view text, uint64_t max,
+                                     uint64_t min = 0);
 
 // The keys FROM <= key < TO, at most `limit` of them, in key (memcmp) order.
 struct ScanRange {

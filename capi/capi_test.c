@@ -1,0 +1,234 @@
+/* The C API from C (compiled as C, not C++): open with options, autocommit put/get/delete, a
+ * missing key, a write transaction committed and one rolled back, a read snapshot that does not
+ * see a later commit, ordered iteration with seek, checkpoint and stats in WAL, and errors with
+ * their codes and messages (bad options, a write on a read-only handle, a busy writer, a
+ * missing database not created). Prints one line per failed check; exits non-zero if any. */
+#include "capi/journalkv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                    \
+    }                                                                \
+  } while (0)
+
+static char* err = NULL;
+
+/* Whether `code` is JKV_OK; otherwise prints it with the message (and frees it). */
+static int ok(jkv_code code, const char* what) {
+  if (code == JKV_OK) return 1;
+  fprintf(stderr, "%s: %s: %s\n", what, jkv_code_name(code), err != NULL ? err : "(no message)");
+  jkv_free(err);
+  err = NULL;
+  ++failures;
+  return 0;
+}
+
+/* The value of `key` through `db`, or NULL if missing (caller frees). */
+static char* get(jkv_db* db, const char* key) {
+  char* value = NULL;
+  size_t len = 0;
+  jkv_code code = jkv_get(db, key, strlen(key), &value, &len, &err);
+  if (code == JKV_NOT_FOUND) return NULL;
+  if (!ok(code, key)) return NULL;
+  CHECK(strlen(value) == len);
+  return value;
+}
+
+static int value_is(jkv_db* db, const char* key, const char* want) {
+  char* v = get(db, key);
+  int same = v != NULL && strcmp(v, want) == 0;
+  if (!same) fprintf(stderr, "%s: got %s, want %s\n", key, v != NULL ? v : "(missing)", want);
+  jkv_free(v);
+  return same;
+}
+
+static char path[4096];
+
+static void test_basics(void) {
+  jkv_options options;
+  jkv_options_init(&options);
+  options.journal_mode = JKV_JOURNAL_WAL;
+  options.sync = JKV_SYNC_NORMAL;
+  options.checkpoint_policy = "manual";
+  jkv_db* db = NULL;
+  if (!ok(jkv_open(path, &options, &db, &err), "open")) return;
+
+  CHECK(ok(jkv_put(db, "apple", 5, "red", 3, &err), "put apple"));
+  CHECK(ok(jkv_put(db, "banana", 6, "yellow", 6, &err), "put banana"));
+  CHECK(value_is(db, "apple", "red"));
+  CHECK(get(db, "cherry") == NULL);
+  char* missing = NULL;
+  CHECK(jkv_get(db, "cherry", 6, &missing, NULL, &err) == JKV_NOT_FOUND && err == NULL);
+
+  /* Binary keys and values, NULs included. */
+  CHECK(ok(jkv_put(db, "b\0in", 4, "v\0v", 3, &err), "put binary"));
+  size_t len = 0;
+  char* bin = NULL;
+  CHECK(ok(jkv_get(db, "b\0in", 4, &bin, &len, &err), "get binary"));
+  CHECK(len == 3 && memcmp(bin, "v\0v", 3) == 0);
+  jkv_free(bin);
+  int existed = -1;
+  CHECK(ok(jkv_delete(db, "b\0in", 4, &existed, &err), "delete binary") && existed == 1);
+  CHECK(ok(jkv_delete(db, "b\0in", 4, &existed, &err), "delete again") && existed == 0);
+
+  /* A snapshot taken now does not see the commit that follows it. */
+  jkv_txn* snapshot = NULL;
+  CHECK(ok(jkv_begin_read(db, &snapshot, &err), "begin read"));
+
+  jkv_txn* txn = NULL;
+  if (ok(jkv_begin_write(db, &txn, &err), "begin write")) {
+    CHECK(ok(jkv_txn_put(txn, "cherry", 6, "dark red", 8, &err), "txn put"));
+    CHECK(ok(jkv_txn_delete(txn, "apple", 5, &existed, &err), "txn delete") && existed == 1);
+    char* own = NULL;
+    CHECK(ok(jkv_txn_get(txn, "cherry", 6, &own, NULL, &err), "txn sees its own write"));
+    CHECK(own != NULL && strcmp(own, "dark red") == 0);
+    jkv_free(own);
+    CHECK(ok(jkv_txn_commit(txn, &err), "commit"));
+  }
+  CHECK(value_is(db, "cherry", "dark red"));
+  CHECK(get(db, "apple") == NULL);
+
+  if (snapshot != NULL) {
+    char* old = NULL;
+    CHECK(ok(jkv_txn_get(snapshot, "apple", 5, &old, NULL, &err), "snapshot get"));
+    CHECK(old != NULL && strcmp(old, "red") == 0);
+    jkv_free(old);
+    CHECK(jkv_txn_get(snapshot, "cherry", 6, &old, NULL, &err) == JKV_NOT_FOUND);
+    CHECK(jkv_txn_put(snapshot, "x", 1, "y", 1, &err) == JKV_FAILED_PRECONDITION && err != NULL);
+    jkv_free(err);
+    err = NULL;
+    jkv_txn_end(snapshot);
+  }
+
+  /* A rolled-back transaction leaves nothing. */
+  if (ok(jkv_begin_write(db, &txn, &err), "begin write 2")) {
+    CHECK(ok(jkv_txn_put(txn, "date", 4, "brown", 5, &err), "txn put date"));
+    jkv_txn_end(txn);
+  }
+  CHECK(get(db, "date") == NULL);
+
+  /* Iteration in key order, from a seek and backwards. */
+  for (int i = 0; i < 50; ++i) {
+    char key[16], value[16];
+    snprintf(key, sizeof key, "k%03d", i);
+    snprintf(value, sizeof value, "v%d", i);
+    CHECK(ok(jkv_put(db, key, strlen(key), value, strlen(value), &err), "put k"));
+  }
+  jkv_txn* reader = NULL;
+  jkv_iter* it = NULL;
+  if (ok(jkv_begin_read(db, &reader, &err), "begin read 2") &&
+      ok(jkv_iter_new(reader, &it, &err), "iter")) {
+    int n = 0;
+    char prev[16] = "";
+    for (jkv_iter_seek(it, "k010", 4); jkv_iter_valid(it); jkv_iter_next(it)) {
+      size_t klen = 0;
+      const char* key = jkv_iter_key(it, &klen);
+      CHECK(klen == 4 && key[0] == 'k');
+      CHECK(strncmp(prev, key, klen) < 0);
+      memcpy(prev, key, klen);
+      prev[klen] = '\0';
+      const char* value = NULL;
+      size_t vlen = 0;
+      CHECK(ok(jkv_iter_value(it, &value, &vlen, &err), "iter value"));
+      char want[16];
+      snprintf(want, sizeof want, "v%d", atoi(key + 1));
+      CHECK(vlen == strlen(want) && memcmp(value, want, vlen) == 0);
+      ++n;
+    }
+    CHECK(n == 40);
+    CHECK(ok(jkv_iter_status(it, &err), "iter status"));
+    jkv_iter_seek_to_last(it);
+    CHECK(jkv_iter_valid(it));
+    size_t klen = 0;
+    CHECK(strncmp(jkv_iter_key(it, &klen), "k049", 4) == 0);
+    jkv_iter_prev(it);
+    CHECK(strncmp(jkv_iter_key(it, &klen), "k048", 4) == 0);
+    jkv_iter_free(it);
+    jkv_txn_end(reader);
+  }
+
+  /* Checkpoint and stats in WAL. */
+  jkv_stats stats;
+  CHECK(ok(jkv_stats_get(db, &stats, &err), "stats"));
+  CHECK(stats.wal_mode && stats.page_size == 4096 && stats.commits >= 50 && stats.log_frames > 0);
+  jkv_checkpoint_result result;
+  CHECK(ok(jkv_checkpoint(db, JKV_CHECKPOINT_TRUNCATE, &result, &err), "checkpoint"));
+  CHECK(result.log_frames > 0 && result.backfilled == result.log_frames && result.restarted);
+  CHECK(ok(jkv_stats_get(db, &stats, &err), "stats 2") && stats.checkpoints == 1);
+
+  /* Another handle's writer waits for this one's write transaction: busy after its timeout. */
+  jkv_txn* first = NULL;
+  if (ok(jkv_begin_write(db, &first, &err), "begin write 3")) {
+    jkv_db* other = NULL;
+    jkv_options quick;
+    jkv_options_init(&quick);
+    quick.busy_timeout_ms = 50;
+    if (ok(jkv_open(path, &quick, &other, &err), "open other")) {
+      jkv_txn* second = NULL;
+      jkv_code code = jkv_begin_write(other, &second, &err);
+      CHECK(code == JKV_BUSY);
+      CHECK(err != NULL && strstr(err, "busy") != NULL);
+      jkv_free(err);
+      err = NULL;
+      CHECK(ok(jkv_close(other, &err), "close other"));
+    }
+    jkv_txn_end(first);
+  }
+  CHECK(ok(jkv_close(db, &err), "close"));
+}
+
+static void test_errors(void) {
+  jkv_options options;
+  jkv_options_init(&options);
+  options.page_size = 3000;
+  jkv_db* db = NULL;
+  char other[4200];
+  snprintf(other, sizeof other, "%s.other", path);
+  CHECK(jkv_open(other, &options, &db, &err) == JKV_INVALID_ARGUMENT && db == NULL);
+  CHECK(err != NULL && strstr(err, "page size") != NULL);
+  jkv_free(err);
+  err = NULL;
+
+  jkv_options_init(&options);
+  options.create_if_missing = 0;
+  CHECK(jkv_open(other, &options, &db, &err) == JKV_NOT_FOUND && db == NULL);
+  CHECK(err != NULL && strstr(err, "no such database") != NULL);
+  jkv_free(err);
+  err = NULL;
+  CHECK(access(other, F_OK) != 0);
+
+  jkv_options_init(&options);
+  options.read_only = 1;
+  if (ok(jkv_open(path, &options, &db, &err), "open read-only")) {
+    CHECK(value_is(db, "cherry", "dark red"));
+    CHECK(jkv_put(db, "x", 1, "y", 1, &err) == JKV_FAILED_PRECONDITION);
+    CHECK(err != NULL && strstr(err, "read-only") != NULL);
+    jkv_free(err);
+    err = NULL;
+    CHECK(ok(jkv_close(db, &err), "close read-only"));
+  }
+  CHECK(strcmp(jkv_code_name(JKV_BUSY), "JKV_BUSY") == 0);
+  CHECK(jkv_close(NULL, &err) == JKV_OK);
+}
+
+int main(void) {
+  const char* dir = getenv("TEST_TMPDIR");
+  snprintf(path, sizeof path, "%s/capi.db", dir != NULL ? dir : "/tmp");
+  test_basics();
+  test_errors();
+  if (failures != 0) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("capi_test: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,178 @@
+/* journalkv's C API: the embedded key-value store for C programs and for other languages'
+ * foreign-function interfaces. A thin layer over the C++ API (engine/db.h) with the same
+ * semantics: ordered byte-string keys, snapshot reads, atomic write transactions, several
+ * threads and processes on one database.
+ *
+ *   jkv_db* db;
+ *   char* err = NULL;
+ *   if (jkv_open("x.db", NULL, &db, &err) != JKV_OK) { fprintf(stderr, "%s\n", err); ... }
+ *   jkv_put(db, "k", 1, "v", 1, &err);
+ *   char* value; size_t len;
+ *   if (jkv_get(db, "k", 1, &value, &len, &err) == JKV_OK) { ...; jkv_free(value); }
+ *   jkv_close(db, &err);
+ *
+ * Errors: every call that can fail returns a jkv_code (JKV_OK is 0). When it is not JKV_OK and
+ * `err` is not NULL, *err receives a message naming the problem (the C++ API's absl::Status
+ * message), allocated with malloc: release it with jkv_free. A missing key is JKV_NOT_FOUND
+ * with no message. Buffers the API returns (values, messages) are the caller's, released with
+ * jkv_free; pointers into an iterator (its key and value) stay valid until it moves.
+ *
+ * Handles: a jkv_db may be used from any number of threads at once; a transaction and an
+ * iterator belong to one thread at a time. Transactions and iterators must be ended (commit,
+ * rollback/end, jkv_iter_free) before jkv_close; an iterator before its transaction.
+ *
+ * Compiles as C (C99 and later) and as C++. */
+#ifndef JOURNALKV_CAPI_JOURNALKV_H_
+#define JOURNALKV_CAPI_JOURNALKV_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum jkv_code {
+  JKV_OK = 0,
+  JKV_NOT_FOUND = 1,           /* a missing key (no message); a missing database when not created */
+  JKV_INVALID_ARGUMENT = 2,    /* bad options, an oversized key, not a journalkv file */
+  JKV_BUSY = 3,                /* another connection held a lock past the busy timeout: retry */
+  JKV_FULL = 4,                /* the disk (or the log) is full: retry once there is space */
+  JKV_CORRUPT = 5,             /* damaged data */
+  JKV_FAILED_PRECONDITION = 6, /* a call in the wrong state: a write on a read-only database... */
+  JKV_PERMISSION_DENIED = 7,
+  JKV_ALREADY_EXISTS = 8,
+  JKV_UNIMPLEMENTED = 9,       /* e.g. WAL on a file system without shared memory */
+  JKV_IO_ERROR = 10            /* any other failure; the message says what */
+} jkv_code;
+
+typedef enum jkv_journal_mode {
+  JKV_JOURNAL_DEFAULT = 0, /* wal for a new database, the database's own family otherwise */
+  JKV_JOURNAL_DELETE,
+  JKV_JOURNAL_TRUNCATE,
+  JKV_JOURNAL_PERSIST,
+  JKV_JOURNAL_MEMORY,
+  JKV_JOURNAL_OFF,
+  JKV_JOURNAL_WAL,
+  JKV_JOURNAL_WAL2
+} jkv_journal_mode;
+
+typedef enum jkv_sync_level {
+  JKV_SYNC_OFF = 0,
+  JKV_SYNC_NORMAL,
+  JKV_SYNC_FULL,
+  JKV_SYNC_EXTRA
+} jkv_sync_level;
+
+typedef enum jkv_checkpoint_mode {
+  JKV_CHECKPOINT_PASSIVE = 0,
+  JKV_CHECKPOINT_FULL,
+  JKV_CHECKPOINT_RESTART,
+  JKV_CHECKPOINT_TRUNCATE
+} jkv_checkpoint_mode;
+
+/* Options for jkv_open; jkv_options_init fills in the defaults (those of the C++ Options). */
+typedef struct jkv_options {
+  jkv_journal_mode journal_mode;
+  jkv_sync_level sync;          /* default JKV_SYNC_FULL */
+  uint32_t page_size;           /* used when the database is created; default 4096 */
+  uint32_t cache_pages;         /* default 2000 */
+  int64_t busy_timeout_ms;      /* default 5000 */
+  int read_only;                /* non-zero: no writes (also chosen by itself without write access) */
+  int create_if_missing;        /* default 1 */
+  int error_if_exists;          /* default 0 */
+  const char* checkpoint_policy; /* NULL or "threshold:1000", "async:0/100", "manual", ... */
+} jkv_options;
+
+typedef struct jkv_checkpoint_result {
+  uint32_t log_frames; /* committed frames in the log when the checkpoint looked */
+  uint32_t copied;     /* frames copied into the database file */
+  uint32_t backfilled; /* frames of the log in the database file afterwards */
+  int blocked;         /* non-zero: could not copy every frame */
+  int restarted;       /* non-zero: the log was restarted */
+} jkv_checkpoint_result;
+
+/* A few of the handle's counters (the C++ DbStats has them all). */
+typedef struct jkv_stats {
+  uint32_t page_size;
+  uint32_t page_count;
+  uint32_t freelist_pages;
+  uint64_t commits;
+  uint64_t rollbacks;
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+  uint64_t syncs;       /* of the database file, the journal and the log, and directories */
+  uint64_t bytes_written;
+  int wal_mode;         /* non-zero in wal and wal2 */
+  uint32_t log_frames;
+  uint64_t checkpoints;
+} jkv_stats;
+
+typedef struct jkv_db jkv_db;
+typedef struct jkv_txn jkv_txn;
+typedef struct jkv_iter jkv_iter;
+
+void jkv_options_init(jkv_options* options);
+/* Releases what the API allocated (a value, a message). NULL is allowed. */
+void jkv_free(void* p);
+/* The code's name, "JKV_OK" and so on (a static string). */
+const char* jkv_code_name(jkv_code code);
+
+/* Opens (creating unless options say otherwise) the database at `path`; `options` may be NULL
+ * for the defaults. On success *db is the handle, to be closed with jkv_close. */
+jkv_code jkv_open(const char* path, const jkv_options* options, jkv_db** db, char** err);
+/* Closes the database and frees the handle, whatever the result (JKV_FAILED_PRECONDITION with
+ * transactions still open: they are then invalid). NULL is allowed. */
+jkv_code jkv_close(jkv_db* db, char** err);
+
+/* Autocommit operations: each its own transaction. jkv_get's *value is malloc'd and the
+ * caller's: *value_len bytes, then a NUL (for convenience; values may hold NULs themselves).
+ * jkv_delete sets *existed (if not NULL) to whether the key was there. */
+jkv_code jkv_get(jkv_db* db, const char* key, size_t key_len, char** value, size_t* value_len,
+                 char** err);
+jkv_code jkv_put(jkv_db* db, const char* key, size_t key_len, const char* value,
+                 size_t value_len, char** err);
+jkv_code jkv_delete(jkv_db* db, const char* key, size_t key_len, int* existed, char** err);
+
+/* Transactions. A read transaction sees one snapshot; a write transaction sees its own writes
+ * and is applied atomically by jkv_txn_commit. Commit and end free the transaction. */
+jkv_code jkv_begin_read(jkv_db* db, jkv_txn** txn, char** err);
+jkv_code jkv_begin_write(jkv_db* db, jkv_txn** txn, char** err);
+jkv_code jkv_txn_get(jkv_txn* txn, const char* key, size_t key_len, char** value,
+                     size_t* value_len, char** err);
+jkv_code jkv_txn_put(jkv_txn* txn, const char* key, size_t key_len, const char* value,
+                     size_t value_len, char** err);
+jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* existed,
+                        char** err);
+/* Commits a write transaction (a read transaction just ends) and frees it, whatever the result;
+ * on failure nothing of the transaction is applied. */
+jkv_code jkv_txn_commit(jkv_txn* txn, char** err);
+/* Ends the transaction without committing (a write transaction rolls back) and frees it. */
+void jkv_txn_end(jkv_txn* txn);
+
+/* Iterators over a transaction's view, in key order. */
+jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err);
+void jkv_iter_seek(jkv_iter* iter, const char* key, size_t key_len); /* first key >= key */
+void jkv_iter_seek_to_first(jkv_iter* iter);
+void jkv_iter_seek_to_last(jkv_iter* iter);
+int jkv_iter_valid(jkv_iter* iter);
+void jkv_iter_next(jkv_iter* iter); /* requires jkv_iter_valid */
+void jkv_iter_prev(jkv_iter* iter); /* requires jkv_iter_valid */
+/* The current key and value (requires jkv_iter_valid); valid until the iterator moves. */
+const char* jkv_iter_key(jkv_iter* iter, size_t* key_len);
+jkv_code jkv_iter_value(jkv_iter* iter, const char** value, size_t* value_len, char** err);
+/* The first error the iterator met (JKV_OK if none): a scan ends early on one. */
+jkv_code jkv_iter_status(jkv_iter* iter, char** err);
+void jkv_iter_free(jkv_iter* iter);
+
+/* Copies the log into the database file (wal and wal2 only; a rollback mode is
+ * JKV_FAILED_PRECONDITION). `result` may be NULL. */
+jkv_code jkv_checkpoint(jkv_db* db, jkv_checkpoint_mode mode, jkv_checkpoint_result* result,
+                        char** err);
+jkv_code jkv_stats_get(jkv_db* db, jkv_stats* stats, char** err);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JOURNALKV_CAPI_JOURNALKV_H_ */
