@@ -49,7 +49,10 @@ for binary in example_shared example_static; do
 done
 # The C API from C: capi_test.c compiled by gcc as C against the installed headers and the
 # shared library (which carries its C++ runtime), then run.
-gcc -std=c11 "$src/capi/capi_test.c" -o capi_test $(pkg-config --cflags-only-I journalkv) \
-  -L"$libdir" -ljournalkv -Wl,-rpath,"$libdir"
+# A sanitizer build's library needs the program built with the same sanitizer (its runtime
+# first): the -fsanitize flags of journalkv.pc's Cflags, none in a normal build.
+sanitize=$(pkg-config --cflags journalkv | tr ' ' '\n' | grep -e '^-fsanitize' || true)
+gcc -std=c11 $sanitize "$src/capi/capi_test.c" -o capi_test \
+  $(pkg-config --cflags-only-I journalkv) -L"$libdir" -ljournalkv -Wl,-rpath,"$libdir"
 ./capi_test
 echo "3 passed, 0 failed"
