@@ -126,7 +126,9 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
     EXPECT_GT(clean.explicit_checkpoints, 3) << "the workload never called a checkpoint";
     // Not vacuous: spilled transactions wrote pages over their own frames (W11), so crash
     // points fall between a rewrite and its transaction's rechain and commit.
-    EXPECT_GT(clean.frames_rewritten, 10u) << "no transaction rewrote its own frames";
+    // (The sanitizer tier's shorter clean run rewrites about 5; the others, more than 10.)
+    EXPECT_GT(clean.frames_rewritten, static_cast<uint64_t>(TierScaled(10, 2, 10)))
+        << "too few transactions rewrote their own frames";
   };
   RunCrashSweep(spec);
 }
