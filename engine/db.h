@@ -130,6 +130,26 @@ struct CheckResult {
   bool ok() const { return problems.empty(); }
 };
 
+// How Db::Backup copies.
+struct BackupOptions {
+  // false: a page-for-page copy of the snapshot (free pages included, blank). true: the keys
+  // rewritten into a new file of the same page size and journal family, with no free pages
+  // (slower: every key goes through the B+tree again).
+  bool compact = false;
+};
+
+// What Db::Backup did.
+struct BackupResult {
+  uint64_t change_counter = 0;  // of the snapshot copied
+  uint32_t source_pages = 0;    // the snapshot's page count
+  uint32_t pages = 0;           // the copy's page count
+  uint64_t bytes = 0;           // the copy's size
+  uint64_t keys = 0;            // keys copied (compact only; a page copy does not count them)
+};
+
+// Where Db::Backup builds the copy before renaming it to DEST: DEST followed by this.
+inline constexpr char kBackupTempSuffix[] = ".jkv-backup";
+
 // A read transaction: one consistent snapshot of the database.
 class ReadTransaction {
  public:
@@ -217,6 +237,18 @@ class Db {
   // as SQLite defines them; checkpoint/checkpointer.h). FailedPrecondition in the rollback
   // modes, which have no log.
   absl::StatusOr<CheckpointResult> Checkpoint(CheckpointMode mode = CheckpointMode::kPassive);
+
+  // Copies one snapshot of the database to a new file `dest` while writers go on (WAL and
+  // WAL2: the snapshot is pinned like any reader's; rollback modes: it holds SHARED, so a
+  // writer's commit waits for the copy, up to its busy timeout). The copy is built as
+  // DEST.jkv-backup, synced, and renamed to DEST, so DEST is either absent or whole, even
+  // across a power loss (engine/backup.cc, B1-B3); it opens as a database of its own in the
+  // source's journal family. AlreadyExists when DEST exists (never overwritten);
+  // FailedPrecondition when DEST-journal, DEST-wal, DEST-wal2 or DEST-shm exists (opening
+  // the copy would take it for its own) or DEST.jkv-backup does (another backup's, or one a
+  // crash interrupted: remove it); InvalidArgument when DEST is the database itself.
+  absl::StatusOr<BackupResult> Backup(const std::string& dest,
+                                      const BackupOptions& options = BackupOptions());
 
   // Releases the file. FailedPrecondition while transactions are open. The destructor closes
   // too (and requires that no transaction is open).

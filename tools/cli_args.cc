@@ -125,7 +125,7 @@ constexpr CommandSpec kCommands[] = {
     {"count", 0, 0, "count"}, {"check", 0, 0, "check"},
     {"info", 0, 0, "info"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
     {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
-    {"shell", 0, 0, "shell"},
+    {"shell", 0, 0, "shell"}, {"backup", 1, 1, "backup [--compact] DEST"},
 };
 
 absl::StatusOr<const CommandSpec*> FindCommand(absl::string_view name) {
@@ -181,6 +181,20 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
     }
     args = std::move(rest);
   }
+  if (name == "backup") {
+    std::vector<std::string> rest;
+    for (std::string& arg : args) {
+      if (arg == "--compact" && !command.compact) {
+        command.compact = true;
+      } else if (absl::StartsWith(arg, "--")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "backup: unknown or repeated option \"", OneLine(arg), "\" (only --compact)"));
+      } else {
+        rest.push_back(std::move(arg));
+      }
+    }
+    args = std::move(rest);
+  }
   if (name == "put" && args.size() == 2 && args[1] == "-") {
     command.value_from_stdin = true;  // a value of one "-" is written \x2d
   }
@@ -197,6 +211,9 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
     command.range.limit = limit;
   } else if (name == "checkpoint") {
     if (!args.empty()) command.checkpoint_mode = args[0];
+  } else if (name == "backup") {
+    if (args[0].empty()) return absl::InvalidArgumentError("backup: DEST is empty");
+    command.dest = args[0];  // a path, not a token
   } else {
     const absl::string_view what[] = {"key", "value"};
     if (command.value_from_stdin) args.pop_back();  // read by the command

@@ -26,6 +26,8 @@ struct Command {
   std::optional<std::string> checkpoint_mode;  // checkpoint only, as given
   bool value_from_stdin = false;               // put K -: the value is all of stdin, raw
   bool raw = false;                            // get --raw: the value's bytes, unescaped
+  bool compact = false;                        // backup --compact
+  std::string dest;                            // backup: the destination path, as given
 };
 
 struct CommandLine {

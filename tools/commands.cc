@@ -1,5 +1,6 @@
 #include "tools/commands.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -92,6 +93,12 @@ absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out)
       << "page_count " << stats.page_count << '\n'
       << "free_pages " << stats.freelist_pages << '\n'
       << "file_size " << file_size << '\n'
+      // At least what `backup --compact` leaves out: the free pages and any file tail past the
+      // last page (it may pack the B+tree tighter too).
+      << "reclaimable_bytes "
+      << file_size - std::min<uint64_t>(file_size, uint64_t{stats.page_count - stats.freelist_pages} *
+                                                       stats.page_size)
+      << '\n'
       << "keys " << keys << '\n'
       << "journal_mode " << JournalModeName(*o.journal_mode) << '\n'
       << "sync " << SyncLevelName(o.sync) << '\n'
@@ -207,6 +214,16 @@ absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& 
   if (name == "info") return RunInfo(db, fs, *io.out);
   if (name == "load") return RunLoad(db, io);
   if (name == "shell") return RunShell(db, io);
+  if (name == "backup") {
+    BackupOptions options;
+    options.compact = command.compact;
+    JKV_ASSIGN_OR_RETURN(BackupResult r, db.Backup(command.dest, options));
+    *io.out << "backup " << OneLine(command.dest) << ": " << r.pages << " pages, " << r.bytes
+            << " bytes";
+    if (command.compact) *io.out << " (from " << r.source_pages << "), " << r.keys << " keys";
+    *io.out << '\n';
+    return ExitCode::kOk;
+  }
   if (name == "checkpoint") {
     JKV_ASSIGN_OR_RETURN(CheckpointResult r, Checkpoint(db, command.checkpoint_mode));
     *io.out << FormatCheckpoint(r) << '\n';

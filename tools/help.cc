@@ -62,7 +62,8 @@ Commands:
                   a summary line; on problems print one "error: ..." line each
                   and exit 2
   info            print "name value" lines: path, page_size, page_count,
-                  free_pages, file_size, journal_mode, sync, read_only, keys
+                  free_pages, file_size, reclaimable_bytes (at least what
+                  backup --compact leaves out), journal_mode, sync, read_only, keys
                   (journal_mode is the mode in use, sync this invocation's); in
                   wal and wal2 also the log's state and checkpoint_policy (this
                   invocation's --checkpoint), and background_errors and
@@ -81,6 +82,12 @@ Commands:
                   error names the line; empty lines are skipped; prints
                   "loaded N"
   shell           the line protocol below, for people and programs
+  backup [--compact] DEST
+                  copy one snapshot to the new file DEST while writers go on
+                  (rollback modes: their commits wait for the copy); DEST is
+                  built as DEST.jkv-backup and renamed when whole and durable;
+                  never overwrites; --compact rewrites the keys into a file with
+                  no free pages; prints "backup DEST: N pages, N bytes"
 
 Tokens: keys and values are written as tokens. Bytes 0x21..0x7e except "\"
 stand for themselves; every other byte is written \xHH in lower-case hex (a

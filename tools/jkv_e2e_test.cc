@@ -351,6 +351,41 @@ TEST_F(JkvTest, WalIsTheDefaultForNewDatabasesAndOthersKeepTheirFamily) {
   ExpectOk({"get", "k"}, "w\n");
 }
 
+// backup copies a database that opens on its own; --compact drops the free pages, which
+// info's reclaimable_bytes announced; an existing DEST is refused and left alone.
+TEST_F(JkvTest, BackupCopiesAndCompactsAndNeverOverwrites) {
+  std::string lines;
+  for (int i = 0; i < 400; ++i) lines += absl::StrCat("k", 1000 + i, " v", std::string(200, 'x'), "\n");
+  Result r = Jkv({db_, "load"}, lines);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::string dels;  // a run of keys: their leaves empty and go to the freelist
+  for (int i = 100; i < 300; ++i) absl::StrAppend(&dels, "del k", 1000 + i, "\n");
+  r = Jkv({db_, "shell"}, dels);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  r = Jkv({db_, "info"});
+  ASSERT_THAT(r.out, HasSubstr("reclaimable_bytes ")) << r;
+  EXPECT_THAT(r.out, Not(HasSubstr("reclaimable_bytes 0\n"))) << r;
+  const std::string copy = dir_ + "/copy.db", small = dir_ + "/small.db";
+  r = Jkv({db_, "backup", copy});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("backup " + copy + ": ")) << r;
+  r = Jkv({db_, "backup", "--compact", small});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr(" 200 keys")) << r;
+  for (const std::string& path : {copy, small}) {
+    EXPECT_EQ(Jkv({path, "count"}).out, "200\n") << path;
+    EXPECT_EQ(Jkv({path, "check"}).exit_code, 0) << path;
+    EXPECT_EQ(Jkv({path, "get", "k1001"}).out, absl::StrCat("v", std::string(200, 'x'), "\n"));
+    EXPECT_EQ(Jkv({path, "get", "k1100"}).exit_code, 1);
+  }
+  r = Jkv({small, "info"});
+  EXPECT_THAT(r.out, HasSubstr("free_pages 0\n")) << r;
+  EXPECT_THAT(r.out, HasSubstr("reclaimable_bytes 0\n")) << r;
+  ExpectError(Jkv({db_, "backup", copy}), "exists (a backup never overwrites a file)");
+  ExpectError(Jkv({db_, "backup", "--compactt", copy}), "backup: unknown or repeated option");
+  ExpectError(Jkv({db_, "backup"}), "usage: backup [--compact] DEST");
+}
+
 TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
   Result r = Jkv({"--journal=wal", db_, "put", "k", "v"});
   EXPECT_EQ(r.exit_code, 0) << r;

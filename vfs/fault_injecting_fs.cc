@@ -381,6 +381,28 @@ absl::Status FaultInjectingFileSystem::Delete(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status FaultInjectingFileSystem::Rename(const std::string& from, const std::string& to) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(from, ": rename to ", to);
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  if (DirName(from) != DirName(to)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": the power-loss model renames within one directory only"));
+  }
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<Inode> inode, InodeOf(from));
+  JKV_ASSIGN_OR_RETURN(std::shared_ptr<Inode> replaced, InodeOf(to));
+  JKV_RETURN_IF_ERROR(base_->Rename(from, to));  // reports a missing file or a directory
+  if (inode == nullptr) inode = std::make_shared<Inode>();
+  names_.erase(from);
+  names_[to] = inode;
+  EntryOp op{EntryOp::Kind::kRename, to, inode};
+  op.from = from;
+  op.replaced = std::move(replaced);
+  dir_ops_[DirName(to)].push_back(std::move(op));
+  ++mutation_count_;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<FaultInjectingFileSystem::Inode>> FaultInjectingFileSystem::InodeOf(
     const std::string& path) {
   if (auto it = names_.find(path); it != names_.end()) return it->second;
@@ -472,6 +494,13 @@ FaultInjectingFileSystem::NamesAfterPowerLoss(std::mt19937_64& rng) const {
       const EntryOp& op = ops[i - 1];
       if (op.kind == EntryOp::Kind::kCreate) {
         names.erase(op.path);
+      } else if (op.kind == EntryOp::Kind::kRename) {
+        names[op.from] = op.inode;
+        if (op.replaced != nullptr) {
+          names[op.path] = op.replaced;
+        } else {
+          names.erase(op.path);
+        }
       } else {
         names[op.path] = op.inode;
       }

@@ -5,7 +5,8 @@
 // 1. A power-loss model. For every file opened or created through it, it keeps in memory the
 //    file's durable image (what a disk is guaranteed to hold after a power loss) and the writes
 //    and truncates made since the file's last Sync; per directory, the creates and deletes made
-//    since its last SyncDirectory, in order. A file that already exists when first opened
+//    since its last SyncDirectory, in order (a rename is one such change: undone, the file
+//    has its old name again and the new name its old file, or none). A file that already exists when first opened
 //    through the wrapper (or deleted through it) is taken to be durable as it is.
 //    SimulatePowerLoss(seed) rewrites the base to one state a real disk could hold
 //    (power_loss_model.h), drawn for the disk SetDiskModel describes (DiskModel{} by default):
@@ -122,6 +123,10 @@ class FaultInjectingFileSystem : public FileSystem {
   absl::StatusOr<std::unique_ptr<File>> Open(const std::string& path,
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
+  // A mutation (crash points count it) that a power loss undoes unless the directory was
+  // synced after it; with DiskModel::unsynced_entries_may_survive it is one entry change, kept
+  // or undone whole. Not a FaultOp: no error rule targets it.
+  absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
   absl::Status SyncDirectory(const std::string& dir_path) override;
@@ -229,10 +234,12 @@ class FaultInjectingFileSystem : public FileSystem {
 
   // An unsynced create or delete of a directory entry.
   struct EntryOp {
-    enum class Kind { kCreate, kDelete };
+    enum class Kind { kCreate, kDelete, kRename };
     Kind kind;
-    std::string path;
-    std::shared_ptr<Inode> inode;  // kDelete: the file the name pointed to
+    std::string path;              // kRename: the new name
+    std::shared_ptr<Inode> inode;  // kDelete: the file the name pointed to; kRename: the one renamed
+    std::string from;              // kRename: the old name
+    std::shared_ptr<Inode> replaced;  // kRename: the file `path` named before, or null
   };
 
   struct FaultRule {

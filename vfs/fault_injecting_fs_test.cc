@@ -419,6 +419,49 @@ TEST_P(FaultInjectingFsTest, UnsyncedDeleteAndRecreateBringsBackTheOldFile) {
   EXPECT_THAT(Content("a"), IsOkAndHolds("old"));
 }
 
+TEST_P(FaultInjectingFsTest, UnsyncedRenameIsUndoneWholeAndASyncedOneSurvives) {
+  JKV_ASSERT_OK(WriteDurably("new", "the backup"));
+  JKV_ASSERT_OK(WriteDurably("target", "the old file"));
+  JKV_ASSERT_OK(fs().Rename(Path("new"), Path("target")));
+  EXPECT_FALSE(Exists("new"));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  // Undone: each name has its old file again.
+  EXPECT_THAT(Content("new"), IsOkAndHolds("the backup"));
+  EXPECT_THAT(Content("target"), IsOkAndHolds("the old file"));
+  // A rename to a free name, undone, leaves that name free.
+  JKV_ASSERT_OK(fs().Rename(Path("new"), Path("free")));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(2));
+  EXPECT_FALSE(Exists("free"));
+  EXPECT_THAT(Content("new"), IsOkAndHolds("the backup"));
+  // Synced, it stays.
+  JKV_ASSERT_OK(fs().Rename(Path("new"), Path("target")));
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(3));
+  EXPECT_FALSE(Exists("new"));
+  EXPECT_THAT(Content("target"), IsOkAndHolds("the backup"));
+}
+
+TEST_P(FaultInjectingFsTest, AnUnsyncedRenameSurvivingAsAPrefixIsNeverHalfDone) {
+  fs().SetDiskModel({.unsynced_entries_may_survive = true});
+  int renamed = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    JKV_ASSERT_OK(WriteDurably("new", "n"));
+    JKV_ASSERT_OK(WriteDurably("target", "t"));
+    JKV_ASSERT_OK(fs().Rename(Path("new"), Path("target")));
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    // Either both names as before, or the rename whole: never neither name, never both "n".
+    if (Exists("new")) {
+      EXPECT_THAT(Content("new"), IsOkAndHolds("n")) << seed;
+      EXPECT_THAT(Content("target"), IsOkAndHolds("t")) << seed;
+    } else {
+      EXPECT_THAT(Content("target"), IsOkAndHolds("n")) << seed;
+      ++renamed;
+    }
+  }
+  EXPECT_GT(renamed, 0);
+  EXPECT_LT(renamed, 40);
+}
+
 TEST_P(FaultInjectingFsTest, UnsyncedEntryChangesMaySurviveAsAPrefixInOrder) {
   fs().SetDiskModel(DiskModel{.unsynced_entries_may_survive = true});
   // After a durable "old", three unsynced entry changes: create c1, delete old, create c2. The

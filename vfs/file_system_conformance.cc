@@ -137,6 +137,24 @@ TEST_P(FileSystemConformanceTest, DeleteRemovesTheName) {
               StatusIs(absl::StatusCode::kNotFound, absl::StrCat(Path("a"), ": unlink")));
 }
 
+TEST_P(FileSystemConformanceTest, RenameMovesTheFileAndReplacesTheTarget) {
+  JKV_ASSERT_OK(WriteStringToFile(fs(), Path("a"), "from a"));
+  JKV_ASSERT_OK(WriteStringToFile(fs(), Path("b"), "old b"));
+  JKV_ASSERT_OK_AND_ASSIGN(auto open_a, fs().Open(Path("a"), kReadWrite));
+  JKV_ASSERT_OK(fs().Rename(Path("a"), Path("b")));
+  JKV_ASSERT_OK_AND_ASSIGN(bool exists, fs().Exists(Path("a")));
+  EXPECT_FALSE(exists);
+  JKV_ASSERT_OK_AND_ASSIGN(auto b, fs().Open(Path("b"), kReadOnly));
+  JKV_ASSERT_OK_AND_ASSIGN(std::string s, ReadString(*b, 0, 6));
+  EXPECT_EQ(s, "from a");
+  // A file open under the old name is the renamed file.
+  JKV_ASSERT_OK(WriteString(*open_a, 0, "FROM"));
+  JKV_ASSERT_OK_AND_ASSIGN(s, ReadString(*b, 0, 6));
+  EXPECT_EQ(s, "FROM a");
+  EXPECT_THAT(fs().Rename(Path("a"), Path("c")), StatusIs(absl::StatusCode::kNotFound,
+                                                          absl::StrCat(Path("a"), ": rename to")));
+}
+
 TEST_P(FileSystemConformanceTest, DeletedFileStaysUsableThroughAnOpenFile) {
   JKV_ASSERT_OK_AND_ASSIGN(auto old_file, fs().Open(Path("a"), kCreate));
   JKV_ASSERT_OK(WriteString(*old_file, 0, "old"));

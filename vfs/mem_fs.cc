@@ -245,6 +245,25 @@ absl::Status MemFileSystem::Delete(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status MemFileSystem::Rename(const std::string& from, const std::string& to) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(from, ": rename to ", to);
+  if (directories_.count(from) != 0 || directories_.count(to) != 0) {
+    return ErrnoToStatus(EISDIR, context);
+  }
+  auto it = files_.find(from);
+  if (it == files_.end()) return ErrnoToStatus(ENOENT, context);
+  if (from == to) return absl::OkStatus();
+  std::shared_ptr<MemNode> node = std::move(it->second);
+  files_.erase(it);
+  if (auto old = files_.find(to); old != files_.end()) {
+    base::MutexLock node_lock(&old->second->mu);
+    old->second->links = 0;
+  }
+  files_[to] = std::move(node);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> MemFileSystem::Exists(const std::string& path) {
   base::MutexLock lock(&mu_);
   return files_.count(path) != 0 || directories_.count(path) != 0;

@@ -56,6 +56,7 @@ class MemFileSystem : public FileSystem {
   absl::StatusOr<std::unique_ptr<File>> Open(const std::string& path,
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
+  absl::Status Rename(const std::string& from, const std::string& to) override;
   // True for files and for directories made with MakeDirectoryForTesting.
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;

@@ -358,6 +358,13 @@ absl::Status PosixFileSystem::Delete(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat(from, ": rename to ", to));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> PosixFileSystem::Exists(const std::string& path) {
   JKV_ASSIGN_OR_RETURN(const std::optional<struct stat> st, StatPath(path));
   return st.has_value();

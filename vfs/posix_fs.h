@@ -50,6 +50,7 @@ class PosixFileSystem : public FileSystem {
   absl::StatusOr<std::unique_ptr<File>> Open(const std::string& path,
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
+  absl::Status Rename(const std::string& from, const std::string& to) override;
   // True for anything stat(2) finds, directories included.
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;

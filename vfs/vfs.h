@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
@@ -151,6 +152,13 @@ class FileSystem {
   virtual absl::StatusOr<bool> IsDirectory(const std::string& path) = 0;
   // Makes the creates and deletes of entries of the directory `dir_path` durable.
   virtual absl::Status SyncDirectory(const std::string& dir_path) = 0;
+  // Gives the file `from` the name `to` atomically (rename(2)): `to`, replaced if it exists,
+  // names either its old file or `from`'s, never neither. Durable once SyncDirectory of the
+  // directory has returned. Both names in one directory (the only use: a backup's temporary
+  // file becoming the backup). Unimplemented on file systems that cannot.
+  virtual absl::Status Rename(const std::string& from, const std::string& /*to*/) {
+    return absl::UnimplementedError(absl::StrCat(from, ": rename: not supported here"));
+  }
   // `path` with every symbolic link in its last component followed (the target of a link that
   // names a missing file too), so that side files named after the result sit next to the file
   // itself whichever name it was opened by; `path` unchanged when it is not a link. Links in
