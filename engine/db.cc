@@ -401,7 +401,29 @@ absl::Status WriteTransaction::Commit() {
     txn_->Rollback().IgnoreError();  // the failure that forced it is what the caller needs
     return failure;
   }
-  return txn_->Commit();
+  JKV_RETURN_IF_ERROR(txn_->Commit());
+  db_->CallHooks(txn_->commit_record());
+  return absl::OkStatus();
+}
+
+void Db::CallHooks(const pager::CommitRecord& record) {
+  if (record.pages == 0) return;  // nothing was written
+  if (options_.commit_hook) {
+    CommitInfo info;
+    info.sequence = commit_sequence_.fetch_add(1, std::memory_order_relaxed) + 1;
+    info.pages = record.pages;
+    info.change_counter = record.change_counter;
+    options_.commit_hook(info);
+  }
+  if (options_.wal_hook && record.wal) {
+    WalCommitInfo info;
+    info.log = record.log;
+    info.generation = record.generation;
+    info.first_frame = record.first_frame;
+    info.last_frame = record.last_frame;
+    info.log_bytes = record.log_bytes;
+    options_.wal_hook(info);
+  }
 }
 
 absl::Status WriteTransaction::Rollback() { return txn_->Rollback(); }

@@ -41,6 +41,7 @@ namespace pager {
 class Pager;
 class ReadTxn;
 class WriteTxn;
+struct CommitRecord;
 }  // namespace pager
 
 class Db;
@@ -261,6 +262,8 @@ class Db {
  private:
   friend class ReadTransaction;
   friend class WriteTransaction;
+  // Options::commit_hook and wal_hook, after a successful commit.
+  void CallHooks(const pager::CommitRecord& record);
   Db(std::string path, const Options& options, std::unique_ptr<vfs::FileSystem> owned_fs,
      std::unique_ptr<pager::Pager> pager);
 
@@ -270,6 +273,7 @@ class Db {
   vfs::FileSystem* fs_;
   std::unique_ptr<pager::Pager> pager_;
   std::atomic<int> open_transactions_{0};
+  std::atomic<uint64_t> commit_sequence_{0};  // CommitInfo::sequence
 };
 
 }  // namespace journalkv

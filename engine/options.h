@@ -5,6 +5,7 @@
 #define JOURNALKV_ENGINE_OPTIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,23 @@ using checkpoint::LogSnapshot;
 using checkpoint::PolicyAction;
 using checkpoint::PolicyDecision;
 using checkpoint::ParseCheckpointPolicy;
+
+// What Options::commit_hook is told about each commit.
+struct CommitInfo {
+  uint64_t sequence = 0;        // this handle's commits, numbered 1, 2, ... as they reach the hook
+  uint32_t pages = 0;           // distinct pages the transaction wrote, the header page included
+  uint64_t change_counter = 0;  // the database header's after the commit (pager/db_format.h; in
+                                // WAL modes it advances only when the commit changed the header)
+};
+
+// What Options::wal_hook is told about each commit in WAL and WAL2 modes.
+struct WalCommitInfo {
+  int log = 0;               // the log file: 0 is x.db-wal, 1 is x.db-wal2 (WAL2)
+  uint32_t generation = 0;   // the log's generation; a restart starts a new one at frame 1
+  uint32_t first_frame = 0;  // the transaction's frames are first_frame..last_frame (1-based),
+  uint32_t last_frame = 0;   // last_frame its commit frame
+  uint64_t log_bytes = 0;    // the log's length through the commit frame
+};
 
 struct Options {
   // Unset (the default): a new database is created in wal mode, and an existing one opens in
@@ -94,6 +112,17 @@ struct Options {
   bool read_only = false;
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.
   vfs::FileSystem* file_system = nullptr;
+
+  // Hooks, the seam for replication (log shipping) and for checkpointing of your own. Each is
+  // called on the committing thread after every commit of this handle that wrote something,
+  // once the commit is durable (as `sync` promises) and visible to other readers, before the
+  // commit returns; never for a rollback, a failed commit or one that wrote nothing. Calls
+  // from several threads may overlap. A hook may read this Db (its own thread's read
+  // transaction included) but must not write through it: that commit would call it again.
+  std::function<void(const CommitInfo&)> commit_hook;
+  // WAL and WAL2 only: where the commit's frames are in the log (log/wal_format.h), so that a
+  // shipper can copy exactly them.
+  std::function<void(const WalCommitInfo&)> wal_hook;
 };
 
 }  // namespace journalkv

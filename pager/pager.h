@@ -131,6 +131,19 @@ class ReadTxn : public PageReader {
   const DbHeader header_;
 };
 
+// What a write transaction's successful commit wrote (WriteTxn::commit_record).
+struct CommitRecord {
+  uint32_t pages = 0;           // distinct pages the transaction wrote, page 1 included
+  uint64_t change_counter = 0;  // the header's after the commit (WAL: advanced only when the
+                                // commit logged page 1)
+  bool wal = false;             // WAL and WAL2: the fields below are set
+  int log = 0;                  // the log it went to: 0 -wal, 1 -wal2
+  uint32_t generation = 0;      // that log's generation (wal/wal_connection.h)
+  uint32_t first_frame = 0;     // the transaction's frames: first_frame..last_frame, the
+  uint32_t last_frame = 0;      // last its commit frame
+  uint64_t log_bytes = 0;       // the log's bytes through the commit frame
+};
+
 // The write transaction. Destroying it without Commit rolls back. Made by the journaling
 // strategy, whose subclass implements the hooks below (where a clean page comes from, the
 // spill, the commit, the undo) and holds its per-transaction state.
@@ -168,6 +181,10 @@ class WriteTxn : public PageWriter {
   absl::StatusOr<std::vector<PageNo>> FreelistPages();
   const DbHeader& header() const { return header_; }
   size_t dirty_pages() const { return dirty_.size(); }
+
+  // What a successful Commit wrote (the engine's commit and WAL hooks report it); zeros
+  // before, and after a commit that wrote nothing.
+  const CommitRecord& commit_record() const { return commit_record_; }
   // Records `family` in page 1 at commit (the pager's switch between journal families).
   void set_journal_family(JournalFamily family) { header_.journal_family = family; }
 
@@ -208,6 +225,7 @@ class WriteTxn : public PageWriter {
   DbHeader header_;
   absl::Status failed_;  // a failure that forces rollback
   DirtyMap dirty_;
+  CommitRecord commit_record_;  // set by a strategy's successful CommitPages
 
  private:
   absl::Status CheckPageNo(PageNo page_no) const;

@@ -432,6 +432,8 @@ absl::Status RollbackWriteTxn::CommitPages() {
   // journal is left complete and sealed, so the next opener discards it, and the next
   // transaction overwrites it.
   const int journal_end_failures = journal.Finish(Journal::Outcome::kCommitted).ok() ? 0 : 1;
+  commit_record_.pages = static_cast<uint32_t>(seal.entries.size());
+  commit_record_.change_counter = new_header.change_counter;
   {  // published: the cache holds the new pages, the header is the new one
     base::MutexLock lock(&core_->mu_);
     for (auto& [n, dirty] : dirty_) core_->cache_.Insert(PageNo(n), dirty.buffer);
