@@ -123,9 +123,10 @@ constexpr CommandSpec kCommands[] = {
     {"put", 2, 2, "put K V|-"}, {"get", 1, 1, "get [--raw] K"},
     {"del", 1, 1, "del K"},   {"scan", 0, 2, "scan [FROM [TO]] [--limit=N]"},
     {"count", 0, 0, "count"}, {"check", 0, 0, "check"},
-    {"info", 0, 0, "info"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
+    {"info", 0, 0, "info [--json]"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
     {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
     {"shell", 0, 0, "shell"}, {"backup", 1, 1, "backup [--compact] DEST"},
+    {"stats", 0, 0, "stats [--json]"},
 };
 
 absl::StatusOr<const CommandSpec*> FindCommand(absl::string_view name) {
@@ -180,6 +181,16 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
       }
     }
     args = std::move(rest);
+  }
+  if (name == "info" || name == "stats") {
+    for (const std::string& arg : args) {
+      if (arg != "--json" || command.json) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": unknown or repeated argument \"",
+                                                       OneLine(arg), "\" (only --json)"));
+      }
+      command.json = true;
+    }
+    args.clear();
   }
   if (name == "backup") {
     std::vector<std::string> rest;

@@ -27,6 +27,7 @@ struct Command {
   bool value_from_stdin = false;               // put K -: the value is all of stdin, raw
   bool raw = false;                            // get --raw: the value's bytes, unescaped
   bool compact = false;                        // backup --compact
+  bool json = false;                           // info --json, stats --json
   std::string dest;                            // backup: the destination path, as given
 };
 

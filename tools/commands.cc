@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "tools/help.h"
 #include "tools/kv_ops.h"
+#include "tools/report.h"
 #include "tools/shell.h"
 #include "tools/tokens.h"
 #include "vfs/posix_fs.h"
@@ -75,62 +76,9 @@ absl::StatusOr<ExitCode> RunCheck(Db& db, const CommandIo& io) {
   return r.ok() ? ExitCode::kOk : ExitCode::kError;
 }
 
-absl::StatusOr<uint64_t> FileSize(vfs::FileSystem& fs, const std::string& path) {
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
-                       fs.Open(path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther}));
-  return file->Size();
-}
-
-absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, std::ostream& out) {
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db.BeginRead());
-  JKV_ASSIGN_OR_RETURN(uint64_t keys, txn->Count());
-  const DbStats stats = db.Stats();  // inside the transaction: the page count is current
-  txn.reset();
-  JKV_ASSIGN_OR_RETURN(uint64_t file_size, FileSize(fs, db.path()));
-  const Options& o = db.options();
-  out << "path " << OneLine(db.path()) << '\n'
-      << "page_size " << stats.page_size << '\n'
-      << "page_count " << stats.page_count << '\n'
-      << "free_pages " << stats.freelist_pages << '\n'
-      << "file_size " << file_size << '\n'
-      // At least what `backup --compact` leaves out: the free pages and any file tail past the
-      // last page (it may pack the B+tree tighter too).
-      << "reclaimable_bytes "
-      << file_size - std::min<uint64_t>(file_size, uint64_t{stats.page_count - stats.freelist_pages} *
-                                                       stats.page_size)
-      << '\n'
-      << "keys " << keys << '\n'
-      << "journal_mode " << JournalModeName(*o.journal_mode) << '\n'
-      << "sync " << SyncLevelName(o.sync) << '\n'
-      << "read_only " << (o.read_only ? "yes" : "no") << '\n'
-      << "cache_pages " << o.cache_pages << '\n'
-      << "busy_timeout_ms " << absl::ToInt64Milliseconds(o.busy_timeout) << '\n';
-  if (stats.wal_mode) {
-    out << "log_frames " << stats.log_frames << '\n'
-        << "log_frames_not_checkpointed " << stats.log_unbackfilled << '\n'
-        << "log_bytes " << stats.log_bytes << '\n';
-    // WAL2: the log_ lines above are of both logs; these give the writer's log, -wal2's share,
-    // this one short-lived handle's switches and this invocation's --wal2-switch-pages.
-    if (stats.wal2) {
-      out << "current_log " << stats.current_log << '\n'
-          << "wal2_log_frames " << stats.wal2_log_frames << '\n'
-          << "wal2_log_frames_not_checkpointed " << stats.wal2_log_unbackfilled << '\n'
-          << "wal2_log_bytes " << stats.wal2_log_bytes << '\n'
-          << "log_switches " << stats.log_switches << '\n'
-          << "wal2_switch_pages " << o.wal2_switch_pages << '\n';
-    }
-    out << "checkpoints " << stats.checkpoints << '\n'
-        << "frames_copied " << stats.frames_copied << '\n'
-        << "oldest_pinned_frame " << stats.oldest_pinned_frame << '\n'
-        << "pinned_connections " << stats.pinned_connections << '\n'
-        << "checkpoint_policy " << stats.checkpoint_policy << '\n';
-    // The other policy counters describe this one short-lived handle (nothing ran yet); a
-    // background checkpoint that failed is worth saying, though no call reported it.
-    if (stats.background_errors > 0) {
-      out << "background_errors " << stats.background_errors << '\n'
-          << "background_last_error " << OneLine(stats.background_last_error) << '\n';
-    }
-  }
+absl::StatusOr<ExitCode> RunInfo(Db& db, vfs::FileSystem& fs, bool json, std::ostream& out) {
+  JKV_ASSIGN_OR_RETURN(Report f, InfoReport(db, fs));
+  out << (json ? f.Json() + "\n" : f.Text());
   return ExitCode::kOk;
 }
 
@@ -211,7 +159,12 @@ absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& 
   if (name == "scan" || name == "dump") return RunScan(db, command.range, *io.out);
   if (name == "count") return RunCount(db, *io.out);
   if (name == "check") return RunCheck(db, io);
-  if (name == "info") return RunInfo(db, fs, *io.out);
+  if (name == "info") return RunInfo(db, fs, command.json, *io.out);
+  if (name == "stats") {
+    const Report f = StatsReport(db.Stats());
+    *io.out << (command.json ? f.Json() + "\n" : f.Text());
+    return ExitCode::kOk;
+  }
   if (name == "load") return RunLoad(db, io);
   if (name == "shell") return RunShell(db, io);
   if (name == "backup") {

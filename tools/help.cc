@@ -61,7 +61,8 @@ Commands:
   check           verify every page checksum, the freelist and the B+tree; print
                   a summary line; on problems print one "error: ..." line each
                   and exit 2
-  info            print "name value" lines: path, page_size, page_count,
+  info [--json]   print "name value" lines (--json: one JSON object): path,
+                  page_size, page_count,
                   free_pages, file_size, reclaimable_bytes (at least what
                   backup --compact leaves out), journal_mode, sync, read_only, keys
                   (journal_mode is the mode in use, sync this invocation's); in
@@ -82,6 +83,13 @@ Commands:
                   error names the line; empty lines are skipped; prints
                   "loaded N"
   shell           the line protocol below, for people and programs
+  stats [--json]  print this handle's counters as "name value" lines (--json:
+                  one JSON object): cache hits and misses, commits, and per file
+                  kind (database, journal, wal, shm) reads, writes, bytes, syncs
+                  and truncates; in wal and wal2 the log's state and the
+                  checkpoint, group-commit and policy counters. One invocation is
+                  one short-lived handle: the shell's "stats" shows a session's
+                  counters
   backup [--compact] DEST
                   copy one snapshot to the new file DEST while writers go on
                   (rollback modes: their commits wait for the copy); DEST is
@@ -110,13 +118,16 @@ two spaces in a row enclose an empty token. Empty lines are skipped (no answer).
   commit           end it (a failed commit has rolled back) -> ok
   rollback         end it, discarding its writes            -> ok
   put K V          -> ok
-  del K            -> ok (also when K is missing)
+  del K            -> ok | missing (K was not there; not an error)
   get K            -> value V | missing
   scan [FROM [TO]] [LIMIT]
                    -> pairs N, then N lines "K V" (LIMIT is a number; with
                       empty FROM and TO, "scan   10" gives the first 10 pairs)
   count            -> count N
-  checkpoint [MODE] -> ok (wal and wal2; an error in the rollback modes)
+  checkpoint [MODE] -> log_frames N copied N backfilled N blocked yes|no (as
+                      the command; wal and wal2, an error in the rollback modes)
+  stats            -> stats {JSON}: this shell's handle's counters, as
+                      "jkv DB stats --json" names them, on one line
   help             -> one line naming the commands
   quit, exit       -> ok, and the shell ends (so does the end of stdin)
 Outside begin..commit each put and del commits on its own. Inside "begin read"

@@ -184,7 +184,8 @@ TEST_F(JkvTest, HelpDocumentsEverythingAndExitsZero) {
                              "pairs N",
                              "value V | missing",
                              "count N",
-                             "-> ok (also when K is missing)",
+                             "-> ok | missing (K was not there; not an error)",
+                             "stats            -> stats {JSON}",
                              "Empty lines are skipped",
                              "rolled back"}) {
       EXPECT_THAT(r.out, HasSubstr(word));
@@ -384,6 +385,32 @@ TEST_F(JkvTest, BackupCopiesAndCompactsAndNeverOverwrites) {
   ExpectError(Jkv({db_, "backup", copy}), "exists (a backup never overwrites a file)");
   ExpectError(Jkv({db_, "backup", "--compactt", copy}), "backup: unknown or repeated option");
   ExpectError(Jkv({db_, "backup"}), "usage: backup [--compact] DEST");
+}
+
+// info and stats print "name value" lines, or with --json the same names in one JSON object.
+TEST_F(JkvTest, InfoAndStatsAsLinesAndAsJson) {
+  ExpectOk({"put", "k", "v"}, "");
+  Result r = Jkv({db_, "info", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("{\"path\":\"" + db_ + "\",\"page_size\":4096,")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\"keys\":1,")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\"read_only\":false,")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\"journal_mode\":\"wal\",")) << r;
+  EXPECT_THAT(r.out, ::testing::EndsWith("}\n")) << r;
+  r = Jkv({db_, "stats"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("page_size 4096\n")) << r;
+  for (const char* name : {"cache_hits ", "database_reads ", "database_syncs ", "wal_bytes_written ",
+                           "shm_writes ", "journal_syncs ", "checkpoint_policy threshold:1000\n",
+                           "group_flushes "}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("\n") + name)) << r;
+  }
+  r = Jkv({db_, "stats", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("{\"page_size\":4096,")) << r;
+  EXPECT_THAT(r.out, HasSubstr("\"wal_mode\":true,")) << r;
+  ExpectError(Jkv({db_, "stats", "--jsn"}), "stats: unknown or repeated argument \"--jsn\"");
+  ExpectError(Jkv({db_, "info", "--json", "--json"}), "info: unknown or repeated argument");
 }
 
 TEST_F(JkvTest, WalModePutGetCheckpointInfo) {
@@ -680,8 +707,8 @@ TEST_F(JkvTest, ShellAnswersEveryLineAndExitsZero) {
       "error: key: bad escape at offset 1: '\\' followed by 'q' (only \\xHH escapes exist; "
       "write a backslash as \\x5c)",
       "error: unknown command \"frobnicate\" (try help)",
-      "ok",  // del of a missing key
-      "ok",  // checkpoint: in wal, the default
+      "missing",  // del of a missing key
+      "log_frames 4 copied 4 backfilled 4 blocked no",  // checkpoint: in wal, the default
       ""};
   EXPECT_EQ(lines, expected);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "tools/kv_ops.h"
+#include "tools/report.h"
 #include "tools/tokens.h"
 
 namespace journalkv::tools {
@@ -33,6 +34,7 @@ constexpr ShellCommand kShellCommands[] = {
     {"scan", 0, 3, "scan [FROM [TO]] [LIMIT]"},
     {"count", 0, 0, "count"},
     {"checkpoint", 0, 1, "checkpoint [MODE]"},
+    {"stats", 0, 0, "stats"},
     {"help", 0, 0, "help"},
 };
 
@@ -107,10 +109,11 @@ absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields&
   if (name == "scan") return Scan(args);
   if (name == "count") return Count();
   if (name == "help") return HelpAnswer();
+  if (name == "stats") return absl::StrCat("stats ", StatsReport(db_->Stats()).Json());
   std::optional<absl::string_view> mode;
   if (!args.empty()) mode = args[0];
-  JKV_RETURN_IF_ERROR(Checkpoint(*db_, mode).status());
-  return std::string("ok");
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, Checkpoint(*db_, mode));
+  return FormatCheckpoint(r);
 }
 
 absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
@@ -163,13 +166,11 @@ absl::StatusOr<std::string> Shell::Put(const Fields& args) {
 absl::StatusOr<std::string> Shell::Del(const Fields& args) {
   JKV_RETURN_IF_ERROR(CheckWritable("del"));
   JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
-  // A missing key is not an error here: the answer is ok either way.
-  if (write_txn_ != nullptr) {
-    JKV_RETURN_IF_ERROR(write_txn_->Delete(key).status());
-  } else {
-    JKV_RETURN_IF_ERROR(db_->Delete(key).status());
-  }
-  return std::string("ok");
+  // A missing key is not an error: the answer says which it was.
+  absl::StatusOr<bool> existed =
+      write_txn_ != nullptr ? write_txn_->Delete(key) : db_->Delete(key);
+  JKV_RETURN_IF_ERROR(existed.status());
+  return std::string(*existed ? "ok" : "missing");
 }
 
 template <typename Fn>

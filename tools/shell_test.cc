@@ -1,6 +1,7 @@
 #include "tools/shell.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -63,8 +64,24 @@ TEST_F(ShellTest, AutocommitPutGetDel) {
   EXPECT_EQ(Line("get k"), "value v\n");
   EXPECT_EQ(Line("del k"), "ok\n");
   EXPECT_EQ(Line("get k"), "missing\n");
-  EXPECT_EQ(Line("del k"), "ok\n");  // a missing key is not an error
+  EXPECT_EQ(Line("del k"), "missing\n");  // not an error: the answer says it was not there
   EXPECT_EQ(GetFromOtherHandle("k"), std::nullopt);
+  EXPECT_EQ(Run("put k v\nbegin\ndel k\ndel k\ncommit\n"), "ok\nok\nok\nmissing\nok\n");
+}
+
+TEST_F(ShellTest, CheckpointAnswersItsFiguresAndStatsOneJsonLine) {
+  EXPECT_EQ(Run("put a 1\nput b 2\n"), "ok\nok\n");
+  const std::string ckpt = Line("checkpoint truncate");
+  EXPECT_THAT(ckpt, ::testing::MatchesRegex("log_frames [0-9]+ copied [0-9]+ backfilled [0-9]+ "
+                                            "blocked no.*\n"));
+  EXPECT_THAT(ckpt, ::testing::Not(::testing::StartsWith("log_frames 0 ")));
+  const std::string stats = Line("stats");
+  EXPECT_THAT(stats, ::testing::StartsWith("stats {\"page_size\":4096,"));
+  EXPECT_THAT(stats, ::testing::HasSubstr("\"commits\":2,"));  // this handle's two puts
+  EXPECT_THAT(stats, ::testing::HasSubstr("\"checkpoints\":1,"));
+  EXPECT_THAT(stats, ::testing::HasSubstr("\"wal_syncs\":"));
+  EXPECT_THAT(stats, ::testing::EndsWith("}\n"));
+  EXPECT_EQ(std::count(stats.begin(), stats.end(), '\n'), 1);
 }
 
 TEST_F(ShellTest, BinaryKeysAndValuesGoThroughTokens) {
@@ -164,7 +181,7 @@ TEST_F(ShellTest, ErrorsAnswerOneLineAndTheShellGoesOn) {
             "error: value: bad escape at offset 0: token ends with '\\' (write \\x5c)\n"
             "error: value: bad escape at offset 1: \\x must be followed by two hex digits\n"
             "error: key: byte 0x09 at offset 1 must be escaped as \\x09\n"
-            "ok\n"  // checkpoint: the database is in wal, the default
+            "log_frames 0 copied 0 backfilled 0 blocked no\n"  // the database is in wal
             "error: unknown checkpoint mode \"sideways\" (expected passive, full, restart or "
             "truncate)\n"
             "error: quit takes no arguments\n"

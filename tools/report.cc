@@ -1,0 +1,203 @@
+#include "tools/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "base/status_macros.h"
+#include "tools/tokens.h"
+
+namespace journalkv::tools {
+namespace {
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);  // UTF-8 passes through; other bytes as they are
+        }
+    }
+  }
+  return out + "\"";
+}
+
+absl::StatusOr<uint64_t> FileSize(vfs::FileSystem& fs, const std::string& path) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
+                       fs.Open(path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther}));
+  return file->Size();
+}
+
+void AddIo(Report& f, absl::string_view kind, const vfs::IoCounts& io) {
+  f.Add(absl::StrCat(kind, "_reads"), io.reads);
+  f.Add(absl::StrCat(kind, "_bytes_read"), io.bytes_read);
+  f.Add(absl::StrCat(kind, "_writes"), io.writes);
+  f.Add(absl::StrCat(kind, "_bytes_written"), io.bytes_written);
+  f.Add(absl::StrCat(kind, "_syncs"), io.syncs);
+  f.Add(absl::StrCat(kind, "_truncates"), io.truncates);
+}
+
+}  // namespace
+
+std::string Report::Text() const {
+  std::string out;
+  for (const auto& [name, value] : fields_) {
+    absl::StrAppend(&out, name, " ");
+    if (const auto* u = std::get_if<uint64_t>(&value)) {
+      absl::StrAppend(&out, *u);
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      absl::StrAppendFormat(&out, "%.3f", *d);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      out += *b ? "yes" : "no";
+    } else {
+      out += OneLine(std::get<std::string>(value));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string Report::Json() const {
+  std::string out = "{";
+  for (const auto& [name, value] : fields_) {
+    if (out.size() > 1) out += ',';
+    absl::StrAppend(&out, JsonString(name), ":");
+    if (const auto* u = std::get_if<uint64_t>(&value)) {
+      absl::StrAppend(&out, *u);
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      absl::StrAppendFormat(&out, "%.3f", *d);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      out += *b ? "true" : "false";
+    } else {
+      out += JsonString(std::get<std::string>(value));
+    }
+  }
+  return out + "}";
+}
+
+absl::StatusOr<Report> InfoReport(Db& db, vfs::FileSystem& fs) {
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db.BeginRead());
+  JKV_ASSIGN_OR_RETURN(uint64_t keys, txn->Count());
+  const DbStats stats = db.Stats();  // inside the transaction: the page count is current
+  txn.reset();
+  JKV_ASSIGN_OR_RETURN(uint64_t file_size, FileSize(fs, db.path()));
+  const Options& o = db.options();
+  Report f;
+  f.Add("path", db.path());
+  f.AddInt("page_size", stats.page_size);
+  f.AddInt("page_count", stats.page_count);
+  f.AddInt("free_pages", stats.freelist_pages);
+  f.Add("file_size", file_size);
+  // At least what `backup --compact` leaves out: the free pages and any file tail past the
+  // last page (it may pack the B+tree tighter too).
+  f.Add("reclaimable_bytes",
+        file_size - std::min<uint64_t>(
+                        file_size, uint64_t{stats.page_count - stats.freelist_pages} * stats.page_size));
+  f.Add("keys", keys);
+  f.Add("journal_mode", std::string(JournalModeName(*o.journal_mode)));
+  f.Add("sync", std::string(SyncLevelName(o.sync)));
+  f.Add("read_only", o.read_only);
+  f.AddInt("cache_pages", o.cache_pages);
+  f.AddInt("busy_timeout_ms", absl::ToInt64Milliseconds(o.busy_timeout));
+  if (stats.wal_mode) {
+    f.AddInt("log_frames", stats.log_frames);
+    f.AddInt("log_frames_not_checkpointed", stats.log_unbackfilled);
+    f.Add("log_bytes", stats.log_bytes);
+    // WAL2: the log_ fields above are of both logs; these give the writer's log, -wal2's share,
+    // this one short-lived handle's switches and this invocation's --wal2-switch-pages.
+    if (stats.wal2) {
+      f.AddInt("current_log", stats.current_log);
+      f.AddInt("wal2_log_frames", stats.wal2_log_frames);
+      f.AddInt("wal2_log_frames_not_checkpointed", stats.wal2_log_unbackfilled);
+      f.Add("wal2_log_bytes", stats.wal2_log_bytes);
+      f.Add("log_switches", stats.log_switches);
+      f.AddInt("wal2_switch_pages", o.wal2_switch_pages);
+    }
+    f.Add("checkpoints", stats.checkpoints);
+    f.Add("frames_copied", stats.frames_copied);
+    f.AddInt("oldest_pinned_frame", stats.oldest_pinned_frame);
+    f.AddInt("pinned_connections", stats.pinned_connections);
+    f.Add("checkpoint_policy", stats.checkpoint_policy);
+    // The other policy counters describe this one short-lived handle (nothing ran yet); a
+    // background checkpoint that failed is worth saying, though no call reported it.
+    if (stats.background_errors > 0) {
+      f.Add("background_errors", stats.background_errors);
+      f.Add("background_last_error", stats.background_last_error);
+    }
+  }
+  return f;
+}
+
+Report StatsReport(const DbStats& s) {
+  Report f;
+  f.AddInt("page_size", s.page_size);
+  f.AddInt("page_count", s.page_count);
+  f.AddInt("free_pages", s.freelist_pages);
+  f.Add("cache_hits", s.cache_hits);
+  f.Add("cache_misses", s.cache_misses);
+  f.Add("cached_pages", s.cached_pages);
+  f.Add("commits", s.commits);
+  f.Add("rollbacks", s.rollbacks);
+  f.Add("spills", s.spills);
+  f.Add("recoveries", s.recoveries);
+  f.Add("write_txns", s.write_txns);
+  f.Add("write_lock_wait_ms", s.write_lock_wait_ms);
+  f.Add("write_work_ms", s.write_work_ms);
+  AddIo(f, "database", s.database_io);
+  AddIo(f, "journal", s.journal_io);
+  AddIo(f, "wal", s.wal_io);
+  AddIo(f, "shm", s.shm_io);
+  f.Add("dir_syncs", s.dir_syncs);
+  f.Add("wal_mode", s.wal_mode);
+  if (!s.wal_mode) return f;
+  f.Add("wal2", s.wal2);
+  f.AddInt("log_frames", s.log_frames);
+  f.AddInt("log_frames_not_checkpointed", s.log_unbackfilled);
+  f.Add("log_bytes", s.log_bytes);
+  if (s.wal2) {
+    f.AddInt("current_log", s.current_log);
+    f.AddInt("wal2_log_frames", s.wal2_log_frames);
+    f.AddInt("wal2_log_frames_not_checkpointed", s.wal2_log_unbackfilled);
+    f.Add("wal2_log_bytes", s.wal2_log_bytes);
+    f.Add("log_switches", s.log_switches);
+  }
+  f.Add("checkpoints", s.checkpoints);
+  f.Add("frames_copied", s.frames_copied);
+  f.Add("log_restarts", s.log_restarts);
+  f.Add("frames_rewritten", s.frames_rewritten);
+  f.Add("log_size_cuts", s.log_size_cuts);
+  f.Add("group_flushes", s.group_flushes);
+  f.Add("flushed_commits", s.flushed_commits);
+  f.Add("commits_flushed_by_others", s.commits_flushed_by_others);
+  f.Add("flush_wait_ms", s.flush_wait_ms);
+  f.AddInt("oldest_pinned_frame", s.oldest_pinned_frame);
+  f.AddInt("pinned_connections", s.pinned_connections);
+  f.Add("overflow_reader", s.overflow_reader);
+  f.Add("checkpoint_policy", s.checkpoint_policy);
+  f.Add("checkpoint_ms", s.checkpoint_ms);
+  f.Add("checkpoint_lock_wait_ms", s.checkpoint_lock_wait_ms);
+  f.Add("checkpoint_syncs", s.checkpoint_syncs);
+  f.Add("policy_checkpoints", s.policy_checkpoints);
+  f.Add("background_checkpoints", s.background_checkpoints);
+  f.Add("background_errors", s.background_errors);
+  f.Add("background_last_error", s.background_last_error);
+  f.Add("background_ms", s.background_ms);
+  f.Add("blocked_commits", s.blocked_commits);
+  f.Add("blocked_timeouts", s.blocked_timeouts);
+  f.Add("blocked_writer_ms", s.blocked_writer_ms);
+  f.AddInt("max_log_frames", s.max_log_frames);
+  return f;
+}
+
+}  // namespace journalkv::tools
