@@ -47,7 +47,8 @@
 //          |       |   +0  u64 pin[0]: the snapshot of log 0 the slot's connection still
 //          |       |       needs (pins.h encodes it; 0 = none)
 //          |       |   +8  u64 pin[1]: the same for log 1 (WAL2)
-//          |       |   +16 u64 owner: the owning process id (diagnostics only)
+//          |       |   +16 u64 owner: a random id the owning connection drew when it
+//          |       |       claimed the slot (diagnostics only: `jkv inspect shm` shows it)
 //
 // Regions 1, 2, ...: hash blocks. Block k of log L (frames [k*4096 + 1, (k+1)*4096] of that
 // log) is region 1 + 2*k + L:

@@ -127,6 +127,7 @@ constexpr CommandSpec kCommands[] = {
     {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
     {"shell", 0, 0, "shell"}, {"backup", 1, 1, "backup [--compact] DEST"},
     {"stats", 0, 0, "stats [--json]"},
+    {"inspect", 1, 2, "inspect page N|journal|wal|wal2|shm"},
 };
 
 absl::StatusOr<const CommandSpec*> FindCommand(absl::string_view name) {
@@ -222,6 +223,22 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
     command.range.limit = limit;
   } else if (name == "checkpoint") {
     if (!args.empty()) command.checkpoint_mode = args[0];
+  } else if (name == "inspect") {
+    command.inspect = args[0];
+    const bool page = args[0] == "page";
+    if (args[0] != "page" && args[0] != "journal" && args[0] != "wal" && args[0] != "wal2" &&
+        args[0] != "shm") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inspect: unknown structure \"", OneLine(args[0]), "\" (page N, journal, wal, wal2, shm)"));
+    }
+    if (page != (args.size() == 2)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inspect: ", page ? "page needs a page number N" : "only page takes an argument",
+          "; usage: ", spec->usage));
+    }
+    if (page) {
+      JKV_ASSIGN_OR_RETURN(command.page_no, ParseNumber("N", args[1], UINT32_MAX, 1));
+    }
   } else if (name == "backup") {
     if (args[0].empty()) return absl::InvalidArgumentError("backup: DEST is empty");
     command.dest = args[0];  // a path, not a token

@@ -29,6 +29,8 @@ struct Command {
   bool compact = false;                        // backup --compact
   bool json = false;                           // info --json, stats --json
   std::string dest;                            // backup: the destination path, as given
+  std::string inspect;                         // inspect: page, journal, wal, wal2 or shm
+  uint64_t page_no = 0;                        // inspect page N
 };
 
 struct CommandLine {

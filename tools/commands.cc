@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "tools/help.h"
+#include "tools/inspect.h"
 #include "tools/kv_ops.h"
 #include "tools/report.h"
 #include "tools/shell.h"
@@ -127,6 +128,11 @@ absl::StatusOr<ExitCode> RunShell(Db& db, const CommandIo& io) {
 // Opens the database, runs the command, closes the database.
 absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) {
   vfs::PosixFileSystem fs;
+  if (cl.command.name == "inspect") {
+    // The files as they are: a database too damaged to open can still be read.
+    JKV_RETURN_IF_ERROR(Inspect(fs, cl.db_path, cl.command.inspect, cl.command.page_no, *io.out));
+    return ExitCode::kOk;
+  }
   Options options = cl.options;
   options.file_system = &fs;
   // Only the commands that write create a database: a read of a mistyped path is an error

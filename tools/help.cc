@@ -90,6 +90,15 @@ Commands:
                   checkpoint, group-commit and policy counters. One invocation is
                   one short-lived handle: the shell's "stats" shows a session's
                   counters
+  inspect page N|journal|wal|wal2|shm
+                  print a file's raw structures as its format defines them: page
+                  N of the database file (page 1's header, a B+tree page's
+                  cells, an overflow link, a freelist trunk) with its checksum;
+                  the journal's header, records and seal; the log's header and
+                  frames with salts and checksum chain; the -shm's header copies,
+                  checkpoint words, reader slots and pins, hash blocks' fill.
+                  Opens no database and takes no lock, so it reads damaged
+                  files too: what is wrong is marked BAD
   backup [--compact] DEST
                   copy one snapshot to the new file DEST while writers go on
                   (rollback modes: their commits wait for the copy); DEST is

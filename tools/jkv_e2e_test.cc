@@ -387,6 +387,25 @@ TEST_F(JkvTest, BackupCopiesAndCompactsAndNeverOverwrites) {
   ExpectError(Jkv({db_, "backup"}), "usage: backup [--compact] DEST");
 }
 
+// inspect reads the files without opening the database: even a damaged one.
+TEST_F(JkvTest, InspectReadsTheFilesEvenOfADamagedDatabase) {
+  ExpectOk({"put", "k", "v"}, "");
+  Result r = Jkv({db_, "inspect", "page", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("\nmagic ok\n")) << r;
+  WriteFile(db_, std::string(9000, 'x'));
+  ExpectError(Jkv({db_, "get", "k"}), "not a journalkv database");
+  r = Jkv({db_, "inspect", "page", "2"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("BAD: page 1: ")) << r;
+  EXPECT_THAT(r.out, HasSubstr("checksum 0x7878787878787878 BAD")) << r;
+  ExpectError(Jkv({db_, "inspect", "page"}), "inspect: page needs a page number N");
+  ExpectError(Jkv({db_, "inspect", "wal", "3"}), "inspect: only page takes an argument");
+  ExpectError(Jkv({db_, "inspect", "leaves"}), "inspect: unknown structure \"leaves\"");
+  ExpectError(Jkv({db_, "inspect", "page", "0"}), "N");
+  ExpectError(Jkv({db_, "inspect", "journal"}), "x.db-journal: open: No such file");
+}
+
 // info and stats print "name value" lines, or with --json the same names in one JSON object.
 TEST_F(JkvTest, InfoAndStatsAsLinesAndAsJson) {
   ExpectOk({"put", "k", "v"}, "");
