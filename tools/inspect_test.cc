@@ -103,7 +103,8 @@ TEST_F(InspectTest, PagesOfAHealthyDatabaseAndOfADamagedOne) {
   EXPECT_THAT(out, HasSubstr("magic BAD"));
   WriteBytes(db, "jour");
   EXPECT_THAT(Run(db, "page", 1), HasSubstr("BAD: the file is shorter than page 1's header"));
-  EXPECT_THAT(Inspect(fs_, Path("missing.db"), "page", 1, *new std::ostringstream),
+  std::ostringstream ignored;
+  EXPECT_THAT(Inspect(fs_, Path("missing.db"), "page", 1, ignored),
               StatusIs(absl::StatusCode::kNotFound, "missing.db"));
 }
 
