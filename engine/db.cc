@@ -69,6 +69,15 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
     JKV_RETURN_IF_ERROR(CheckExistence(fs, path, options));
   }
   Options resolved = options;
+  if (resolved.journal_mode.has_value() && !options.switch_family) {
+    JKV_ASSIGN_OR_RETURN(const bool exists, fs->Exists(path));
+    if (exists) {
+      JKV_ASSIGN_OR_RETURN(const JournalMode own, pager::Pager::DefaultJournalMode(fs, path));
+      if (pager::FamilyOf(own) != pager::FamilyOf(*resolved.journal_mode)) {
+        resolved.journal_mode = own;
+      }
+    }
+  }
   if (!resolved.journal_mode.has_value()) {
     JKV_ASSIGN_OR_RETURN(resolved.journal_mode, pager::Pager::DefaultJournalMode(fs, path));
   }

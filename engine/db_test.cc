@@ -356,6 +356,41 @@ TEST(DbTest, CreateIfMissingOffCreatesNothing) {
   EXPECT_EQ(**db->Get("k"), "v");
 }
 
+TEST(DbTest, SwitchFamilyOffOpensTheDatabaseInItsOwnFamily) {
+  vfs::MemFileSystem fs;
+  Options wal = MemOptions(&fs);
+  wal.journal_mode = JournalMode::kWal;
+  Options reader = MemOptions(&fs);
+  reader.switch_family = false;
+  reader.journal_mode = JournalMode::kDelete;
+  {
+    auto db = MustOpen("/w.db", wal);
+    ASSERT_THAT(db->Put("k", "v"), IsOk());
+    // Beside a WAL connection, a non-switching rollback-mode opener just reads in wal.
+    auto other = MustOpen("/w.db", reader);
+    EXPECT_EQ(*other->options().journal_mode, JournalMode::kWal);
+    EXPECT_EQ(**other->Get("k"), "v");
+    ASSERT_THAT(db->Put("k2", "v2"), IsOk());  // the first connection is unaffected
+  }
+  {
+    auto db = MustOpen("/w.db", reader);
+    EXPECT_EQ(*db->options().journal_mode, JournalMode::kWal);
+    EXPECT_TRUE(db->Stats().wal_mode);
+  }
+  // Within the family the asked mode is used; a new database is created in it.
+  Options persist = MemOptions(&fs);
+  persist.journal_mode = JournalMode::kPersist;
+  persist.switch_family = false;
+  { ASSERT_THAT(MustOpen("/r.db", persist)->Put("k", "v"), IsOk()); }
+  Options truncate = persist;
+  truncate.journal_mode = JournalMode::kTruncate;
+  EXPECT_EQ(*MustOpen("/r.db", truncate)->options().journal_mode, JournalMode::kTruncate);
+  Options wal2 = persist;
+  wal2.journal_mode = JournalMode::kWal2;
+  EXPECT_EQ(*MustOpen("/r.db", wal2)->options().journal_mode, JournalMode::kDelete);
+  EXPECT_FALSE(*fs.Exists("/r.db-wal2"));
+}
+
 TEST(DbTest, ErrorIfExists) {
   vfs::MemFileSystem fs;
   Options o = MemOptions(&fs);

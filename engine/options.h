@@ -61,6 +61,11 @@ struct Options {
   // database's family when it differs (refused while other connections have it open).
   // Db::options() reports the mode in use.
   std::optional<JournalMode> journal_mode;
+  // Whether an opener whose journal_mode is of another family than the existing database's
+  // (a rollback mode on a wal or wal2 database, wal on a rollback one, wal2 on wal) switches the
+  // database to it (true, the default) or opens it in its own family (false; options()
+  // .journal_mode then says which): what a reader that must not change the database wants.
+  bool switch_family = true;
   SyncLevel sync = SyncLevel::kFull;
   // Used when the database is created; an existing database keeps its own page size.
   uint32_t page_size = 4096;

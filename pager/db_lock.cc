@@ -97,4 +97,14 @@ absl::Status DbLock::Release() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> DbLock::TryRollbackOpen() {
+  return file_->TryLock(kRollbackOpenByte, 1, LockMode::kShared);
+}
+
+absl::StatusOr<bool> DbLock::TrySwitchFromRollback() {
+  return file_->TryLock(kRollbackOpenByte, 1, LockMode::kExclusive);
+}
+
+absl::Status DbLock::ReleaseRollbackOpen() { return file_->Unlock(kRollbackOpenByte, 1); }
+
 }  // namespace journalkv::pager

@@ -41,6 +41,12 @@ inline constexpr uint64_t kWaitingByte = kSharedFirst + kSharedSize;
 // WAL: held shared for their life by read-only connections that keep a private index (they may
 // not write -shm); checkpoints and log restarts wait while anyone holds it (wal/wal_connection.h).
 inline constexpr uint64_t kPrivateReaderByte = kWaitingByte + 1;
+// Rollback modes: held shared for their life by connections in a rollback-journal mode (taken
+// before they read the header), so that a connection that would switch the database to a WAL
+// mode, which takes it exclusively for the switch without waiting, finds them and refuses: a
+// rollback-mode connection cannot follow the database into a WAL mode. (WAL connections are
+// found by their SHARED lock, which they hold for their life; Pager::LeaveWalLocked.)
+inline constexpr uint64_t kRollbackOpenByte = kPrivateReaderByte + 1;
 
 class DbLock {
  public:
@@ -69,6 +75,13 @@ class DbLock {
   absl::Status DropPending();
   // Any level -> kNone.
   absl::Status Release();
+
+  // The ROLLBACK-OPEN byte (kRollbackOpenByte), apart from the levels above: shared by a
+  // rollback-mode connection for its life (false while a switch to a WAL mode holds it), or
+  // exclusive for a switch to a WAL mode (false while any rollback-mode connection is open).
+  absl::StatusOr<bool> TryRollbackOpen();
+  absl::StatusOr<bool> TrySwitchFromRollback();
+  absl::Status ReleaseRollbackOpen();
 
  private:
   vfs::File* const file_;

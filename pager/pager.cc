@@ -93,6 +93,14 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
   JournalFamily family;
   {
     base::MutexLock lock(&pager->mu_);
+    if (!wal) {
+      // Before the header is read: a switch to a WAL mode that holds the byte is waited out,
+      // and the header then says where the database went (kRollbackOpenByte).
+      JKV_RETURN_IF_ERROR(pager->Retry(pager->Deadline(), false,
+                                       "another connection is switching the database to a WAL "
+                                       "mode",
+                                       &DbLock::TryRollbackOpen));
+    }
     pager->opening_ = true;
     absl::Status s = pager->OpenLocked();
     if (wal && (absl::IsDataLoss(s) || absl::IsInvalidArgument(s))) {
@@ -116,6 +124,22 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
   }
   if (!wal && family != JournalFamily::kRollback) {
     JKV_RETURN_IF_ERROR(pager->SetFamily(JournalFamily::kRollback));
+  }
+  if (wal && family != target) {
+    // No rollback-mode connection may be open through the switch (kRollbackOpenByte): it
+    // would find its database in a WAL mode and fail every call.
+    absl::StatusOr<bool> alone;
+    {
+      base::MutexLock lock(&pager->mu_);
+      alone = pager->lock_.TrySwitchFromRollback();
+    }
+    JKV_RETURN_IF_ERROR(alone.status());
+    if (!*alone) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, ": the database is in a rollback journal mode and other connections have it "
+          "open; it can switch to ", JournalModeName(options.journal_mode),
+          " mode only when no other connection is open"));
+    }
   }
   if (wal) {
     const absl::Time switch_deadline = pager->Deadline();
@@ -146,6 +170,12 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
               "mode"));
         }
       }
+    }
+    {
+      base::MutexLock lock(&pager->mu_);
+      // Held only for the switch (a WAL connection holds SHARED instead); a no-op when this
+      // connection did not switch.
+      JKV_RETURN_IF_ERROR(pager->lock_.ReleaseRollbackOpen());
     }
     if (options.exclusive_locking) {
       base::MutexLock lock(&pager->mu_);

@@ -294,9 +294,18 @@ TEST_P(WalTest, SwitchingBetweenRollbackAndWal) {
     ASSERT_THAT(db->Put("back", "delete"), IsOk());
     EXPECT_THAT(db->Checkpoint(),
                 StatusIs(absl::StatusCode::kFailedPrecondition, "needs journal mode wal"));
+    // And the other way: a WAL-mode opener while a rollback-mode connection (idle, holding no
+    // transaction lock) is open is refused, and the rollback connection goes on working.
+    // (It used to switch the database, and the rollback connection then failed every call.)
+    absl::StatusOr<std::unique_ptr<Db>> other = Db::Open(path_, WalOptions());
+    EXPECT_THAT(other, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                "in a rollback journal mode and other connections have it open"));
+    ASSERT_THAT(db->Put("still", "delete"), IsOk());
+    EXPECT_EQ(**db->Get("back"), "delete");
   }
   std::unique_ptr<Db> db = Open(WalOptions());
   EXPECT_EQ(**db->Get("back"), "delete");
+  EXPECT_EQ(**db->Get("still"), "delete");
   EXPECT_THAT(db->Check()->problems, ::testing::IsEmpty());
 }
 

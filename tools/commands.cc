@@ -138,8 +138,21 @@ absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) 
   // Only the commands that write create a database: a read of a mistyped path is an error
   // naming it, not a new empty database.
   const std::string& name = cl.command.name;
+  const bool writes = name == "put" || name == "del" || name == "load" || name == "shell";
   options.create_if_missing = name == "put" || name == "load" || name == "shell";
+  // Only the commands that write switch a database's journal family: the others open it in
+  // its own family, and say so when --journal named another.
+  const std::optional<JournalMode> asked = options.journal_mode;
+  options.switch_family = writes;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(cl.db_path, options));
+  if (asked.has_value() && !writes) {
+    const JournalMode used = *db->options().journal_mode;
+    if (*asked != used) {
+      *io.err << "note: " << OneLine(cl.db_path) << " stays in " << JournalModeName(used)
+              << " mode (only put, del, load and shell switch it to --journal="
+              << JournalModeName(*asked) << ")\n";
+    }
+  }
   const absl::StatusOr<ExitCode> code = RunCommand(*db, fs, cl.command, io);
   const absl::Status closed = db->Close();
   JKV_RETURN_IF_ERROR(code.status());

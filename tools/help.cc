@@ -23,7 +23,10 @@ Options (before DBPATH; "--" ends them):
                         a rollback journal); wal2 is wal with two logs,
                         DBPATH-wal and DBPATH-wal2, that the writer alternates
                         between so that one can be checkpointed while the other
-                        grows
+                        grows. Only put, del, load and shell switch an existing
+                        database to a MODE of another family (refused while
+                        other connections have it open); the other commands
+                        open it in its own family and say so on stderr
   --sync=LEVEL          off, normal, full (default) or extra
   --page-size=N         page size of a new database: a power of two from 512 to
                         65536 (default 4096); an existing database keeps its own

@@ -387,6 +387,24 @@ TEST_F(JkvTest, BackupCopiesAndCompactsAndNeverOverwrites) {
   ExpectError(Jkv({db_, "backup"}), "usage: backup [--compact] DEST");
 }
 
+// A read command never switches the database's family; a writing one does.
+TEST_F(JkvTest, OnlyWritingCommandsSwitchTheJournalFamily) {
+  ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "k", "v"}).exit_code, 0);
+  Result r = Jkv({"--journal=wal", db_, "get", "k"});
+  EXPECT_EQ(r.out, "v\n") << r;
+  EXPECT_THAT(r.err, HasSubstr("note: " + db_ + " stays in delete mode (only put, del, load and "
+                               "shell switch it to --journal=wal)")) << r;
+  for (const char* command : {"count", "info", "check", "dump", "stats"}) {
+    EXPECT_EQ(Jkv({"--journal=wal2", db_, command}).exit_code, 0) << command;
+  }
+  EXPECT_THAT(Jkv({db_, "info"}).out, HasSubstr("journal_mode delete\n"));
+  // Within the family there is nothing to say.
+  r = Jkv({"--journal=persist", db_, "get", "k"});
+  EXPECT_EQ(r.err, "") << r;
+  ASSERT_EQ(Jkv({"--journal=wal", db_, "put", "k2", "v"}).exit_code, 0);
+  EXPECT_THAT(Jkv({db_, "info"}).out, HasSubstr("journal_mode wal\n"));
+}
+
 // inspect reads the files without opening the database: even a damaged one.
 TEST_F(JkvTest, InspectReadsTheFilesEvenOfADamagedDatabase) {
   ExpectOk({"put", "k", "v"}, "");
@@ -502,9 +520,10 @@ TEST_F(JkvTest, Wal2ModePutGetCheckpointInfo) {
   EXPECT_FALSE(Exists(db_ + "-wal"));
   EXPECT_FALSE(Exists(db_ + "-wal2"));
   EXPECT_FALSE(Exists(db_ + "-shm"));
-  // Opening it in a rollback mode switches it back; the data stays.
-  r = Jkv({"--journal=delete", db_, "get", "k"});
-  EXPECT_EQ(r.out, "v\n") << r;
+  // A writing command in a rollback mode switches it back; the data stays.
+  r = Jkv({"--journal=delete", db_, "put", "k2", "w"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  ExpectOk({"get", "k"}, "v\n");
   r = Jkv({db_, "info"});
   EXPECT_THAT(r.out, HasSubstr("journal_mode delete\n")) << r;
   EXPECT_THAT(r.out, Not(HasSubstr("current_log"))) << r;
@@ -559,10 +578,11 @@ TEST_F(JkvTest, CheckpointPolicyShowsInInfo) {
   EXPECT_THAT(r.out, HasSubstr("checkpoint_policy async:0/100\n")) << r;
   EXPECT_THAT(r.out, HasSubstr("keys 3\n"));
   // A rollback mode has no log, so no policy to show.
+  ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "d", "4"}).exit_code, 0);
   r = Jkv({"--journal=delete", "--checkpoint=manual", db_, "info"});
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, Not(HasSubstr("checkpoint_policy")));
-  EXPECT_THAT(r.out, HasSubstr("keys 3\n"));
+  EXPECT_THAT(r.out, HasSubstr("keys 4\n"));
 }
 
 TEST_F(JkvTest, DirectoryOrForeignFileAsDbPathExitsTwo) {
