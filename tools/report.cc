@@ -48,6 +48,20 @@ void AddIo(Report& f, absl::string_view kind, const vfs::IoCounts& io) {
   f.Add(absl::StrCat(kind, "_truncates"), io.truncates);
 }
 
+// The log's state, for info and stats alike. WAL2: the log_ fields are of both logs; the wal2_
+// ones give -wal2's share, current_log the writer's log, log_switches this handle's switches.
+void AddLogState(Report& f, const DbStats& s) {
+  f.AddInt("log_frames", s.log_frames);
+  f.AddInt("log_frames_not_checkpointed", s.log_unbackfilled);
+  f.Add("log_bytes", s.log_bytes);
+  if (!s.wal2) return;
+  f.AddInt("current_log", s.current_log);
+  f.AddInt("wal2_log_frames", s.wal2_log_frames);
+  f.AddInt("wal2_log_frames_not_checkpointed", s.wal2_log_unbackfilled);
+  f.Add("wal2_log_bytes", s.wal2_log_bytes);
+  f.Add("log_switches", s.log_switches);
+}
+
 }  // namespace
 
 std::string Report::Text() const {
@@ -111,19 +125,8 @@ absl::StatusOr<Report> InfoReport(Db& db, vfs::FileSystem& fs) {
   f.AddInt("cache_pages", o.cache_pages);
   f.AddInt("busy_timeout_ms", absl::ToInt64Milliseconds(o.busy_timeout));
   if (stats.wal_mode) {
-    f.AddInt("log_frames", stats.log_frames);
-    f.AddInt("log_frames_not_checkpointed", stats.log_unbackfilled);
-    f.Add("log_bytes", stats.log_bytes);
-    // WAL2: the log_ fields above are of both logs; these give the writer's log, -wal2's share,
-    // this one short-lived handle's switches and this invocation's --wal2-switch-pages.
-    if (stats.wal2) {
-      f.AddInt("current_log", stats.current_log);
-      f.AddInt("wal2_log_frames", stats.wal2_log_frames);
-      f.AddInt("wal2_log_frames_not_checkpointed", stats.wal2_log_unbackfilled);
-      f.Add("wal2_log_bytes", stats.wal2_log_bytes);
-      f.Add("log_switches", stats.log_switches);
-      f.AddInt("wal2_switch_pages", o.wal2_switch_pages);
-    }
+    AddLogState(f, stats);
+    if (stats.wal2) f.AddInt("wal2_switch_pages", o.wal2_switch_pages);  // this invocation's
     f.Add("checkpoints", stats.checkpoints);
     f.Add("frames_copied", stats.frames_copied);
     f.AddInt("oldest_pinned_frame", stats.oldest_pinned_frame);
@@ -162,16 +165,7 @@ Report StatsReport(const DbStats& s) {
   f.Add("wal_mode", s.wal_mode);
   if (!s.wal_mode) return f;
   f.Add("wal2", s.wal2);
-  f.AddInt("log_frames", s.log_frames);
-  f.AddInt("log_frames_not_checkpointed", s.log_unbackfilled);
-  f.Add("log_bytes", s.log_bytes);
-  if (s.wal2) {
-    f.AddInt("current_log", s.current_log);
-    f.AddInt("wal2_log_frames", s.wal2_log_frames);
-    f.AddInt("wal2_log_frames_not_checkpointed", s.wal2_log_unbackfilled);
-    f.Add("wal2_log_bytes", s.wal2_log_bytes);
-    f.Add("log_switches", s.log_switches);
-  }
+  AddLogState(f, s);
   f.Add("checkpoints", s.checkpoints);
   f.Add("frames_copied", s.frames_copied);
   f.Add("log_restarts", s.log_restarts);
