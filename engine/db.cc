@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "btree/btree.h"
+#include "log/wal_log.h"
 #include "pager/pager.h"
 #include "shm/wal_index.h"
 #include "vfs/posix_fs.h"
@@ -101,6 +102,13 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   }
   po.wal2_switch_pages = options.wal2_switch_pages;
   po.wal_size_limit = options.wal_size_limit;
+  if (options.wal_grow_bytes < wal::kMinGrowBytes || options.wal_grow_bytes > wal::kMaxGrowBytes ||
+      (options.wal_grow_bytes & (options.wal_grow_bytes - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wal_grow_bytes must be a power of two in [", wal::kMinGrowBytes, ", ",
+        wal::kMaxGrowBytes, "]; got ", options.wal_grow_bytes));
+  }
+  po.wal_grow_bytes = options.wal_grow_bytes;
   if (options.reader_slots < 0 || options.reader_slots > shm::kMaxSlots) {
     return absl::InvalidArgumentError(absl::StrCat("reader_slots must be in [0, ",
                                                    shm::kMaxSlots, "]; got ",
@@ -176,7 +184,7 @@ absl::Status Db::Put(absl::string_view key, absl::string_view value) {
                                                 value.size()));
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, BeginWrite());
   JKV_RETURN_IF_ERROR(txn->Put(key, value));
-  return txn->Commit();
+  return txn->CommitOrRollback();
 }
 
 absl::Status Db::Write(const WriteBatch& batch) {
@@ -199,7 +207,7 @@ absl::Status Db::Write(const WriteBatch& batch) {
       JKV_RETURN_IF_ERROR(txn->Put(op.key, op.value));
     }
   }
-  return txn->Commit();
+  return txn->CommitOrRollback();
 }
 
 absl::StatusOr<bool> Db::Delete(absl::string_view key) {
@@ -209,7 +217,7 @@ absl::StatusOr<bool> Db::Delete(absl::string_view key) {
     JKV_RETURN_IF_ERROR(txn->Rollback());
     return false;
   }
-  JKV_RETURN_IF_ERROR(txn->Commit());
+  JKV_RETURN_IF_ERROR(txn->CommitOrRollback());
   return true;
 }
 
@@ -404,7 +412,9 @@ absl::StatusOr<uint64_t> WriteTransaction::Count() {
   return btree::BTree::Count(*txn_);
 }
 
-absl::Status WriteTransaction::Commit() {
+bool WriteTransaction::open() const { return !txn_->finished(); }
+
+absl::Status WriteTransaction::CommitPages() {
   if (!failed_.ok()) {
     const absl::Status failure = CheckOpen();
     txn_->Rollback().IgnoreError();  // the failure that forced it is what the caller needs
@@ -413,6 +423,24 @@ absl::Status WriteTransaction::Commit() {
   JKV_RETURN_IF_ERROR(txn_->Commit());
   db_->CallHooks(txn_->commit_record());
   return absl::OkStatus();
+}
+
+absl::Status WriteTransaction::Commit() {
+  absl::Status s = CommitPages();
+  if (!s.ok() && !txn_->finished()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), "; the transaction is still open: "
+                                                            "Commit again to retry, or Rollback"));
+  }
+  return s;
+}
+
+absl::Status WriteTransaction::CommitOrRollback() {
+  absl::Status s = CommitPages();
+  if (!s.ok() && !txn_->finished()) {
+    txn_->Rollback().IgnoreError();  // the commit's error is the caller's
+    return absl::Status(s.code(), absl::StrCat(s.message(), "; nothing was written"));
+  }
+  return s;
 }
 
 void Db::CallHooks(const pager::CommitRecord& record) {

@@ -191,16 +191,29 @@ class WriteTransaction {
   absl::StatusOr<uint64_t> Count();
 
   // Makes every write durable (as the sync level promises) and visible, atomically. On error
-  // nothing of the transaction is in the database. FailedPrecondition once ended.
+  // nothing of the transaction is in the database, and the transaction has ended, except after
+  // a busy error (Unavailable) that says "the transaction is still open": in the rollback
+  // journal modes a commit waits up to the busy timeout for other connections' readers, and
+  // when they outlast it the transaction stays whole and open: call Commit again to retry (or
+  // Rollback). FailedPrecondition once ended.
   absl::Status Commit();
   // Discards every write. Idempotent.
   absl::Status Rollback();
+  // Commit, but a commit that would stay open after a busy error is rolled back instead (its
+  // error says nothing was written): the transaction always ends. Db::Put, Delete and Write
+  // commit this way.
+  absl::Status CommitOrRollback();
+  // False once the transaction has committed or rolled back (true after a busy Commit that
+  // left it open).
+  bool open() const;
 
  private:
   friend class Db;
   WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn);
   absl::Status CheckOpen() const;
   absl::Status AfterWrite(absl::Status s);
+  // Commits (Commit's work, without its note on a transaction left open).
+  absl::Status CommitPages();
 
   Db* const db_;
   std::unique_ptr<pager::WriteTxn> txn_;

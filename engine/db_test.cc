@@ -21,6 +21,7 @@
 namespace journalkv {
 namespace {
 
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
 
@@ -125,6 +126,60 @@ TEST(DbTest, ReadTransactionKeepsItsSnapshotAgainstOtherThreadsUntilItEnds) {
   EXPECT_EQ(**v, "old");
   reader->reset();
   ASSERT_THAT(db->Put("k", "new"), IsOk());
+}
+
+// A commit that gives up busy on other connections' readers (the rollback journal's EXCLUSIVE
+// lock) leaves its transaction whole and open: retried once the readers are gone it commits
+// everything; rolled back it leaves nothing. (It used to end the transaction: the caller had
+// to redo every write.)
+TEST(DbTest, ACommitThatGaveUpBusyOnReadersCanBeRetriedOrRolledBack) {
+  using V = std::optional<std::string>;
+  for (JournalMode mode : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist}) {
+    SCOPED_TRACE(JournalModeName(mode));
+    vfs::MemFileSystem fs;
+    Options o = MemOptions(&fs);
+    o.journal_mode = mode;
+    o.busy_timeout = absl::Milliseconds(50);
+    auto writer_db = MustOpen("/x.db", o);
+    auto reader_db = MustOpen("/x.db", o);
+    ASSERT_THAT(writer_db->Put("k", "old"), IsOk());
+    for (bool retry : {false, true}) {
+      SCOPED_TRACE(retry ? "retried" : "rolled back");
+      const std::string value = retry ? "retried" : "rolled back";
+      auto reader = reader_db->BeginRead();  // another connection's reader: SHARED
+      ASSERT_THAT(reader, IsOk());
+      auto txn = writer_db->BeginWrite();
+      ASSERT_THAT(txn, IsOk());
+      ASSERT_THAT((*txn)->Put("k", value), IsOk());
+      EXPECT_THAT((*txn)->Commit(),
+                  StatusIs(absl::StatusCode::kUnavailable, "the transaction is still open"));
+      // Still open: it reads its own writes and takes more.
+      EXPECT_THAT((*txn)->Get("k"), IsOkAndHolds(V(value)));
+      ASSERT_THAT((*txn)->Put(value, "1"), IsOk());
+      EXPECT_THAT((*reader)->Get("k"), IsOkAndHolds(V("old")));
+      reader->reset();
+      if (retry) {
+        ASSERT_THAT((*txn)->Commit(), IsOk());
+      } else {
+        ASSERT_THAT((*txn)->Rollback(), IsOk());
+      }
+      txn->reset();
+      for (Db* db : {writer_db.get(), reader_db.get()}) {
+        EXPECT_THAT(db->Get("k"), IsOkAndHolds(V(retry ? value : "old")));
+        EXPECT_THAT(db->Get(value), IsOkAndHolds(retry ? V("1") : V()));
+      }
+      EXPECT_THAT(reader_db->Check(), IsOk());
+    }
+    // The one-call writes end their transaction either way: rolled back, and said so.
+    auto reader = reader_db->BeginRead();
+    ASSERT_THAT(reader, IsOk());
+    EXPECT_THAT(writer_db->Put("x", "y"),
+                StatusIs(absl::StatusCode::kUnavailable, "busy: readers of another connection "
+                                                         "are still open; nothing was written"));
+    reader->reset();
+    EXPECT_THAT(writer_db->Get("x"), IsOkAndHolds(V()));
+    ASSERT_THAT(writer_db->Put("x", "z"), IsOk());
+  }
 }
 
 TEST(DbTest, InWalModeAReadTransactionKeepsItsSnapshotWhileOthersCommit) {
@@ -414,6 +469,13 @@ TEST(DbTest, BadOptionsAreInvalidArgument) {
     o.reader_slots = slots;
     EXPECT_THAT(Db::Open("/x.db", o),
                 StatusIs(absl::StatusCode::kInvalidArgument, "reader_slots must be in [0, 512]"));
+  }
+  for (uint64_t grow : {uint64_t{0}, uint64_t{2048}, uint64_t{100000}, uint64_t{16} << 20}) {
+    o = MemOptions(&fs);
+    o.wal_grow_bytes = grow;
+    EXPECT_THAT(Db::Open("/x.db", o),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "wal_grow_bytes must be a power of two in [4096, 8388608]"));
   }
 }
 

@@ -96,6 +96,11 @@ struct Options {
   // peak size for good; below it the file is kept, and reused without growing. 0: never cut
   // (SQLite's journal_size_limit; its default keeps every log at its peak).
   uint64_t wal_size_limit = 64ull << 20;
+  // WAL: the log file is preallocated with zeros, in steps that start at this many bytes and
+  // double with the file up to 8 MiB, so that a commit in steady state overwrites bytes that
+  // exist and its data-only flush (fdatasync) is enough. A power of two, 4 KiB to 8 MiB.
+  // Smaller suits many tiny databases (each log starts this big); the crash sweeps use 64 KiB.
+  uint64_t wal_grow_bytes = uint64_t{1} << 20;
   // WAL: the reader slots in the -shm this connection may claim, 0 to 512 (the -shm holds
   // 512). A slot makes starting and ending a read transaction free of system calls. A
   // connection that finds every slot it may claim taken (more than 512 connections open at

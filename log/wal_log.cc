@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 
 namespace journalkv::wal {
@@ -100,11 +101,14 @@ absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, Sca
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
-                                                     const std::string& path, bool read_only) {
+                                                     const std::string& path, bool read_only,
+                                                     uint64_t grow_bytes) {
+  JKV_DCHECK(grow_bytes >= kMinGrowBytes && grow_bytes <= kMaxGrowBytes &&
+             (grow_bytes & (grow_bytes - 1)) == 0);
   const vfs::OpenMode mode = read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
                        fs->Open(path, {mode, vfs::FileKind::kWal}));
-  return std::unique_ptr<WalLog>(new WalLog(std::move(file)));
+  return std::unique_ptr<WalLog>(new WalLog(std::move(file), grow_bytes));
 }
 
 absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size, uint32_t max_frames) {
@@ -266,11 +270,11 @@ absl::Status WalLog::EnsureSize(uint64_t end) {
   JKV_ASSIGN_OR_RETURN(const uint64_t size, file_->Size());
   known_size_ = size;
   if (end <= size) return absl::OkStatus();
-  // Grow in big steps (doubling, up to kMaxGrowBytes), so that a log in steady state is never
+  // Grow in big steps (from grow_bytes_, doubling, up to kMaxGrowBytes), so that a log in steady state is never
   // extended and a data-only sync is enough to make an append durable, while no one commit
   // writes more than a few MiB of zeros.
-  const uint64_t step = std::clamp(size, kGrowBytes, kMaxGrowBytes);
-  const uint64_t new_size = RoundUp(std::max(end, size + step), kGrowBytes);
+  const uint64_t step = std::clamp(size, grow_bytes_, kMaxGrowBytes);
+  const uint64_t new_size = RoundUp(std::max(end, size + step), grow_bytes_);
   const std::vector<uint8_t> zeros(std::min(kZeroChunkBytes, new_size - size), 0);
   for (uint64_t at = size; at < new_size;) {
     const uint64_t n = std::min<uint64_t>(zeros.size(), new_size - at);

@@ -36,8 +36,11 @@
 
 namespace journalkv::wal {
 
-// The smallest step by which the file grows (zero-filled).
+// The smallest step by which the file grows (zero-filled), by default; WalOptions::grow_bytes
+// (engine Options::wal_grow_bytes) sets it per connection, a power of two from kMinGrowBytes
+// to kMaxGrowBytes.
 inline constexpr uint64_t kGrowBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMinGrowBytes = uint64_t{1} << 12;
 inline constexpr uint64_t kMaxGrowBytes = uint64_t{8} << 20;
 
 // What the recovery scan found.
@@ -59,9 +62,11 @@ struct FramePage {
 class WalLog {
  public:
   // Opens the log at `path`: created when missing unless `read_only`. NotFound when read-only
-  // and missing. The file is not read here.
+  // and missing. The file is not read here. `grow_bytes`: the smallest preallocation step (a
+  // power of two in [kMinGrowBytes, kMaxGrowBytes]).
   static absl::StatusOr<std::unique_ptr<WalLog>> Open(vfs::FileSystem* fs,
-                                                      const std::string& path, bool read_only);
+                                                      const std::string& path, bool read_only,
+                                                      uint64_t grow_bytes = kGrowBytes);
 
   // Reads the header and every frame up to the end of the valid prefix. `page_size` is the
   // database's: a header with another page size is treated as an empty log. I/O errors (not a
@@ -118,13 +123,15 @@ class WalLog {
   const std::string& path() const { return file_->path(); }
 
  private:
-  explicit WalLog(std::unique_ptr<vfs::File> file) : file_(std::move(file)) {}
+  WalLog(std::unique_ptr<vfs::File> file, uint64_t grow_bytes)
+      : file_(std::move(file)), grow_bytes_(grow_bytes) {}
   absl::Status EnsureSize(uint64_t end);
   // Reads out.size() bytes at `at` within frame `frame`; DataLoss when the file ends first.
   absl::Status ReadInFrame(uint32_t frame, uint32_t page_size, uint64_t at,
                            absl::Span<uint8_t> out);
 
   std::unique_ptr<vfs::File> file_;
+  const uint64_t grow_bytes_;  // the smallest preallocation step
   // The file is at least this long (0: unknown, ask). Forgotten at each new generation's
   // header: another connection may have cut the file since (a size limit, TRUNCATE).
   uint64_t known_size_ = 0;

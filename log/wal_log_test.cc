@@ -406,6 +406,29 @@ TEST_F(WalLogTest, AppendPreallocatesInWholeSteps) {
   EXPECT_EQ(WalCounts().syncs, 0u);
 }
 
+// A smaller first step (WalOptions::grow_bytes): the file starts at two steps and then doubles,
+// in whole steps of that size.
+TEST(WalLogGrowTest, ASmallerStepStartsSmallAndDoubles) {
+  vfs::MemFileSystem fs;
+  constexpr uint64_t kStep = 64 * 1024;
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalLog> log,
+                           WalLog::Open(&fs, kPath, false, kStep));
+  const WalHeader header{kPageSize, 1, 2, 3};
+  JKV_ASSERT_OK_AND_ASSIGN(uint64_t chain, log->WriteHeader(header));
+  const std::vector<uint8_t> image = ImageOf(1, 1);
+  const FramePage page{PageNo(1), image};
+  std::vector<uint64_t> sizes;
+  uint32_t frame = 1;
+  for (; FrameOffset(frame, kPageSize) < 4 * kStep; ++frame) {
+    JKV_ASSERT_OK_AND_ASSIGN(chain, log->Append(header, frame, chain, {&page, 1}, 1));
+    JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
+    if (sizes.empty() || sizes.back() != size) sizes.push_back(size);
+  }
+  EXPECT_EQ(sizes, (std::vector<uint64_t>{2 * kStep, 4 * kStep, 8 * kStep}));
+  JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
+  EXPECT_EQ(scan.mx_frame, frame - 1);
+}
+
 TEST_F(WalLogTest, AppendThatFitsIsOneWriteAndKeepsTheSize) {
   WriteThreeTransactions();
   const uint64_t size = WalSize();

@@ -165,8 +165,13 @@ class WriteTxn : public PageWriter {
 
   // Makes the transaction durable (as the sync level promises) and visible. On error the
   // transaction has been rolled back (or, when the database file was already touched, the pager
-  // is in its sticky error state). FailedPrecondition after Commit or Rollback.
+  // is in its sticky error state), except for one: a busy error (Unavailable) from waiting for
+  // the readers of other connections to finish before anything was written (the rollback
+  // journal's EXCLUSIVE lock). Then the transaction stays open, whole (finished() is false):
+  // Commit again to retry, or Rollback. FailedPrecondition after Commit or Rollback.
   absl::Status Commit();
+  // Whether the transaction has ended (committed or rolled back).
+  bool finished() const { return finished_; }
   // Discards every change. Idempotent.
   absl::Status Rollback();
 
@@ -224,6 +229,9 @@ class WriteTxn : public PageWriter {
   const DbHeader start_header_;
   DbHeader header_;
   absl::Status failed_;  // a failure that forces rollback
+  // Set by a strategy's CommitPages that failed busy before writing anything outside memory
+  // and left the transaction whole (its locks, its pages): Commit keeps it open.
+  bool commit_retryable_ = false;
   DirtyMap dirty_;
   CommitRecord commit_record_;  // set by a strategy's successful CommitPages
 

@@ -69,6 +69,7 @@ wal::WalOptions WalOptionsOf(const PagerOptions& options) {
   w.exclusive_locking = options.exclusive_locking;
   w.wal2_switch_pages = options.wal2_switch_pages;
   w.size_limit = options.wal_size_limit;
+  w.grow_bytes = options.wal_grow_bytes;
   w.reader_slots = options.reader_slots;
   w.busy_timeout = options.busy_timeout;
   w.private_reader_byte = kPrivateReaderByte;

@@ -69,6 +69,7 @@ struct PagerOptions {
   // (and the other one is copied completely).
   uint32_t wal2_switch_pages = 1000;
   uint64_t wal_size_limit = 64ull << 20;  // WAL: a restarted log longer than this is cut back
+  uint64_t wal_grow_bytes = uint64_t{1} << 20;  // WAL: the log's smallest preallocation step
   // WAL: the reader slots of the -shm this connection may claim (0..shm::kMaxSlots). A
   // connection that finds all of them taken still reads and writes: it pins its snapshots
   // under the shared overflow marks, at a few lock calls per read transaction

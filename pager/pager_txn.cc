@@ -219,8 +219,10 @@ absl::Status WriteTxn::Commit() {
     End(/*clear_cache=*/false);
     return absl::OkStatus();
   }
+  commit_retryable_ = false;
   absl::Status s = CommitPages();
   if (s.ok()) return s;
+  if (commit_retryable_ && absl::IsUnavailable(s)) return s;  // still open: see Commit
   // Undo in this process. When the database file was touched this restores the originals from
   // the journal; if that fails too, the pager enters its error state and the next opener rolls
   // the hot journal back. Either way the caller's error is the commit's.

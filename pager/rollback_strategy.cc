@@ -400,7 +400,13 @@ absl::Status RollbackWriteTxn::CommitPages() {
   ++new_header.change_counter;
   JKV_RETURN_IF_ERROR(DirtyPage1(new_header));
   if (!exclusive_) {
-    JKV_RETURN_IF_ERROR(strategy_->AcquireExclusive());
+    // Busy here leaves everything as it was (RESERVED held, the pages in memory, page 1's new
+    // counter computed again from header_ at the next try): the commit can be retried.
+    absl::Status s = strategy_->AcquireExclusive();
+    if (!s.ok()) {
+      commit_retryable_ = absl::IsUnavailable(s);
+      return s;
+    }
     exclusive_ = true;
   }
   Journal& journal = strategy_->journal_;

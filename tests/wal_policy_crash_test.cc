@@ -149,6 +149,7 @@ TEST_P(WalPolicyCrashTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGu
   spec.options.pager.journal_mode = c.mode;
   spec.options.pager.wal2_switch_pages = kWal2SwitchPages;
   spec.options.pager.sync = c.sync;
+  spec.options.pager.wal_grow_bytes = kSweepWalGrowBytes;
   spec.options.pager.page_size = 512;
   spec.options.pager.cache_pages = 16;
   spec.options.pager.busy_timeout = absl::Milliseconds(50);

@@ -272,6 +272,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
     }
     JKV_RETURN_IF_ERROR(ApplyOption(args[i], state, cl.options));
   }
+  cl.page_size_given = state.seen.contains("--page-size");
   if (i >= args.size()) return absl::InvalidArgumentError("missing DBPATH and COMMAND");
   if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");
   cl.db_path = args[i++];

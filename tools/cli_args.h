@@ -36,6 +36,7 @@ struct Command {
 struct CommandLine {
   bool help = false;  // -h or --help: nothing else is set
   Options options;
+  bool page_size_given = false;  // --page-size was on the command line
   std::string db_path;
   Command command;
 };

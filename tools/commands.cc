@@ -114,7 +114,7 @@ absl::StatusOr<ExitCode> RunLoad(Db& db, const CommandIo& io) {
     }
   }
   if (io.in->bad()) return absl::UnknownError("reading stdin failed (nothing was loaded)");
-  JKV_RETURN_IF_ERROR(txn->Commit());
+  JKV_RETURN_IF_ERROR(txn->CommitOrRollback());
   *io.out << "loaded " << n << '\n';
   return ExitCode::kOk;
 }
@@ -152,6 +152,12 @@ absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) 
               << " mode (only put, del, load and shell switch it to --journal="
               << JournalModeName(*asked) << ")\n";
     }
+  }
+  if (cl.page_size_given && db->page_size() != options.page_size) {
+    // The page size is fixed when the database is made; an existing one keeps its own.
+    *io.err << "note: " << OneLine(cl.db_path) << " has " << db->page_size()
+            << "-byte pages, fixed when it was made; --page-size=" << options.page_size
+            << " is ignored\n";
   }
   const absl::StatusOr<ExitCode> code = RunCommand(*db, fs, cl.command, io);
   const absl::Status closed = db->Close();

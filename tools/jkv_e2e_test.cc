@@ -694,6 +694,11 @@ TEST_F(JkvTest, PageSizeIsFixedAtCreation) {
   ASSERT_EQ(Jkv({"--page-size=512", db_, "put", "k", "v"}).exit_code, 0);
   const Result info = Jkv({"--page-size=8192", db_, "info"});
   EXPECT_THAT(info.out, HasSubstr("page_size 512\n")) << info;
+  // Said, not silently dropped; and not said when it matches or was not given.
+  EXPECT_THAT(info.err, HasSubstr("has 512-byte pages, fixed when it was made; --page-size=8192 "
+                                  "is ignored")) << info;
+  EXPECT_EQ(Jkv({"--page-size=512", db_, "count"}).err, "");
+  EXPECT_EQ(Jkv({db_, "count"}).err, "");
 }
 
 TEST_F(JkvTest, CheckReportsDamagedPagesAndExitsTwo) {

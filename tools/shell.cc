@@ -140,8 +140,17 @@ absl::StatusOr<std::string> Shell::End(absl::string_view name) {
   if (write_txn_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(name, ": no transaction is open"));
   }
+  if (name == "commit") {
+    // A commit that gave up busy on other connections' readers keeps the transaction open:
+    // `commit` again retries it, `rollback` drops it.
+    const absl::Status s = write_txn_->Commit();
+    if (!s.ok() && write_txn_->open()) return s;
+    write_txn_.reset();
+    JKV_RETURN_IF_ERROR(s);
+    return std::string("ok");
+  }
   std::unique_ptr<WriteTransaction> txn = std::move(write_txn_);
-  JKV_RETURN_IF_ERROR(name == "commit" ? txn->Commit() : txn->Rollback());
+  JKV_RETURN_IF_ERROR(txn->Rollback());
   return std::string("ok");
 }
 

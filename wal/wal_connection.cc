@@ -113,7 +113,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
     JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
     created |= !log_existed;
     absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-        wal::WalLog::Open(fs_, log_paths_[l], read_only);
+        wal::WalLog::Open(fs_, log_paths_[l], read_only, options_.grow_bytes);
     if (read_only && absl::IsNotFound(log.status())) {
       // No log (the last connection removed it): the database file holds every commit. A
       // read-only connection cannot create the log; it opens it at the first snapshot that

@@ -240,6 +240,8 @@ struct WalOptions {
   // When a log restarts, a file longer than this many bytes is cut back to it (0: never), so
   // that one big transaction does not leave the log at its peak size for good.
   uint64_t size_limit = 64ull << 20;
+  // The smallest step by which a log file is preallocated (log/wal_log.h).
+  uint64_t grow_bytes = wal::kGrowBytes;
   // The byte of the database file that read-only connections with a private index hold
   // shared for their life (JoinPrivate); the database file's lock table owns its place.
   uint64_t private_reader_byte = 0;
