@@ -365,6 +365,7 @@ enum class PutKind {
   kOverwrite,  // a random existing key, a value of the same size
   kInsert,     // a random new key between existing ones (20 bytes: Key(r) + 4 digits)
   kAppend,     // increasing new keys after the last one
+  kAppendHinted,  // the same, through a btree::AppendHint (no descent per key)
 };
 
 // Formats the key of Put number `i` of a run into `key`.
@@ -385,6 +386,7 @@ void PutKey(PutKind kind, uint64_t n_keys, uint64_t i, std::mt19937_64& rng, std
       break;
     }
     case PutKind::kAppend:
+    case PutKind::kAppendHinted:
       key->resize(kKeySize);
       FormatKey(n_keys + i, key->data());
       break;
@@ -404,11 +406,13 @@ void BM_TxnPut(benchmark::State& state, PutKind kind) {
   std::string key;
   const std::string value(kValueSize, 'w');
   uint64_t i = 0;
+  btree::AppendHint hint;
+  btree::AppendHint* const use_hint = kind == PutKind::kAppendHinted ? &hint : nullptr;
   {
     MissCounter misses(state, **db);
     for (auto _ : state) {
       PutKey(kind, n_keys, i++, rng, &key);
-      if (Failed(state, BTree::Put(**txn, key, value))) break;
+      if (Failed(state, BTree::Put(**txn, key, value, use_hint))) break;
     }
   }
   state.counters["dirty_pages"] = static_cast<double>((*txn)->dirty_pages());
@@ -417,6 +421,7 @@ void BM_TxnPut(benchmark::State& state, PutKind kind) {
 BENCHMARK_CAPTURE(BM_TxnPut, overwrite, PutKind::kOverwrite)->Apply(TreeSizes);
 BENCHMARK_CAPTURE(BM_TxnPut, insert, PutKind::kInsert)->Apply(TreeSizes);
 BENCHMARK_CAPTURE(BM_TxnPut, append, PutKind::kAppend)->Apply(TreeSizes);
+BENCHMARK_CAPTURE(BM_TxnPut, append_hinted, PutKind::kAppendHinted)->Apply(TreeSizes);
 
 }  // namespace
 }  // namespace journalkv

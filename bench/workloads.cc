@@ -39,12 +39,14 @@ absl::Status SmallTxn(Ctx& c) {
 }
 
 // bulkload: N puts of new keys in one transaction; the commit counts in the last put's time.
-absl::Status BulkLoad(Ctx& c) {
+// `sorted`: the keys in ascending order (bulkseq) instead of random order.
+absl::Status BulkLoadKeys(Ctx& c, bool sorted) {
   StartPhase(c, c.params.num);
   uint64_t t0 = NowNs();
   JKV_RETURN_IF_ERROR(c.session.BeginWrite());
   for (uint64_t i = 0; i < c.params.num; ++i) {
-    absl::Status s = c.session.Put(c.Key(i), c.values.Next(c.rng));
+    const std::string key = sorted ? absl::StrFormat("%016x", i) : c.Key(i);
+    absl::Status s = c.session.Put(key, c.values.Next(c.rng));
     if (s.ok() && i + 1 == c.params.num) s = c.session.Commit();
     if (!s.ok()) {
       c.session.Rollback().IgnoreError();  // `s` is the error to report
@@ -59,6 +61,9 @@ absl::Status BulkLoad(Ctx& c) {
   EndPhase(c);
   return absl::OkStatus();
 }
+
+absl::Status BulkLoad(Ctx& c) { return BulkLoadKeys(c, /*sorted=*/false); }
+absl::Status BulkSeq(Ctx& c) { return BulkLoadKeys(c, /*sorted=*/true); }
 
 // readrandom: N point reads of loaded keys, each its own read transaction.
 absl::Status ReadRandom(Ctx& c) {
@@ -187,6 +192,7 @@ std::vector<WorkloadEntry> BuiltinEntries() {
   return {
       {{"smalltxn", "N single-put commits of new keys into an empty table"}, SmallTxn},
       {{"bulkload", "N puts of new keys in one transaction (op = one put)"}, BulkLoad},
+      {{"bulkseq", "bulkload with the keys in ascending order (a sorted load)"}, BulkSeq},
       {{"readrandom", "N point reads of N loaded keys, each its own read transaction"}, ReadRandom},
       {{"scan", "N/10 scans of 100 pairs from a random loaded key, each its own read txn"}, Scan},
       {{"overwrite", "N single-put commits replacing random keys of N loaded keys"}, Overwrite},

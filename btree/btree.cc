@@ -1,5 +1,6 @@
 #include "btree/btree.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -133,13 +134,32 @@ absl::StatusOr<std::optional<std::string>> BTree::Get(pager::PageReader& pages,
   return value;
 }
 
-absl::Status BTree::Put(pager::PageWriter& pages, absl::string_view key, absl::string_view value) {
+absl::Status BTree::Put(pager::PageWriter& pages, absl::string_view key, absl::string_view value,
+                        AppendHint* hint) {
   JKV_RETURN_IF_ERROR(CheckSizes(pages.usable_size(), key.size(), value.size()));
-  JKV_ASSIGN_OR_RETURN(const PageNo root, RootForWrite(pages));
   Path path;
-  JKV_ASSIGN_OR_RETURN(PinnedPage leaf, DescendToLeaf(pages, root, key, &path));
+  std::optional<PinnedPage> hinted;
+  bool greatest = false;  // the key is past every key in the tree (known from the hint)
+  if (hint != nullptr && hint->valid_) {
+    // The hint's leaf is the right-most one: a key past its last key is the tree's greatest,
+    // and goes at its end.
+    hint->valid_ = false;  // set again below when it still holds
+    const PageNo parent = hint->interior_.empty() ? kHeaderPage : hint->interior_.back().first;
+    JKV_ASSIGN_OR_RETURN(PinnedPage leaf, ReadNodePage(pages, hint->leaf_, parent));
+    const int n = leaf.view.cell_count();
+    if (leaf.view.is_leaf() && n > 0 && leaf.view.key(n - 1) < key && !leaf.view.damaged()) {
+      for (const auto& [page, count] : hint->interior_) path.push_back({page, count, count});
+      hinted = std::move(leaf);
+      greatest = true;
+    }
+  }
+  if (!hinted.has_value()) {
+    JKV_ASSIGN_OR_RETURN(const PageNo root, RootForWrite(pages));
+    JKV_ASSIGN_OR_RETURN(hinted, DescendToLeaf(pages, root, key, &path));
+  }
+  PinnedPage& leaf = *hinted;
   bool exact = false;
-  const int index = leaf.view.LowerBound(key, &exact);
+  const int index = greatest ? leaf.view.cell_count() : leaf.view.LowerBound(key, &exact);
   if (leaf.view.damaged()) return leaf.view.DamageError();
   const PageNo leaf_no = leaf.view.page_no();
   const int old_count = leaf.view.cell_count();
@@ -154,7 +174,18 @@ absl::Status BTree::Put(pager::PageWriter& pages, absl::string_view key, absl::s
   std::string cell;
   JKV_ASSIGN_OR_RETURN(bool done, PutInLeaf(pages, leaf_no, page, index,
                                             exact ? &replaced : nullptr, key, value, &cell));
-  if (done) return absl::OkStatus();
+  if (done) {
+    if (hint != nullptr && !exact && index == old_count && PathIsRightmost(path)) {
+      // The key went to the end of the right-most leaf, which did not split: the next
+      // greater key goes there too.
+      hint->valid_ = true;
+      hint->leaf_ = leaf_no;
+      hint->interior_.clear();
+      for (const PathEntry& e : path) hint->interior_.emplace_back(e.page, e.cell_count);
+    }
+    return absl::OkStatus();
+  }
+  // A split changes the right-most leaf: the next Put descends again (and hints again).
   // The leaf is full: rebuild it with the new cell, which splits it.
   JKV_ASSIGN_OR_RETURN(Node node, DecodeNode(leaf_no, page));
   node.cells.insert(node.cells.begin() + index, node.Own(std::move(cell)));

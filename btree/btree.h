@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,6 +34,26 @@
 #include "pager/page_access.h"
 
 namespace journalkv::btree {
+
+// The way to the tree's right-most leaf, remembered between the Puts of one write transaction
+// (a sorted bulk load). A caller that passes the same hint to each Put of a transaction, and
+// calls Reset() after any other change to the tree (Delete, a Put without it, a rollback),
+// has a key greater than every key in the tree go straight to that leaf: no descent from the
+// root, no search in each page on the way. Any other key is put the usual way. Append splits
+// (SplitHint::kAppend) already leave the left pages full; the hint takes the descent away.
+class AppendHint {
+ public:
+  void Reset() { valid_ = false; }
+  bool valid() const { return valid_; }
+
+ private:
+  friend class BTree;
+  bool valid_ = false;
+  PageNo leaf_;
+  // The interior pages from the root down to the leaf's parent, each with its cell count (the
+  // right-most child of each is the next one down).
+  absl::InlinedVector<std::pair<PageNo, int>, 8> interior_;
+};
 
 class BTree {
  public:
@@ -50,7 +71,9 @@ class BTree {
   // Stores `value` under `key`, replacing any value it had (and freeing that value's overflow
   // pages). InvalidArgument, naming the limit, for a key longer than MaxKeySize or a value
   // longer than kMaxValueSize; nothing is written then.
-  static absl::Status Put(pager::PageWriter& pages, absl::string_view key, absl::string_view value);
+  // With `hint` (see AppendHint), a key greater than every key in the tree skips the descent.
+  static absl::Status Put(pager::PageWriter& pages, absl::string_view key, absl::string_view value,
+                          AppendHint* hint = nullptr);
 
   // Removes `key` and its value; returns whether it existed. Pages left empty or nearly empty
   // are merged with a sibling or refilled from it, and freed pages go back to the pager's

@@ -2,7 +2,8 @@
  * missing key, a write transaction committed and one rolled back, a read snapshot that does not
  * see a later commit, ordered iteration with seek, checkpoint and stats in WAL, and errors with
  * their codes and messages (bad options, a write on a read-only handle, a busy writer, a
- * missing database not created). Prints one line per failed check; exits non-zero if any. */
+ * missing database not created), the commit and WAL hooks, a backup, and a busy commit
+ * retried. Prints one line per failed check; exits non-zero if any. */
 #include "capi/journalkv.h"
 
 #include <stdio.h>
@@ -153,6 +154,17 @@ static void test_basics(void) {
     jkv_iter_prev(it);
     CHECK(strncmp(jkv_iter_key(it, &klen), "k048", 4) == 0);
     jkv_iter_free(it);
+    /* Bounded: [k010, k020) forward and backward. */
+    if (ok(jkv_iter_new_bounded(reader, "k010", 4, "k020", 4, &it, &err), "bounded iter")) {
+      n = 0;
+      for (jkv_iter_seek_to_first(it); jkv_iter_valid(it); jkv_iter_next(it)) ++n;
+      CHECK(n == 10);
+      jkv_iter_seek_to_last(it);
+      CHECK(jkv_iter_valid(it) && strncmp(jkv_iter_key(it, &klen), "k019", 4) == 0);
+      jkv_iter_seek(it, "k000", 4); /* before the range: starts at its lower bound */
+      CHECK(jkv_iter_valid(it) && strncmp(jkv_iter_key(it, &klen), "k010", 4) == 0);
+      jkv_iter_free(it);
+    }
     jkv_txn_end(reader);
   }
 
@@ -220,11 +232,111 @@ static void test_errors(void) {
   CHECK(jkv_close(NULL, &err) == JKV_OK);
 }
 
+/* The hooks see each commit that wrote, in order; the WAL hook names contiguous frames. */
+struct hook_log {
+  int commits;
+  uint64_t last_sequence;
+  int wal_commits;
+  uint32_t next_frame; /* the frame the next commit must start at (0: not known yet) */
+  int frames_ok;
+};
+
+static void on_commit(void* arg, const jkv_commit_info* info) {
+  struct hook_log* log = (struct hook_log*)arg;
+  ++log->commits;
+  if (info->sequence != log->last_sequence + 1 || info->pages == 0) log->frames_ok = 0;
+  log->last_sequence = info->sequence;
+}
+
+static void on_wal_commit(void* arg, const jkv_wal_commit_info* info) {
+  struct hook_log* log = (struct hook_log*)arg;
+  ++log->wal_commits;
+  if (info->log != 0 || info->first_frame > info->last_frame) log->frames_ok = 0;
+  if (log->next_frame != 0 && info->first_frame != log->next_frame) log->frames_ok = 0;
+  log->next_frame = info->last_frame + 1;
+}
+
+static void test_hooks_and_backup(void) {
+  char hooked[4200], copy[4200];
+  snprintf(hooked, sizeof hooked, "%s.hooked", path);
+  snprintf(copy, sizeof copy, "%s.copy", path);
+  struct hook_log log = {0, 0, 0, 0, 1};
+  jkv_options options;
+  jkv_options_init(&options);
+  CHECK(options.commit_hook == NULL && options.wal_hook == NULL);
+  options.journal_mode = JKV_JOURNAL_WAL;
+  options.checkpoint_policy = "manual"; /* the log keeps growing: frames stay contiguous */
+  options.commit_hook = on_commit;
+  options.commit_hook_arg = &log;
+  options.wal_hook = on_wal_commit;
+  options.wal_hook_arg = &log;
+  jkv_db* db = NULL;
+  if (!ok(jkv_open(hooked, &options, &db, &err), "open hooked")) return;
+  for (int i = 0; i < 20; ++i) {
+    char key[16];
+    snprintf(key, sizeof key, "k%02d", i);
+    CHECK(ok(jkv_put(db, key, strlen(key), "v", 1, &err), "hooked put"));
+  }
+  int existed = -1;
+  CHECK(ok(jkv_delete(db, "absent", 6, &existed, &err), "delete absent") && existed == 0);
+  CHECK(log.commits == 20 && log.wal_commits == 20 && log.last_sequence == 20);
+  CHECK(log.frames_ok);
+
+  jkv_backup_result r;
+  memset(&r, 0, sizeof r);
+  unlink(copy);
+  if (ok(jkv_backup(db, copy, 1, &r, &err), "backup")) {
+    CHECK(r.keys == 20 && r.pages > 0 && r.bytes == (uint64_t)r.pages * 4096);
+  }
+  CHECK(jkv_backup(db, copy, 0, NULL, &err) == JKV_ALREADY_EXISTS);
+  CHECK(err != NULL && strstr(err, copy) != NULL);
+  jkv_free(err);
+  err = NULL;
+  CHECK(ok(jkv_close(db, &err), "close hooked"));
+  jkv_options_init(&options);
+  if (ok(jkv_open(copy, &options, &db, &err), "open the copy")) {
+    CHECK(value_is(db, "k19", "v"));
+    CHECK(ok(jkv_close(db, &err), "close the copy"));
+  }
+}
+
+/* A commit that waits past the busy timeout for another connection's reader (rollback modes)
+ * stays open: committed again once the reader is gone, it applies everything. */
+static void test_busy_commit_is_retried(void) {
+  char rb[4200];
+  snprintf(rb, sizeof rb, "%s.rollback", path);
+  jkv_options options;
+  jkv_options_init(&options);
+  options.journal_mode = JKV_JOURNAL_DELETE;
+  options.busy_timeout_ms = 50;
+  jkv_db* writer = NULL;
+  jkv_db* reader = NULL;
+  if (!ok(jkv_open(rb, &options, &writer, &err), "open writer")) return;
+  if (!ok(jkv_open(rb, &options, &reader, &err), "open reader")) return;
+  jkv_txn* snapshot = NULL;
+  jkv_txn* txn = NULL;
+  CHECK(ok(jkv_begin_read(reader, &snapshot, &err), "begin read"));
+  CHECK(ok(jkv_begin_write(writer, &txn, &err), "begin write"));
+  CHECK(ok(jkv_txn_put(txn, "a", 1, "1", 1, &err), "txn put"));
+  CHECK(jkv_txn_commit(txn, &err) == JKV_BUSY);
+  CHECK(err != NULL && strstr(err, "still open") != NULL);
+  jkv_free(err);
+  err = NULL;
+  CHECK(ok(jkv_txn_put(txn, "b", 1, "2", 1, &err), "put after busy")); /* still open */
+  jkv_txn_end(snapshot);
+  CHECK(ok(jkv_txn_commit(txn, &err), "commit again"));
+  CHECK(value_is(reader, "a", "1") && value_is(reader, "b", "2"));
+  CHECK(ok(jkv_close(reader, &err), "close reader"));
+  CHECK(ok(jkv_close(writer, &err), "close writer"));
+}
+
 int main(void) {
   const char* dir = getenv("TEST_TMPDIR");
   snprintf(path, sizeof path, "%s/capi.db", dir != NULL ? dir : "/tmp");
   test_basics();
   test_errors();
+  test_hooks_and_backup();
+  test_busy_commit_is_retried();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

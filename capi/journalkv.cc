@@ -131,6 +131,10 @@ void jkv_options_init(jkv_options* o) {
   o->create_if_missing = defaults.create_if_missing ? 1 : 0;
   o->error_if_exists = defaults.error_if_exists ? 1 : 0;
   o->checkpoint_policy = nullptr;
+  o->commit_hook = nullptr;
+  o->commit_hook_arg = nullptr;
+  o->wal_hook = nullptr;
+  o->wal_hook_arg = nullptr;
 }
 
 void jkv_free(void* p) { std::free(p); }
@@ -175,6 +179,21 @@ jkv_code jkv_open(const char* path, const jkv_options* options, jkv_db** db, cha
     o.create_if_missing = options->create_if_missing != 0;
     o.error_if_exists = options->error_if_exists != 0;
     if (options->checkpoint_policy != nullptr) o.checkpoint_policy = options->checkpoint_policy;
+    if (options->commit_hook != nullptr) {
+      o.commit_hook = [hook = options->commit_hook,
+                       arg = options->commit_hook_arg](const journalkv::CommitInfo& info) {
+        const jkv_commit_info c{info.sequence, info.pages, info.change_counter};
+        hook(arg, &c);
+      };
+    }
+    if (options->wal_hook != nullptr) {
+      o.wal_hook = [hook = options->wal_hook,
+                    arg = options->wal_hook_arg](const journalkv::WalCommitInfo& info) {
+        const jkv_wal_commit_info w{info.log, info.generation, info.first_frame, info.last_frame,
+                                    info.log_bytes};
+        hook(arg, &w);
+      };
+    }
   }
   absl::StatusOr<std::unique_ptr<journalkv::Db>> opened = journalkv::Db::Open(path, o);
   if (!opened.ok()) return Fail(opened.status(), err);
@@ -243,6 +262,9 @@ jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* exis
 
 jkv_code jkv_txn_commit(jkv_txn* txn, char** err) {
   const absl::Status s = txn->write != nullptr ? txn->write->Commit() : absl::OkStatus();
+  if (!s.ok() && txn->write != nullptr && txn->write->open()) {
+    return Fail(s, err);  // busy, still open: the caller retries or ends it
+  }
   delete txn;
   return Fail(s, err);
 }
@@ -255,6 +277,20 @@ jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err) {
   }
   *iter = new jkv_iter{txn->write != nullptr ? txn->write->NewIterator()
                                              : txn->read->NewIterator(),
+                       std::string()};
+  return JKV_OK;
+}
+
+jkv_code jkv_iter_new_bounded(jkv_txn* txn, const char* lower, size_t lower_len,
+                              const char* upper, size_t upper_len, jkv_iter** iter, char** err) {
+  if (txn == nullptr || iter == nullptr) {
+    return Invalid("jkv_iter_new_bounded: txn and iter must not be NULL", err);
+  }
+  journalkv::IteratorOptions o;
+  if (lower != nullptr) o.lower_bound = std::string(lower, lower_len);
+  if (upper != nullptr) o.upper_bound = std::string(upper, upper_len);
+  *iter = new jkv_iter{txn->write != nullptr ? txn->write->NewIterator(std::move(o))
+                                             : txn->read->NewIterator(std::move(o)),
                        std::string()};
   return JKV_OK;
 }
@@ -325,6 +361,22 @@ jkv_code jkv_stats_get(jkv_db* db, jkv_stats* out, char** err) {
   out->wal_mode = s.wal_mode ? 1 : 0;
   out->log_frames = s.log_frames;
   out->checkpoints = s.checkpoints;
+  return JKV_OK;
+}
+
+jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result* result,
+                    char** err) {
+  if (db == nullptr || dest == nullptr) return Invalid("jkv_backup: db and dest must not be NULL", err);
+  journalkv::BackupOptions options;
+  options.compact = compact != 0;
+  absl::StatusOr<journalkv::BackupResult> r = db->db->Backup(dest, options);
+  if (!r.ok()) return Fail(r.status(), err);
+  if (result != nullptr) {
+    result->source_pages = r->source_pages;
+    result->pages = r->pages;
+    result->bytes = r->bytes;
+    result->keys = r->keys;
+  }
   return JKV_OK;
 }
 

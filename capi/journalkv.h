@@ -71,6 +71,28 @@ typedef enum jkv_checkpoint_mode {
   JKV_CHECKPOINT_TRUNCATE
 } jkv_checkpoint_mode;
 
+/* What a commit hook is told: after each commit that wrote something, once it is durable and
+ * visible, before the commit returns, on the committing thread (C++ Options::commit_hook). */
+typedef struct jkv_commit_info {
+  uint64_t sequence;       /* this handle's commits, numbered 1, 2, ... as they reach the hook */
+  uint32_t pages;          /* distinct pages the transaction wrote, the header page included */
+  uint64_t change_counter; /* the database header's after the commit */
+} jkv_commit_info;
+
+/* What a WAL hook is told about each commit in wal and wal2 modes (C++ Options::wal_hook): the
+ * frames a log shipper copies. */
+typedef struct jkv_wal_commit_info {
+  int log;              /* 0: x.db-wal, 1: x.db-wal2 */
+  uint32_t generation;  /* the log's generation; a restart starts a new one at frame 1 */
+  uint32_t first_frame; /* the transaction's frames, 1-based; last_frame is its commit frame */
+  uint32_t last_frame;
+  uint64_t log_bytes;   /* the log's length through the commit frame */
+} jkv_wal_commit_info;
+
+/* A hook gets the `arg` given with it. It may read the database but must not write through it. */
+typedef void (*jkv_commit_hook)(void* arg, const jkv_commit_info* info);
+typedef void (*jkv_wal_hook)(void* arg, const jkv_wal_commit_info* info);
+
 /* Options for jkv_open; jkv_options_init fills in the defaults (those of the C++ Options). */
 typedef struct jkv_options {
   jkv_journal_mode journal_mode;
@@ -82,7 +104,19 @@ typedef struct jkv_options {
   int create_if_missing;        /* default 1 */
   int error_if_exists;          /* default 0 */
   const char* checkpoint_policy; /* NULL or "threshold:1000", "async:0/100", "manual", ... */
+  jkv_commit_hook commit_hook;   /* NULL: none */
+  void* commit_hook_arg;
+  jkv_wal_hook wal_hook;         /* NULL: none */
+  void* wal_hook_arg;
 } jkv_options;
+
+/* What jkv_backup did. */
+typedef struct jkv_backup_result {
+  uint32_t source_pages; /* the snapshot's page count */
+  uint32_t pages;        /* the copy's page count */
+  uint64_t bytes;        /* the copy's size */
+  uint64_t keys;         /* keys copied (compact only) */
+} jkv_backup_result;
 
 typedef struct jkv_checkpoint_result {
   uint32_t log_frames; /* committed frames in the log when the checkpoint looked */
@@ -144,14 +178,20 @@ jkv_code jkv_txn_put(jkv_txn* txn, const char* key, size_t key_len, const char* 
                      size_t value_len, char** err);
 jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* existed,
                         char** err);
-/* Commits a write transaction (a read transaction just ends) and frees it, whatever the result;
- * on failure nothing of the transaction is applied. */
+/* Commits a write transaction (a read transaction just ends) and frees it; on failure nothing of
+ * the transaction is applied. One exception: JKV_BUSY from a commit that waited past the busy
+ * timeout for other connections' readers (the rollback journal modes) leaves the transaction
+ * open and whole, not freed: call jkv_txn_commit again to retry, or jkv_txn_end. */
 jkv_code jkv_txn_commit(jkv_txn* txn, char** err);
 /* Ends the transaction without committing (a write transaction rolls back) and frees it. */
 void jkv_txn_end(jkv_txn* txn);
 
 /* Iterators over a transaction's view, in key order. */
 jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err);
+/* An iterator that sees only keys in [lower, upper): a NULL bound is no bound. Seeks start at
+ * the lower bound at the earliest; it stops being valid where the keys leave the range. */
+jkv_code jkv_iter_new_bounded(jkv_txn* txn, const char* lower, size_t lower_len,
+                              const char* upper, size_t upper_len, jkv_iter** iter, char** err);
 void jkv_iter_seek(jkv_iter* iter, const char* key, size_t key_len); /* first key >= key */
 void jkv_iter_seek_to_first(jkv_iter* iter);
 void jkv_iter_seek_to_last(jkv_iter* iter);
@@ -170,6 +210,14 @@ void jkv_iter_free(jkv_iter* iter);
 jkv_code jkv_checkpoint(jkv_db* db, jkv_checkpoint_mode mode, jkv_checkpoint_result* result,
                         char** err);
 jkv_code jkv_stats_get(jkv_db* db, jkv_stats* stats, char** err);
+
+/* Copies one snapshot of the database to the new file `dest` while writers go on (C++
+ * Db::Backup): built beside it, synced and renamed, so `dest` is absent or whole after a crash.
+ * `compact` non-zero rewrites the keys into a file with no free pages. An existing `dest` is
+ * JKV_ALREADY_EXISTS; a leftover of another backup beside it JKV_FAILED_PRECONDITION. `result`
+ * may be NULL. */
+jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result* result,
+                    char** err);
 
 #ifdef __cplusplus
 } /* extern "C" */

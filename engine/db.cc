@@ -349,8 +349,8 @@ absl::StatusOr<std::optional<std::string>> ReadTransaction::Get(absl::string_vie
   return btree::BTree::Get(*txn_, key);
 }
 
-std::unique_ptr<Iterator> ReadTransaction::NewIterator() {
-  return std::unique_ptr<Iterator>(new Iterator(*txn_));
+std::unique_ptr<Iterator> ReadTransaction::NewIterator(IteratorOptions options) {
+  return std::unique_ptr<Iterator>(new Iterator(*txn_, std::move(options)));
 }
 
 absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*txn_); }
@@ -393,18 +393,22 @@ absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view valu
   JKV_RETURN_IF_ERROR(CheckOpen());
   JKV_RETURN_IF_ERROR(
       btree::BTree::CheckSizes(txn_->usable_size(), key.size(), value.size()));
-  return AfterWrite(btree::BTree::Put(*txn_, key, value));
+  // Keys put in ascending order past the tree's greatest (a sorted load, backup --compact) go
+  // straight to the right-most leaf (btree::AppendHint).
+  if (append_hint_ == nullptr) append_hint_ = std::make_unique<btree::AppendHint>();
+  return AfterWrite(btree::BTree::Put(*txn_, key, value, append_hint_.get()));
 }
 
 absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
   JKV_RETURN_IF_ERROR(CheckOpen());
+  if (append_hint_ != nullptr) append_hint_->Reset();  // a delete may merge that leaf away
   absl::StatusOr<bool> existed = btree::BTree::Delete(*txn_, key);
   JKV_RETURN_IF_ERROR(AfterWrite(existed.status()));
   return existed;
 }
 
-std::unique_ptr<Iterator> WriteTransaction::NewIterator() {
-  return std::unique_ptr<Iterator>(new Iterator(*txn_));
+std::unique_ptr<Iterator> WriteTransaction::NewIterator(IteratorOptions options) {
+  return std::unique_ptr<Iterator>(new Iterator(*txn_, std::move(options)));
 }
 
 absl::StatusOr<uint64_t> WriteTransaction::Count() {

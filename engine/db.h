@@ -37,6 +37,10 @@
 
 namespace journalkv {
 
+namespace btree {
+class AppendHint;
+}  // namespace btree
+
 namespace pager {
 class Pager;
 class ReadTxn;
@@ -159,8 +163,9 @@ class ReadTransaction {
   ReadTransaction& operator=(const ReadTransaction&) = delete;
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key);
-  // An iterator over this snapshot; it must be destroyed before the transaction.
-  std::unique_ptr<Iterator> NewIterator();
+  // An iterator over this snapshot, within `options`' bounds (engine/iterator.h); it must be
+  // destroyed before the transaction.
+  std::unique_ptr<Iterator> NewIterator(IteratorOptions options = {});
   // The number of keys (reads every leaf page).
   absl::StatusOr<uint64_t> Count();
 
@@ -185,9 +190,9 @@ class WriteTransaction {
   absl::Status Put(absl::string_view key, absl::string_view value);
   // Returns whether the key existed.
   absl::StatusOr<bool> Delete(absl::string_view key);
-  // An iterator that sees this transaction's writes, also those made while it is open; it
-  // must be destroyed before the transaction ends.
-  std::unique_ptr<Iterator> NewIterator();
+  // An iterator that sees this transaction's writes, also those made while it is open, within
+  // `options`' bounds; it must be destroyed before the transaction ends.
+  std::unique_ptr<Iterator> NewIterator(IteratorOptions options = {});
   absl::StatusOr<uint64_t> Count();
 
   // Makes every write durable (as the sync level promises) and visible, atomically. On error
@@ -217,6 +222,9 @@ class WriteTransaction {
 
   Db* const db_;
   std::unique_ptr<pager::WriteTxn> txn_;
+  // Put's way to the right-most leaf (btree::AppendHint), made at the first Put; Delete resets
+  // it.
+  std::unique_ptr<btree::AppendHint> append_hint_;
   absl::Status failed_;
 };
 

@@ -1,10 +1,28 @@
 #include "engine/iterator.h"
 
+#include <cstdint>
+#include <utility>
+
 #include "btree/cursor.h"
 
 namespace journalkv {
 
-Iterator::Iterator(pager::PageReader& pages) : cursor_(std::make_unique<btree::Cursor>(pages)) {}
+IteratorOptions IteratorOptions::Prefix(absl::string_view prefix) {
+  IteratorOptions o;
+  o.lower_bound = std::string(prefix);
+  // The successor of every key with the prefix: the prefix with its last byte below 0xff
+  // incremented and what follows it dropped.
+  std::string upper(prefix);
+  while (!upper.empty() && static_cast<uint8_t>(upper.back()) == 0xff) upper.pop_back();
+  if (!upper.empty()) {
+    upper.back() = static_cast<char>(static_cast<uint8_t>(upper.back()) + 1);
+    o.upper_bound = std::move(upper);
+  }
+  return o;
+}
+
+Iterator::Iterator(pager::PageReader& pages, IteratorOptions options)
+    : cursor_(std::make_unique<btree::Cursor>(pages)), options_(std::move(options)) {}
 
 Iterator::~Iterator() = default;
 
@@ -12,16 +30,49 @@ void Iterator::Keep(const absl::Status& s) {
   if (!s.ok() && status_.ok()) status_ = s;
 }
 
-void Iterator::Seek(absl::string_view key) { Keep(cursor_->Seek(key)); }
-void Iterator::SeekToFirst() { Keep(cursor_->SeekToFirst()); }
-void Iterator::SeekToLast() { Keep(cursor_->SeekToLast()); }
+bool Iterator::InBounds(absl::string_view key) const {
+  if (options_.lower_bound.has_value() && key < *options_.lower_bound) return false;
+  if (options_.upper_bound.has_value() && key >= *options_.upper_bound) return false;
+  return true;
+}
+
+void Iterator::Seek(absl::string_view key) {
+  if (options_.lower_bound.has_value() && key < *options_.lower_bound) {
+    key = *options_.lower_bound;
+  }
+  Keep(cursor_->Seek(key));
+}
+
+void Iterator::SeekToFirst() {
+  if (options_.lower_bound.has_value()) {
+    Keep(cursor_->Seek(*options_.lower_bound));
+  } else {
+    Keep(cursor_->SeekToFirst());
+  }
+}
+
+void Iterator::SeekToLast() {
+  if (!options_.upper_bound.has_value()) {
+    Keep(cursor_->SeekToLast());
+    return;
+  }
+  // The last key below the upper bound: the one before the first key at or past it.
+  Keep(cursor_->Seek(*options_.upper_bound));
+  if (!status_.ok()) return;
+  if (cursor_->Valid()) {
+    Keep(cursor_->Prev());
+  } else {
+    Keep(cursor_->SeekToLast());
+  }
+}
+
 void Iterator::Next() { Keep(cursor_->Next()); }
 void Iterator::Prev() { Keep(cursor_->Prev()); }
 
 bool Iterator::Valid() {
   const bool valid = cursor_->Valid();
   Keep(cursor_->status());
-  return valid && status_.ok();
+  return valid && status_.ok() && InBounds(cursor_->key());
 }
 
 absl::string_view Iterator::key() const { return cursor_->key(); }

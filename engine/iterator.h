@@ -9,11 +9,18 @@
 // greater key (Next and Prev step from the key it was on). Positioning methods never fail
 // loudly: an error (a damaged page) makes the iterator not Valid() and is kept in status().
 //
+// Bounds (IteratorOptions): an iterator made with a lower bound (inclusive) or an upper bound
+// (exclusive) sees only the keys in between: Seek and SeekToFirst start at the lower bound at
+// the earliest, SeekToLast at the last key below the upper bound, and the iterator stops being
+// Valid() where the keys leave the range, in either direction. IteratorOptions::Prefix(p)
+// bounds it to the keys that start with p.
+//
 // Thread-safety: one thread at a time; destroy it before its transaction ends.
 #ifndef JOURNALKV_ENGINE_ITERATOR_H_
 #define JOURNALKV_ENGINE_ITERATOR_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -28,6 +35,15 @@ class Cursor;
 namespace pager {
 class PageReader;
 }  // namespace pager
+
+struct IteratorOptions {
+  std::optional<std::string> lower_bound;  // the first key it may show (inclusive)
+  std::optional<std::string> upper_bound;  // the first key past its range (exclusive)
+
+  // The keys that start with `prefix`: [prefix, the least key greater than every such key).
+  // An empty prefix (or one of 0xff bytes only) has no upper bound.
+  static IteratorOptions Prefix(absl::string_view prefix);
+};
 
 class Iterator {
  public:
@@ -56,10 +72,12 @@ class Iterator {
  private:
   friend class ReadTransaction;
   friend class WriteTransaction;
-  explicit Iterator(pager::PageReader& pages);
+  Iterator(pager::PageReader& pages, IteratorOptions options);
   void Keep(const absl::Status& s);
+  bool InBounds(absl::string_view key) const;
 
   std::unique_ptr<btree::Cursor> cursor_;
+  const IteratorOptions options_;
   absl::Status status_;
 };
 

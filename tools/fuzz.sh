@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds journalkv's libFuzzer targets (fuzz/*_fuzzer.cc) with Debian's clang, libFuzzer,
-# AddressSanitizer and UndefinedBehaviorSanitizer, and fuzzes one of them (README, "Fuzzing").
+# AddressSanitizer and UndefinedBehaviorSanitizer, and fuzzes one of them (docs/testing.md, "Fuzzing").
 #
 #   tools/fuzz.sh TARGET SECONDS [libFuzzer flags...]   # TARGET: db_file journal wal shm ops
 #   tools/fuzz.sh TARGET build                          # only build
