@@ -13,6 +13,7 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "p50_us", "p99_us", "p999_us", "max_us", "fsyncs_per_op", "bytes_written_per_op",
           "log_max_bytes", "reader_ops", "writer_ops", "blocked_writer_ms", "num", "value_size",
           "seed", "threads", "workers", "repeats", "ops_per_sec_min", "ops_per_sec_max",
+          "ops_per_sec_stddev",
           "busy_errors", "commits", "writers", "writer_ops_per_sec", "writer_ops_each",
           "writer_ops_min", "writer_ops_max", "writer_busy_errors", "checkpoints",
           "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
@@ -210,6 +211,10 @@ def check_record(r, where, value_size):
         fail(f"{where}: ops_per_sec outside [ops_per_sec_min, ops_per_sec_max]")
     if r["repeats"] < 1:
         fail(f"{where}: repeats < 1")
+    if r["ops_per_sec_stddev"] < 0 or (r["repeats"] == 1 and r["ops_per_sec_stddev"] != 0):
+        fail(f"{where}: ops_per_sec_stddev must be 0 for one round and >= 0 otherwise")
+    if r["ops_per_sec_stddev"] > r["ops_per_sec_max"] - r["ops_per_sec_min"] + 1e-9:
+        fail(f"{where}: ops_per_sec_stddev larger than the rounds' range")
     if not 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["max_us"]:
         fail(f"{where}: percentiles out of order")
     for f in ("fsyncs_per_op", "bytes_written_per_op", "log_max_bytes", "blocked_writer_ms"):
@@ -220,6 +225,25 @@ def check_record(r, where, value_size):
         # sleeps up to 100 ms per retry), so only the writers must get through (check_writers).
         if r["reader_ops"] + r["writer_ops"] != r["ops"]:
             fail(f"{where}: reader_ops + writer_ops != ops")
+
+
+def check_run_info(out, records):
+    """run.json: what the run was measured on, every field present and plausible."""
+    with open(os.path.join(out, "run.json")) as f:
+        info = json.load(f)
+    for k in ("date_utc", "host", "kernel", "machine", "cpu", "cpus", "db_dir", "db_fs", "args",
+              "sqlite_version", "lmdb_version", "floor_per_s"):
+        if k not in info:
+            fail(f"run.json lacks {k}")
+    if not (isinstance(info["cpus"], int) and info["cpus"] >= 1):
+        fail(f"run.json: cpus {info['cpus']!r}")
+    if not info["sqlite_version"].startswith("3.") or "LMDB" not in info["lmdb_version"]:
+        fail(f"run.json: versions {info['sqlite_version']!r} {info['lmdb_version']!r}")
+    if not isinstance(info["args"], list):
+        fail("run.json: args is not a list")
+    floor = records[0]["floor_per_s"] if records else 0
+    if abs(info["floor_per_s"] - floor) > 1 + 1e-5 * floor:
+        fail(f"run.json floor {info['floor_per_s']} but records {records[0]['floor_per_s']}")
 
 
 def main():
@@ -286,6 +310,7 @@ def main():
             with open(path, "rb") as f:
                 if f.read(8) != b"\x89PNG\r\n\x1a\n":
                     fail(f"{name} is not a PNG")
+    check_run_info(out, records)
     print(f"ok: {len(records)} records, {len(FIELDS)} documented fields each")
 
 

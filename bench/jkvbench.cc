@@ -1,12 +1,19 @@
 // jkvbench: the journaling-mode comparison benchmark (README, "Benchmarks"). See --help, and
 // bench_config.h (flags), workloads.h (what is measured and how), report.h (output fields).
+#include <lmdb.h>
+#include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -15,6 +22,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "bench/bench_config.h"
 #include "bench/engine_adapter.h"
@@ -183,6 +193,14 @@ CaseResult MedianRound(std::vector<CaseResult> rounds) {
   median.repeats = static_cast<int>(rounds.size());
   median.ops_per_sec_min = rounds.front().OpsPerSec();
   median.ops_per_sec_max = rounds.back().OpsPerSec();
+  if (rounds.size() > 1) {
+    double mean = 0;
+    for (const CaseResult& r : rounds) mean += r.OpsPerSec();
+    mean /= static_cast<double>(rounds.size());
+    double squares = 0;
+    for (const CaseResult& r : rounds) squares += (r.OpsPerSec() - mean) * (r.OpsPerSec() - mean);
+    median.ops_per_sec_stddev = std::sqrt(squares / static_cast<double>(rounds.size() - 1));
+  }
   return median;
 }
 
@@ -260,7 +278,72 @@ std::optional<FlushFloor> Floor(const BenchConfig& config, const std::vector<Cas
   return *floor;
 }
 
-int Run(const BenchConfig& config) {
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppend(&out, absl::StrFormat("\\u%04x", static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// The file system type of `dir`, by statfs's magic number.
+std::string FileSystemType(const std::string& dir) {
+  struct statfs st;
+  if (statfs(dir.c_str(), &st) != 0) return "unknown";
+  switch (static_cast<uint64_t>(st.f_type)) {
+    case 0xEF53: return "ext4";  // also ext2/ext3
+    case 0x58465342: return "xfs";
+    case 0x01021994: return "tmpfs";
+    case 0x9123683E: return "btrfs";
+    case 0x794C7630: return "overlayfs";
+    case 0x2FC12FC1: return "zfs";
+    default: return absl::StrFormat("0x%x", static_cast<uint64_t>(st.f_type));
+  }
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+// run.json: what the figures were measured on and with, so that results from different
+// machines, disks and versions are not compared unknowingly.
+absl::Status WriteRunInfo(const BenchConfig& config, const std::vector<std::string>& args,
+                          const std::string& root, double floor_per_s) {
+  struct utsname u;
+  if (uname(&u) != 0) std::memset(&u, 0, sizeof u);
+  const absl::Time now = absl::Now();
+  std::string args_json;
+  for (const std::string& a : args) {
+    absl::StrAppend(&args_json, args_json.empty() ? "" : ",", JsonString(a));
+  }
+  const std::string json = absl::StrCat(
+      "{\"date_utc\":", JsonString(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone())),
+      ",\"host\":", JsonString(u.nodename), ",\"kernel\":", JsonString(u.release),
+      ",\"machine\":", JsonString(u.machine), ",\"cpu\":", JsonString(CpuModel()),
+      ",\"cpus\":", sysconf(_SC_NPROCESSORS_ONLN), ",\"db_dir\":", JsonString(root),
+      ",\"db_fs\":", JsonString(FileSystemType(root)), ",\"args\":[", args_json, "]",
+      ",\"sqlite_version\":", JsonString(sqlite3_libversion()),
+      ",\"lmdb_version\":", JsonString(mdb_version(nullptr, nullptr, nullptr)),
+      ",\"floor_per_s\":", absl::StrFormat("%.0f", floor_per_s), "}\n");
+  return WriteFile(config.out + "/run.json", json);
+}
+
+int Run(const BenchConfig& config, const std::vector<std::string>& args) {
   std::optional<std::vector<CaseSpec>> cases = Prepare(config);
   if (!cases.has_value()) return kExitUsage;
   absl::StatusOr<ResultFiles> files = ResultFiles::Open(config.out);
@@ -272,6 +355,10 @@ int Run(const BenchConfig& config) {
     return kExitFailed;
   }
   const std::optional<FlushFloor> floor = Floor(config, *cases, *root);
+  if (absl::Status s = WriteRunInfo(config, args, *root, floor ? floor->per_second : 0); !s.ok()) {
+    std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
+    return kExitFailed;
+  }
   std::vector<CaseResult> results;
   bool ok = RunAll(*cases, config, *root, *files, floor ? floor->per_second : 0, results);
   std::error_code ec;
@@ -308,5 +395,5 @@ int main(int argc, char** argv) {
     std::fputs(journalkv::bench::HelpText().c_str(), stdout);
     return 0;
   }
-  return journalkv::bench::Run(*config);
+  return journalkv::bench::Run(*config, args);
 }

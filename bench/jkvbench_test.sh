@@ -53,6 +53,8 @@ grep -q "journalkv" table.txt || fail "table has no journalkv row"
 # it, and the durable cases that commit have their ratio to it.
 grep -q '^flush floor: ' table.txt || fail "the table does not print the flush floor"
 grep -q 'x floor' table.txt || fail "the table has no x floor column"
+# 25 operations a case: too few for a p99.9, and the table says so.
+grep -q '^\* p99.9 of fewer than 1000 operations' table.txt || fail "no p99.9 footnote"
 python3 - "$work/out/results.jsonl" <<'PY' || fail "the default run's flush floor"
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
@@ -140,7 +142,7 @@ check_writers "$work/out7/results.jsonl" processes || fail "--writers=2 --proces
   || { cat progress5.txt; fail "jkvbench --repeat failed"; }
 python3 "$checker" "$work/out5" --workloads=smalltxn,readrandom
 [[ $(grep -c '^\[' progress5.txt) -eq 18 ]] || fail "--repeat=3 of 6 cases did not run 18 rounds"
-grep -q "median of 3" table5.txt || fail "the table does not say which round it shows"
+grep -q "median of 3: .* ops/s, sd " table5.txt || fail "the table does not say which round it shows"
 python3 - "$work/out5/results.jsonl" <<'PY' || fail "--repeat results"
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
@@ -148,6 +150,7 @@ assert len(rows) == 6, rows
 for r in rows:
     assert r["repeats"] == 3, r
     assert r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"], r
+    assert r["ops_per_sec_stddev"] > 0, r  # three rounds never time alike
 PY
 
 # journalkv WAL's checkpoint policies, each its own case: async:0/100 wakes the background

@@ -94,6 +94,7 @@ std::vector<Field>* MakeFields() {
       {"repeats", [](const CaseResult& r) { return Num(r.repeats); }},
       {"ops_per_sec_min", [](const CaseResult& r) { return Num(r.ops_per_sec_min); }},
       {"ops_per_sec_max", [](const CaseResult& r) { return Num(r.ops_per_sec_max); }},
+      {"ops_per_sec_stddev", [](const CaseResult& r) { return Num(r.ops_per_sec_stddev); }},
       {"workers", [](const CaseResult& r) { return Text(r.params.processes ? "processes" : "threads"); }},
       {"writers", [](const CaseResult& r) { return Num(r.params.writers); }},
       {"writer_ops_per_sec", [](const CaseResult& r) { return Num(r.WriterOpsPerSec()); }},
@@ -247,21 +248,31 @@ std::string OpDetail(const CaseResult& r) {
   return out.empty() ? out : absl::StrCat("  p50/p99:", out);
 }
 
+// Fewer operations than this and a p99.9 is one of the few slowest, not a percentile.
+constexpr uint64_t kP999MinOps = 1000;
+
+// p99.9, marked `*` when the case had too few operations for one (FormatTable's footnote).
+std::string P999Column(const CaseResult& r) {
+  std::string p = HumanMicros(r.latency.Percentile(0.999) / 1e3);
+  if (r.latency.count() < kP999MinOps) p += "*";
+  return p;
+}
+
 std::string TableRow(const CaseResult& r) {
   const CaseSpec& s = r.spec;
   std::string row = absl::StrFormat(
       "%-16s %-10s %-11s %-6s %-10s %8d %9s %9s %9s %9s %9s %8.2f %8s %8s %7s", s.workload,
       s.engine, s.mode, s.sync, s.checkpoint, r.ops, HumanCount(r.OpsPerSec()),
       HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
-      HumanMicros(r.latency.Percentile(0.999) / 1e3), HumanMicros(r.latency.max() / 1e3),
-      r.FsyncsPerOp(), HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes),
-      FloorColumn(r));
+      P999Column(r), HumanMicros(r.latency.max() / 1e3), r.FsyncsPerOp(),
+      HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes), FloorColumn(r));
   if (s.workload == "contention") absl::StrAppend(&row, ContentionDetail(r));
   absl::StrAppend(&row, OpDetail(r));
   if (r.repeats > 1) {
-    absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s", r.repeats,
+    absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s, sd %s", r.repeats,
                                           HumanCount(r.ops_per_sec_min),
-                                          HumanCount(r.ops_per_sec_max)));
+                                          HumanCount(r.ops_per_sec_max),
+                                          HumanCount(r.ops_per_sec_stddev)));
   }
   return row;
 }
@@ -333,6 +344,13 @@ std::string FormatTable(const std::vector<CaseResult>& results, const FlushFloor
     for (const CaseResult& r : results) {
       if (r.spec.workload == w) absl::StrAppend(&out, TableRow(r), "\n");
     }
+  }
+  if (std::any_of(results.begin(), results.end(), [](const CaseResult& r) {
+        return r.latency.count() < kP999MinOps;
+      })) {
+    absl::StrAppend(&out, absl::StrFormat("* p99.9 of fewer than %d operations: one of the few "
+                                          "slowest, not a percentile (raise --num)\n",
+                                          kP999MinOps));
   }
   return out;
 }

@@ -19,6 +19,7 @@
 //   fsync_calls fdatasync_calls msync_calls write_calls bytes_written   raw phase counts
 //   num value_size seed threads            the parameters
 //   repeats ops_per_sec_min ops_per_sec_max   --repeat's rounds and their range of ops/s
+//   ops_per_sec_stddev                     the rounds' sample standard deviation of ops/s
 //   workers                                contention's workers: "threads" or "processes"
 //   writers                                --writers (contention's writer count)
 //   writer_ops_per_sec                     writer_ops / seconds: commits/s of all writers

@@ -112,6 +112,7 @@ struct CaseResult {
   int repeats = 1;
   double ops_per_sec_min = 0;
   double ops_per_sec_max = 0;
+  double ops_per_sec_stddev = 0;  // the rounds' sample standard deviation (0: one round)
   // YCSB: the latency of each operation kind (ycsb.h's names: read, update, ...), beside
   // `latency`, which holds them all.
   std::map<std::string, Histogram> op_latency;

@@ -422,7 +422,7 @@ class FullDiskSweepTest : public ::testing::TestWithParam<JournalMode> {
 };
 
 TEST_P(FullDiskSweepTest, TheDiskFillsAtEveryStage) {
-  Sweep(kBlock * testing::TierScaled(1, 4, 1));
+  Sweep(kBlock * testing::TierScaled(1, 8, 1));
 }
 
 // The same on the kernel's own full disk, where a page of a mapped file without a block is a
@@ -432,7 +432,7 @@ TEST_P(FullDiskSweepTest, OnATmpfsTheDiskFillsAtEveryStage) {
   if (!disk.ok()) GTEST_SKIP() << disk.status().message();
   tmpfs_ = std::move(*disk);
   path_ = tmpfs_->path() + "/x.db";
-  Sweep(kBlock * testing::TierScaled(2, 8, 1));
+  Sweep(kBlock * testing::TierScaled(2, 16, 1));
 }
 
 // A log with commits in it and a -shm that has room for its first region but not for the

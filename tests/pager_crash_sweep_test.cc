@@ -86,7 +86,7 @@ TEST_P(CrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheModeGuarantees)
   spec.guarantees.power_loss = c.sync != SyncLevel::kOff;
   spec.guarantees.power_loss_durable = true;
   spec.guarantees.no_journal_after_idle_power_loss = c.sync == SyncLevel::kExtra;
-  spec.further_points = static_cast<size_t>(TierScaled(100, 20, 300));
+  spec.further_points = static_cast<size_t>(TierScaled(100, 10, 300));
   spec.recovery_crash_states = static_cast<size_t>(TierScaled(4, 1, 250));
   RunCrashSweep(spec);
 }

@@ -111,7 +111,7 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
   spec.guarantees.atomic = true;
   spec.guarantees.power_loss = c.sync != SyncLevel::kOff;
   spec.guarantees.power_loss_durable = c.sync >= SyncLevel::kFull;
-  spec.further_points = static_cast<size_t>(TierScaled(60, 15, 150));
+  spec.further_points = static_cast<size_t>(TierScaled(60, 8, 150));
   spec.recovery_crash_states = static_cast<size_t>(TierScaled(3, 1, 250));
   spec.check_clean_run = [&](const RunResult& clean, const std::map<std::string, int>& sites) {
     if (c.mode == JournalMode::kWal2) {
