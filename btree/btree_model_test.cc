@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
+#include "base/test_scale.h"
 #include "btree/btree.h"
 #include "btree/btree_format.h"
 #include "btree/btree_test_util.h"
@@ -273,7 +274,9 @@ TEST_P(BtreeModelTest, MatchesStdMap) {
                             ? static_cast<uint64_t>(EnvInt("JKV_BTREE_SEED", 0))
                             : param_seed;
   SCOPED_TRACE(absl::StrCat("page size ", page_size, ", seed ", seed));
-  ModelRunner(page_size, seed).Run(EnvInt("JKV_BTREE_OPS", kDefaultOps));
+  // Under a sanitizer (which makes it ten times slower) 40% of the operations.
+  ModelRunner(page_size, seed)
+      .Run(EnvInt("JKV_BTREE_OPS", testing::ScaledForSanitizer(kDefaultOps, 40000)));
 }
 
 INSTANTIATE_TEST_SUITE_P(PageSizesAndSeeds, BtreeModelTest,

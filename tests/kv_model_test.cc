@@ -1,7 +1,7 @@
 // Randomized model test of the whole key-value engine against std::map.
 //
 // For every journal mode and page sizes 512, 4096 and 65536, three seeds (1, 2 and one new each
-// run, printed; JKV_MODEL_SEED=N replays it) each run 40,000 operations (10,000 under a
+// run, printed; JKV_MODEL_SEED=N replays it) each run 40,000 operations (5,000 under a
 // sanitizer, 200,000 in the long tier, base/test_scale.h): puts of new keys, overwrites, deletes, point reads, forward and backward
 // scans from random keys, inside write transactions that commit or roll back, autocommit
 // operations, and reopenings of the database, with the full structure check after every
@@ -144,7 +144,7 @@ TEST_P(KvModelTest, RandomOperationsAgreeWithStdMap) {
     std::unique_ptr<Db> db = std::move(db_or).value();
     Model model;
     int ops = 0, commits = 0, rollbacks = 0, reopens = 0;
-    const int kOps = journalkv::testing::TierScaled(40000, 10000, 200000);
+    const int kOps = journalkv::testing::TierScaled(40000, 5000, 200000);
     while (ops < kOps) {
       const int what = rng_() % 100;
       if (what < 2) {  // reopen and check
