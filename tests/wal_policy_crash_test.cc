@@ -185,7 +185,10 @@ TEST_P(WalPolicyCrashTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGu
               name.c_str(), static_cast<unsigned long long>(mid_copy_states),
               static_cast<unsigned long long>(mid_block_states));
   if (counts.states == 0) return;
-  if (std::string(c.policy) != "manual") {
+  // Under a sanitizer the sweep draws too few points for these to be sure (CI's ASan stage once
+  // drew 8 points in wal2_threshold_8_full_reopen, none inside a copy); the optimized build
+  // asserts them.
+  if (std::string(c.policy) != "manual" && !UnderSanitizer()) {
     EXPECT_GT(mid_copy_states, 0u) << "no crash hit a checkpoint while it copied";
   }
   if (async && !UnderSanitizer()) {
