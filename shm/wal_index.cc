@@ -450,7 +450,15 @@ bool WalIndex::GenerationIs(int log, uint32_t ckpt_seq) const {
 }
 
 bool WalIndex::ReadHeaderCopy(int copy, IndexHeader* out) const {
-  const HeaderWords w = LoadCopy(region0(), copy == 0 ? kHeaderAOffset : kHeaderBOffset);
+  return ReadOneCopy(copy == 0 ? kHeaderAOffset : kHeaderBOffset, out);
+}
+
+bool WalIndex::ReadAppendedHeaderCopy(int copy, IndexHeader* out) const {
+  return ReadOneCopy(copy == 0 ? kAppendedCOffset : kAppendedDOffset, out);
+}
+
+bool WalIndex::ReadOneCopy(size_t offset, IndexHeader* out) const {
+  const HeaderWords w = LoadCopy(region0(), offset);
   const uint64_t checksum = uint64_t{w[kHeaderWords + 1]} << 32 | w[kHeaderWords];
   if (checksum != HeaderChecksum(w)) return false;
   IndexHeader header = DecodeHeader(w);
@@ -491,6 +499,11 @@ void WalIndex::PublishHeader(const IndexHeader& header) {
 
 void WalIndex::CorruptHeaderForTesting() {
   Word<uint32_t>(region0(), kHeaderAOffset + 4 * kHeaderWords)
+      .fetch_xor(0x5A5A5A5A, std::memory_order_release);
+}
+
+void WalIndex::CorruptAppendedCopyForTesting(int copy) {
+  Word<uint32_t>(region0(), (copy == 0 ? kAppendedCOffset : kAppendedDOffset) + 4 * kHeaderWords)
       .fetch_xor(0x5A5A5A5A, std::memory_order_release);
 }
 

@@ -233,8 +233,14 @@ class WalIndex {
   // REQUIRES for writing: WRITE held.
   bool ReadAppendedHeader(IndexHeader* out) const;
   void WriteAppendedHeader(const IndexHeader& header);
+  // One appended copy (0: C, 1: D) on its own, when its checksum matches: after a writer died
+  // between them, D (written first) holds the newest appended header and C the one before.
+  bool ReadAppendedHeaderCopy(int copy, IndexHeader* out) const;
   // Test hook: damages copy A's checksum (as a writer killed mid-publish leaves it).
   void CorruptHeaderForTesting();
+  // Test hook: damages appended copy `copy`'s checksum (0: C, as a writer killed writing C
+  // leaves it; 1: D, killed writing D).
+  void CorruptAppendedCopyForTesting(int copy);
 
   // --- hash tables
   // Records that frame `frame` of log `log` holds page `page_no`. REQUIRES: WRITE held, and
@@ -316,6 +322,8 @@ class WalIndex {
   // Reads two copies of a header (the published A and B, or the appended C and D), with the
   // hook point `between` between them.
   bool ReadCopies(size_t first, size_t second, const char* between, IndexHeader* out) const;
+  // One copy at `offset`, when its checksum matches and it is plausible.
+  bool ReadOneCopy(size_t offset, IndexHeader* out) const;
 
   vfs::File* const file_;  // null: heap index
   uint8_t* region0_ = nullptr;

@@ -128,6 +128,10 @@
 //       (d) header repair and recovery (W6) take FLUSH after WRITE and RECOVER, so they never
 //           race a publish; a flusher that died holding FLUSH freed it, and the next one (or
 //           the next writer's BeginWrite, whose base is the appended header) syncs again.
+//       (e) a writer killed writing the appended header (D, then C) leaves it torn; the next
+//           WRITE holder repairs it from its whole copy (RepairAppended: D, else C), which
+//           keeps every pending commit, and never rebuilds the index for it (a rebuild empties
+//           the hash tables that open read transactions look up).
 //       A writer killed after its append and before the flush leaves a commit that the next
 //       flush publishes: it was never acknowledged, and may be present (I7).
 //   M1. A connection that found no free reader slot (more connections than
@@ -325,7 +329,8 @@ struct WalProgress {
 // Test hook: called at named points of WAL transactions with the point's name
 // ("begin_read:header" after a reader read the header and before it pins it, "begin_read:
 // pinned" after a reader stored its pin and before it re-checks, "begin_read:done",
-// "begin_write:locked" after the WRITE lock and any restart, "commit:appended" after a commit's
+// "begin_write:locked" after the WRITE lock and any restart, "repair:appended" when a WRITE
+// holder rewrites a torn appended header from its whole copy (W12 e), "commit:appended" after a commit's
 // frames are written and before they are synced and published, "flush:synced" after a group
 // flush synced the log and before it publishes (W12), "read:frame" and "read:db"
 // before a page is read from the log or from the database file, "wait" before each sleep
@@ -488,10 +493,14 @@ class WalConnection {
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
   // not the header this connection last checked or published. REQUIRES: WRITE held.
   absl::Status IndexDamage(const shm::IndexHeader& h);
-  // Under WRITE: the appended header (W12), checked against the published one `published`
-  // (the same but for more frames of the current log) and by IndexDamage. DataLoss when it is
-  // torn (a writer died writing it) or contradicts them: the caller rebuilds the index (W6).
+  // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e),
+  // checked against the published one `published` (the same but for more frames of the current
+  // log) and by IndexDamage. DataLoss when both copies are damaged or it contradicts them: the
+  // caller rebuilds the index (W6).
   absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published);
+  // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
+  // false when neither copy is whole. REQUIRES: WRITE held.
+  bool RepairAppended(shm::IndexHeader* out);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,

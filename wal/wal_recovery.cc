@@ -113,11 +113,11 @@ absl::Status WalConnection::RepairHeader() {
     ++h.change;
     // Commits appended past it whose flush is pending (W12) stay: their frames and entries
     // are whole (the appended header is written last, under WRITE), and the next flush
-    // publishes them. A torn appended header is a writer that died writing it: its commit,
-    // never acknowledged, goes with the entries past the published header.
+    // publishes them. A torn appended header is repaired from its whole copy (W12 e); with
+    // neither copy whole, what is past the published header goes.
     shm::IndexHeader a;
     const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
-    const bool pending = ReadAppended(&a) && a.current_log == h.current_log &&
+    const bool pending = RepairAppended(&a) && a.current_log == h.current_log &&
                          a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
                          a.logs[cur].mx_frame > h.logs[cur].mx_frame;
     if (pending) {
@@ -192,13 +192,32 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
   }
 }
 
+// W12 e. Under WRITE nobody else writes the appended header, so copies that stay torn are a
+// writer that died writing them. D, written first, is whole once that writer finished it: its
+// commit's frames and entries were in place before (W12 a), and the next flush publishes it,
+// never acknowledged, as it would have been. D torn: C still holds the header before, whole.
+// Either keeps every commit appended earlier whose writer waits for its flush; the entries and
+// frames the index needs stay untouched, so open read transactions go on undisturbed. (It was
+// once taken for damage, and the rebuild that followed (W6) emptied the hash tables under
+// readers, who then read pages from the database file: wal_multiprocess_test's readers saw
+// their snapshots change; wal_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
+bool WalConnection::RepairAppended(shm::IndexHeader* out) {
+  if (ReadAppended(out)) return true;
+  if (!index_->ReadAppendedHeaderCopy(1, out) && !index_->ReadAppendedHeaderCopy(0, out)) {
+    return false;
+  }
+  CallWalHook("repair:appended");
+  index_->WriteAppendedHeader(*out);
+  return true;
+}
+
 absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
     const shm::IndexHeader& published) {
   const auto damaged = [&](auto... what) {
     return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
   };
   shm::IndexHeader a;
-  if (!ReadAppended(&a)) return damaged("its appended header is torn");
+  if (!RepairAppended(&a)) return damaged("both copies of its appended header are damaged");
   if (a.page_size != published.page_size || a.current_log != published.current_log) {
     return damaged("its appended header names another page size or current log than the "
                    "published one");
