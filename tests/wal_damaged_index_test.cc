@@ -221,6 +221,39 @@ TEST_P(WalDamagedIndexTest, ATornAppendedHeaderIsRepairedNotRebuilt) {
   ASSERT_NO_FATAL_FAILURE(ExpectReopenedHolds(kCommits + 2));
 }
 
+// Not damage either: a process killed inside WriteHeader between the appended header and the
+// published one (W12 f), here a log restart (WAL2: a switch to the other log) whose new
+// generation reached only the appended copies. The published header is the state; the next
+// writer makes the appended one match it and goes on, instead of rebuilding the index under
+// the open read transactions (which made wal_multiprocess_test's WAL2 readers go back).
+TEST_P(WalDamagedIndexTest, AHeaderWriteCutBetweenItsHalvesIsRepairedNotRebuilt) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, db_->BeginRead());
+  const shm::IndexHeader before = Header();
+  shm::IndexHeader cut = before;
+  const int cur = Current();
+  const int next = wal2() ? 1 - cur : cur;  // WAL2: the switch to the other log
+  cut.logs[next].ckpt_seq =
+      (std::max(before.logs[0].ckpt_seq, before.logs[1].ckpt_seq) + 1) & 0x7fffffffu;
+  cut.logs[next].mx_frame = 0;
+  cut.logs[next].salt1 ^= 0x1234;
+  cut.current_log = static_cast<uint32_t>(next);
+  ++cut.change;
+  index_->WriteAppendedHeader(cut);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(path_, WalOptions()));
+  ASSERT_THAT(other->Put(Key(kCommits), Value(kCommits)), IsOk());
+  EXPECT_EQ(other->Stats().recoveries, 0u) << "the index was rebuilt from the log";
+  shm::IndexHeader appended;
+  ASSERT_TRUE(index_->ReadAppendedHeader(&appended));
+  EXPECT_EQ(appended, Header());
+  EXPECT_EQ(*r->Count(), static_cast<uint64_t>(kCommits)) << "the open snapshot changed";
+  r.reset();
+  JKV_ASSERT_OK_AND_ASSIGN(r, db_->BeginRead());
+  EXPECT_EQ(*r->Count(), static_cast<uint64_t>(kCommits + 1));
+  r.reset();
+  ASSERT_THAT(other->Close(), IsOk());
+  ASSERT_NO_FATAL_FAILURE(ExpectReopenedHolds(kCommits + 1));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WalDamagedIndexTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "wal2" : "wal";

@@ -79,7 +79,8 @@
 //       copy frontier (C3) start empty. A reader that read the old header and pins in between
 //       finds the target past its snapshot (W3) and takes a newer one; a process killed in
 //       between leaves either the old generation with backfill 0 (copied again) or the new one
-//       with nothing copied. RecoverIndex sets its words before its header the same way. (The
+//       with nothing copied (killed inside the publish, between the appended and the published
+//       header: the old generation too, W12 f). RecoverIndex sets its words before its header the same way. (The
 //       old order, backfill and target cleared with the target of the next generation before
 //       the publish, let a reader settle on a snapshot the database file had already moved
 //       past: wal_interleaving_test, AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot,
@@ -132,6 +133,14 @@
 //           WRITE holder repairs it from its whole copy (RepairAppended: D, else C), which
 //           keeps every pending commit, and never rebuilds the index for it (a rebuild empties
 //           the hash tables that open read transactions look up).
+//       (f) WriteHeader writes the appended header, then the published one: a process killed
+//           between them (a restart or a WAL2 switch, W8; a NORMAL commit) leaves an appended
+//           header that is not the published one plus pending commits. The next WRITE holder
+//           takes the published header as the state (AppendedOrDamage): for a restart that is
+//           W8's old generation with its backfill cleared, copied again; a NORMAL commit
+//           stays pending, and the next flush publishes it. (Taken for damage, this too
+//           rebuilt the index under open read transactions: wal_multiprocess_test, wal2;
+//           wal_damaged_index_test, AHeaderWriteCutBetweenItsHalvesIsRepairedNotRebuilt.)
 //       A writer killed after its append and before the flush leaves a commit that the next
 //       flush publishes: it was never acknowledged, and may be present (I7).
 //   M1. A connection that found no free reader slot (more connections than
@@ -493,14 +502,17 @@ class WalConnection {
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
   // not the header this connection last checked or published. REQUIRES: WRITE held.
   absl::Status IndexDamage(const shm::IndexHeader& h);
-  // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e),
-  // checked against the published one `published` (the same but for more frames of the current
-  // log) and by IndexDamage. DataLoss when both copies are damaged or it contradicts them: the
-  // caller rebuilds the index (W6).
+  // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e, or
+  // between it and the published one, W12 f), checked by IndexDamage. DataLoss when both
+  // copies are damaged, it names another page size, or it contradicts the log: the caller
+  // rebuilds the index (W6).
   absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published);
   // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
   // false when neither copy is whole. REQUIRES: WRITE held.
   bool RepairAppended(shm::IndexHeader* out);
+  // W12: whether appended header `a` is `published` with pending commits only (more frames of
+  // the same generation of the current log) or none.
+  bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,

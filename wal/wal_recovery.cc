@@ -211,17 +211,9 @@ bool WalConnection::RepairAppended(shm::IndexHeader* out) {
   return true;
 }
 
-absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
-    const shm::IndexHeader& published) {
-  const auto damaged = [&](auto... what) {
-    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
-  };
-  shm::IndexHeader a;
-  if (!RepairAppended(&a)) return damaged("both copies of its appended header are damaged");
-  if (a.page_size != published.page_size || a.current_log != published.current_log) {
-    return damaged("its appended header names another page size or current log than the "
-                   "published one");
-  }
+bool WalConnection::ExtendsPublished(const shm::IndexHeader& a,
+                                     const shm::IndexHeader& published) const {
+  if (a.current_log != published.current_log) return false;
   const int cur = wal2_ ? static_cast<int>(a.current_log & 1) : 0;
   for (int l = 0; l < nlogs_; ++l) {
     const shm::LogState& mine = a.logs[l];
@@ -229,10 +221,31 @@ absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
     // Pending commits (W12) only add frames to the current log.
     if (l == cur ? mine.ckpt_seq != theirs.ckpt_seq || mine.mx_frame < theirs.mx_frame
                  : mine != theirs) {
-      return damaged("its appended header of log ", l, " (generation ", mine.ckpt_seq,
-                     ", frame ", mine.mx_frame, ") is behind or beside the published one "
-                     "(generation ", theirs.ckpt_seq, ", frame ", theirs.mx_frame, ")");
+      return false;
     }
+  }
+  return true;
+}
+
+absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
+    const shm::IndexHeader& published) {
+  const auto damaged = [&](auto... what) {
+    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
+  };
+  shm::IndexHeader a;
+  if (!RepairAppended(&a)) return damaged("both copies of its appended header are damaged");
+  if (a.page_size != published.page_size) {
+    return damaged("its appended header names page size ", a.page_size, ", the published one ",
+                   published.page_size);
+  }
+  if (!ExtendsPublished(a, published)) {
+    // W12 f: a header write cut between its halves (WriteHeader: appended, then published)
+    // by a process that died there: the published header is the state (W8: an old generation
+    // whose backfill may be cleared), and nothing past it is pending (a restart and a switch
+    // only happen with nothing pending, W12 c).
+    CallWalHook("repair:appended");
+    index_->WriteAppendedHeader(published);
+    a = published;
   }
   JKV_RETURN_IF_ERROR(IndexDamage(a));
   return a;
