@@ -18,7 +18,7 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "writer_ops_min", "writer_ops_max", "writer_busy_errors", "checkpoints",
           "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
           "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
-          "write_work_ms", "checkpoint_calls", "checkpoint_incomplete", "commits_per_sec",
+          "write_work_ms", "log_zero_bytes_per_op", "checkpoint_calls", "checkpoint_incomplete", "commits_per_sec",
           "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "records",
           "operations"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]

@@ -26,6 +26,7 @@ EngineCounters EngineCounters::Since(const EngineCounters& before) const {
   d.db_writes = db_writes - before.db_writes;
   d.write_lock_wait_ms = write_lock_wait_ms - before.write_lock_wait_ms;
   d.write_work_ms = write_work_ms - before.write_work_ms;
+  d.log_zero_bytes = log_zero_bytes - before.log_zero_bytes;
   return d;
 }
 
@@ -41,6 +42,7 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   db_writes += o.db_writes;
   write_lock_wait_ms += o.write_lock_wait_ms;
   write_work_ms += o.write_work_ms;
+  log_zero_bytes += o.log_zero_bytes;
   return *this;
 }
 

@@ -103,6 +103,9 @@ struct EngineCounters {
   // journalkv times its write transactions in WAL mode only.
   double write_lock_wait_ms = 0;  // write transactions' time waiting for the write lock
   double write_work_ms = 0;       // and working, up to the end of their commit or rollback
+  // Zeros written preallocating the log (journalkv WAL and WAL2): part of the bytes written,
+  // but no frame's.
+  uint64_t log_zero_bytes = 0;
 
   // The counts of `this` minus those of `before`; max_log_frames stays this one's (a mark is
   // not a count).

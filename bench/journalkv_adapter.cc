@@ -148,6 +148,7 @@ class JournalkvAdapter final : public EngineAdapter {
     c.blocked_timeouts = s.blocked_timeouts;
     c.blocked_writer_ms = s.blocked_writer_ms;
     c.max_log_frames = s.max_log_frames;
+    c.log_zero_bytes = s.log_zero_bytes;
     c.db_writes = s.database_io.writes;
     c.write_lock_wait_ms = s.write_lock_wait_ms;
     c.write_work_ms = s.write_work_ms;

@@ -114,6 +114,9 @@ std::vector<Field>* MakeFields() {
       {"write_lock_wait_ms",
        [](const CaseResult& r) { return Num(r.counters.write_lock_wait_ms); }},
       {"write_work_ms", [](const CaseResult& r) { return Num(r.counters.write_work_ms); }},
+      {"log_zero_bytes_per_op", [](const CaseResult& r) {
+         return Num(r.ops > 0 ? double(r.counters.log_zero_bytes) / r.ops : 0);
+       }},
       {"checkpoint_calls", [](const CaseResult& r) { return Num(r.checkpoint_calls); }},
       {"checkpoint_incomplete", [](const CaseResult& r) { return Num(r.checkpoint_incomplete); }},
       {"commits_per_sec", [](const CaseResult& r) { return Num(r.CommitsPerSec()); }},

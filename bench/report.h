@@ -60,6 +60,8 @@
 //                                          found corruption rates rise with it
 //   write_lock_wait_ms write_work_ms       write transactions' time waiting for the write lock,
 //                                          and working to the end of commit or rollback
+//   log_zero_bytes_per_op                  zeros written preallocating the log, per operation
+//                                          (part of bytes_written_per_op; no frame's bytes)
 //
 // Thread-safety: plain functions.
 #ifndef JOURNALKV_BENCH_REPORT_H_

@@ -272,19 +272,13 @@ jkv_code jkv_txn_commit(jkv_txn* txn, char** err) {
 void jkv_txn_end(jkv_txn* txn) { delete txn; }  // a write transaction rolls back as it goes
 
 jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err) {
-  if (txn == nullptr || iter == nullptr) {
-    return Invalid("jkv_iter_new: txn and iter must not be NULL", err);
-  }
-  *iter = new jkv_iter{txn->write != nullptr ? txn->write->NewIterator()
-                                             : txn->read->NewIterator(),
-                       std::string()};
-  return JKV_OK;
+  return jkv_iter_new_bounded(txn, nullptr, 0, nullptr, 0, iter, err);
 }
 
 jkv_code jkv_iter_new_bounded(jkv_txn* txn, const char* lower, size_t lower_len,
                               const char* upper, size_t upper_len, jkv_iter** iter, char** err) {
   if (txn == nullptr || iter == nullptr) {
-    return Invalid("jkv_iter_new_bounded: txn and iter must not be NULL", err);
+    return Invalid("jkv_iter_new: txn and iter must not be NULL", err);
   }
   journalkv::IteratorOptions o;
   if (lower != nullptr) o.lower_bound = std::string(lower, lower_len);

@@ -102,8 +102,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   }
   po.wal2_switch_pages = options.wal2_switch_pages;
   po.wal_size_limit = options.wal_size_limit;
-  if (options.wal_grow_bytes < wal::kMinGrowBytes || options.wal_grow_bytes > wal::kMaxGrowBytes ||
-      (options.wal_grow_bytes & (options.wal_grow_bytes - 1)) != 0) {
+  if (!wal::ValidGrowBytes(options.wal_grow_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "wal_grow_bytes must be a power of two in [", wal::kMinGrowBytes, ", ",
         wal::kMaxGrowBytes, "]; got ", options.wal_grow_bytes));
@@ -299,6 +298,7 @@ DbStats Db::Stats() {
     s.log_restarts = p.wal.log_restarts;
     s.frames_rewritten = p.wal.frames_rewritten;
     s.log_size_cuts = p.wal.log_size_cuts;
+    s.log_zero_bytes = p.wal.log_zero_bytes;
     s.group_flushes = p.wal.group_flushes;
     s.flushed_commits = p.wal.flushed_commits;
     s.commits_flushed_by_others = p.wal.commits_flushed_by_others;

@@ -80,6 +80,9 @@ struct DbStats {
   // changed again), instead of appending them again (wal/wal_connection.h W11).
   uint64_t frames_rewritten = 0;
   uint64_t log_size_cuts = 0;       // logs this handle cut back to Options::wal_size_limit
+  // Zero bytes this handle wrote preallocating the log(s) (Options::wal_grow_bytes): part of
+  // wal_io's bytes, but no frame's.
+  uint64_t log_zero_bytes = 0;
   // Group commit (README, "Several writers"): syncs of the log this handle made for a group
   // of commits, its commits a flush made durable (its own or another's), of those the ones
   // another handle's or thread's flush covered, and the time its commits waited for a flush.

@@ -479,5 +479,28 @@ TEST(DbTest, BadOptionsAreInvalidArgument) {
   }
 }
 
+// The log's preallocation is counted apart from its frames: in WAL the first commit grows the
+// log by whole steps of zeros, and they are what log_zero_bytes says, the log's size past its
+// header; in a rollback mode nothing is preallocated.
+TEST(DbStatsTest, LogZeroBytesCountThePreallocation) {
+  vfs::MemFileSystem fs;
+  Options o = MemOptions(&fs);
+  o.journal_mode = JournalMode::kWal;
+  o.wal_grow_bytes = 64 << 10;
+  std::unique_ptr<Db> db = MustOpen("/x.db", o);
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(db->Stats().log_zero_bytes, 0u);
+  ASSERT_THAT(db->Put("k", "v"), IsOk());
+  const DbStats s = db->Stats();
+  EXPECT_EQ(s.log_zero_bytes, s.log_bytes - 32) << "the log is " << s.log_bytes << " bytes";
+  EXPECT_GE(s.log_bytes, uint64_t{64} << 10);
+  ASSERT_THAT(db->Close(), IsOk());
+  o.journal_mode = JournalMode::kPersist;
+  db = MustOpen("/y.db", o);
+  ASSERT_NE(db, nullptr);
+  ASSERT_THAT(db->Put("k", "v"), IsOk());
+  EXPECT_EQ(db->Stats().log_zero_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace journalkv

@@ -103,8 +103,7 @@ absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, Sca
 absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
                                                      const std::string& path, bool read_only,
                                                      uint64_t grow_bytes) {
-  JKV_DCHECK(grow_bytes >= kMinGrowBytes && grow_bytes <= kMaxGrowBytes &&
-             (grow_bytes & (grow_bytes - 1)) == 0);
+  JKV_DCHECK(ValidGrowBytes(grow_bytes));
   const vfs::OpenMode mode = read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
                        fs->Open(path, {mode, vfs::FileKind::kWal}));
@@ -291,6 +290,7 @@ absl::Status WalLog::EnsureSize(uint64_t end) {
       return absl::OkStatus();
     }
     JKV_RETURN_IF_ERROR(s);
+    zero_bytes_.fetch_add(n, std::memory_order_relaxed);
     at += n;
     known_size_ = at;
   }

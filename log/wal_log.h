@@ -21,6 +21,7 @@
 #ifndef JOURNALKV_LOG_WAL_LOG_H_
 #define JOURNALKV_LOG_WAL_LOG_H_
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -42,6 +43,10 @@ namespace journalkv::wal {
 inline constexpr uint64_t kGrowBytes = uint64_t{1} << 20;
 inline constexpr uint64_t kMinGrowBytes = uint64_t{1} << 12;
 inline constexpr uint64_t kMaxGrowBytes = uint64_t{8} << 20;
+// Whether `bytes` is a preallocation step WalLog::Open takes.
+constexpr bool ValidGrowBytes(uint64_t bytes) {
+  return bytes >= kMinGrowBytes && bytes <= kMaxGrowBytes && (bytes & (bytes - 1)) == 0;
+}
 
 // What the recovery scan found.
 struct ScanResult {
@@ -120,6 +125,9 @@ class WalLog {
   absl::StatusOr<uint64_t> Size();
 
   vfs::File& file() { return *file_; }
+  // Zero bytes this object wrote preallocating the file (they count in a process's written
+  // bytes, but hold no frame).
+  uint64_t zero_bytes() const { return zero_bytes_.load(std::memory_order_relaxed); }
   const std::string& path() const { return file_->path(); }
 
  private:
@@ -132,6 +140,7 @@ class WalLog {
 
   std::unique_ptr<vfs::File> file_;
   const uint64_t grow_bytes_;  // the smallest preallocation step
+  std::atomic<uint64_t> zero_bytes_{0};  // written by the one writer, read by Stats
   // The file is at least this long (0: unknown, ask). Forgotten at each new generation's
   // header: another connection may have cut the file since (a size limit, TRUNCATE).
   uint64_t known_size_ = 0;

@@ -425,6 +425,8 @@ TEST(WalLogGrowTest, ASmallerStepStartsSmallAndDoubles) {
     if (sizes.empty() || sizes.back() != size) sizes.push_back(size);
   }
   EXPECT_EQ(sizes, (std::vector<uint64_t>{2 * kStep, 4 * kStep, 8 * kStep}));
+  // Every byte past the header was first written as a zero (DbStats::log_zero_bytes).
+  EXPECT_EQ(log->zero_bytes(), 8 * kStep - kWalHeaderSize);
   JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
   EXPECT_EQ(scan.mx_frame, frame - 1);
 }

@@ -171,6 +171,7 @@ Report StatsReport(const DbStats& s) {
   f.Add("log_restarts", s.log_restarts);
   f.Add("frames_rewritten", s.frames_rewritten);
   f.Add("log_size_cuts", s.log_size_cuts);
+  f.Add("log_zero_bytes", s.log_zero_bytes);
   f.Add("group_flushes", s.group_flushes);
   f.Add("flushed_commits", s.flushed_commits);
   f.Add("commits_flushed_by_others", s.commits_flushed_by_others);

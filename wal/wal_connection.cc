@@ -328,6 +328,7 @@ WalStats WalConnection::Stats() {
     if (logs_[l] == nullptr) continue;
     absl::StatusOr<uint64_t> size = logs_[l]->Size();
     if (size.ok()) (l == 0 ? s.log_bytes : s.wal2_log_bytes) = *size;
+    s.log_zero_bytes += logs_[l]->zero_bytes();
   }
   return s;
 }

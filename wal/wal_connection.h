@@ -308,6 +308,7 @@ struct WalStats {
   int pinned_slots = 0;           // reader slots and overflow marks with a pin
   bool overflow_reader = false;   // this connection has no slot: it pins under overflow marks
   uint64_t log_bytes = 0;         // size of the log file
+  uint64_t log_zero_bytes = 0;    // zeros this connection wrote preallocating its logs (all)
   absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
   absl::Duration checkpoint_work;       // and copying, syncing, restarting
   uint64_t checkpoint_syncs = 0;        // their flushes (C1, C2)
