@@ -42,7 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "checkpoint/checkpointer.h"
+#include "checkpoint/checkpoint_mode.h"
 
 namespace journalkv::checkpoint {
 

@@ -29,7 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "checkpoint/checkpointer.h"
+#include "checkpoint/checkpoint_mode.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
 #include "engine/write_batch.h"

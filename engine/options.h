@@ -12,7 +12,8 @@
 
 #include "absl/time/time.h"
 #include "checkpoint/policy.h"
-#include "pager/pager_options.h"
+#include "pager/journal_mode.h"
+#include "vfs/vfs.h"
 
 namespace journalkv {
 

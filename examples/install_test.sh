@@ -15,6 +15,11 @@ for f in lib/libjournalkv.a lib/libjournalkv.so lib/pkgconfig/journalkv.pc \
   [[ -f "$prefix/$f" ]] || { echo "not installed: $f"; exit 1; }
 done
 "$src/install" --bogus >/dev/null 2>&1 && { echo "install accepted an unknown argument"; exit 1; }
+# Only the public headers and what they include: none of the engine's internals.
+for f in pager/pager.h pager/pager_options.h wal/wal_connection.h shm/wal_index.h \
+  log/wal_log.h checkpoint/checkpointer.h btree/btree.h; do
+  [[ ! -e "$prefix/include/journalkv/$f" ]] || { echo "an internal header was installed: $f"; exit 1; }
+done
 
 db="$TEST_TMPDIR/example.db"
 sed "s|/tmp/journalkv-example.db|$db|" "$src/examples/example.cc" >"$TEST_TMPDIR/example.cc"
@@ -52,6 +57,8 @@ done
 # A sanitizer build's library needs the program built with the same sanitizer (its runtime
 # first): the -fsanitize flags of journalkv.pc's Cflags, none in a normal build.
 sanitize=$(pkg-config --cflags journalkv | tr ' ' '\n' | grep -e '^-fsanitize' || true)
+# A custom checkpoint policy (examples/custom_policy.cc) needs no header but the installed ones.
+g++ -std=c++20 -c "$src/examples/custom_policy.cc" -o custom_policy.o $(pkg-config --cflags journalkv)
 gcc -std=c11 $sanitize "$src/capi/capi_test.c" -o capi_test \
   $(pkg-config --cflags-only-I journalkv) -L"$libdir" -ljournalkv -Wl,-rpath,"$libdir"
 ./capi_test

@@ -12,39 +12,18 @@
 #include "absl/time/time.h"
 #include "checkpoint/policy.h"
 #include "pager/db_format.h"
+#include "pager/journal_mode.h"
 #include "vfs/sync.h"
 #include "wal/wal_connection.h"
 
 namespace journalkv::pager {
 
-// How a write transaction protects the database file against a crash. See README.md for the
-// exact guarantee of every mode and sync level.
-enum class JournalMode {
-  kDelete,    // journal file created per transaction, unlinked at commit
-  kTruncate,  // journal file kept, truncated to 0 bytes at commit
-  kPersist,   // journal file kept, its header zeroed at commit
-  kMemory,    // original pages kept in memory only: not crash-atomic
-  kOff,       // no journal file: not crash-atomic (in-process rollback still works)
-  kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal/wal_connection.h)
-  kWal2,      // two alternating logs x.db-wal and x.db-wal2, the same wal-index (wal/wal_connection.h)
-};
-inline bool IsWalMode(JournalMode mode) {
-  return mode == JournalMode::kWal || mode == JournalMode::kWal2;
-}
-inline bool IsRollbackMode(JournalMode mode) { return !IsWalMode(mode); }
 // The journal family page 1 records for a mode.
 inline JournalFamily FamilyOf(JournalMode mode) {
   return mode == JournalMode::kWal    ? JournalFamily::kWal
          : mode == JournalMode::kWal2 ? JournalFamily::kWal2
                                       : JournalFamily::kRollback;
 }
-
-using SyncLevel = vfs::SyncLevel;  // vfs/sync.h
-
-absl::string_view JournalModeName(JournalMode mode);
-absl::string_view SyncLevelName(SyncLevel level);
-absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text);
-absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text);
 
 enum class AccessMode { kReadWrite, kReadOnly };
 

@@ -54,9 +54,26 @@ copy() {  # SOURCE DEST MODE
 copy "$root/libjournalkv.a" "$prefix/lib/libjournalkv.a" 0644
 copy "$root/libjournalkv.so" "$prefix/lib/libjournalkv.so" 0755
 rm -rf "$prefix/include/journalkv"
-(cd "$root/include" && find -L journalkv -name '*.h' -print0 |
-  while IFS= read -r -d '' header; do
-    copy "$header" "$prefix/include/$header" 0644
-  done)
+# The public headers (engine/db.h for C++, capi/journalkv.h for C) and the project headers they
+# include, transitively; nothing else: the engine's internals (the pager, the log, the
+# wal-index) stay out of an embedder's include path.
+headers="$root/include/journalkv"
+pending=(engine/db.h capi/journalkv.h)
+declare -A seen=()
+while ((${#pending[@]} > 0)); do
+  header="${pending[-1]}"
+  unset 'pending[-1]'
+  [[ -z "${seen[$header]:-}" ]] || continue
+  seen[$header]=1
+  if [[ ! -f "$headers/$header" ]]; then
+    echo "install: $header is included by a public header but was not built" >&2
+    exit 1
+  fi
+  copy "$headers/$header" "$prefix/include/journalkv/$header" 0644
+  # Quoted includes that are the project's own (Abseil's are the system's).
+  while IFS= read -r included; do
+    if [[ -f "$headers/$included" ]]; then pending+=("$included"); fi
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$headers/$header")
+done
 sed "s|@PREFIX@|$prefix|" "$root/journalkv.pc.in" >"$prefix/lib/pkgconfig/journalkv.pc"
 echo "installed journalkv in $prefix (lib/, include/journalkv/, lib/pkgconfig/journalkv.pc)"
