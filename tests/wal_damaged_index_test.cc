@@ -28,6 +28,7 @@
 #include "vfs/mem_fs.h"
 #include "log/wal_format.h"
 #include "log/wal_log.h"
+#include "wal/wal_connection.h"
 
 namespace journalkv {
 namespace {
@@ -248,6 +249,59 @@ TEST_P(WalDamagedIndexTest, AHeaderWriteCutBetweenItsHalvesIsRepairedNotRebuilt)
   EXPECT_EQ(*r->Count(), static_cast<uint64_t>(kCommits)) << "the open snapshot changed";
   r.reset();
   JKV_ASSERT_OK_AND_ASSIGN(r, db_->BeginRead());
+  EXPECT_EQ(*r->Count(), static_cast<uint64_t>(kCommits + 1));
+  r.reset();
+  ASSERT_THAT(other->Close(), IsOk());
+  ASSERT_NO_FATAL_FAILURE(ExpectReopenedHolds(kCommits + 1));
+}
+
+// W12 e with a commit pending: connection A has appended a commit at FULL and is flushing it
+// (hook "flush:synced": synced, not yet published) when connection B becomes the writer and
+// finds copy D torn, as a writer killed while it wrote D over A's header leaves it. C still
+// holds A's appended header: B must build on it (its snapshot has A's commit, and it keeps A's
+// index entries), so that A's flush publishes a commit whose entries are all there. Repaired
+// to the published header instead, B would drop A's pending commit from under its flush.
+struct PendingRepair {
+  shm::WalIndex* index = nullptr;
+  Db* other = nullptr;
+  bool done = false;
+  bool saw_pending = false;
+  absl::Status status;
+};
+PendingRepair* pending_repair = nullptr;
+
+void RepairUnderAPendingCommit(const char* point) {
+  PendingRepair& p = *pending_repair;
+  if (p.done || absl::string_view(point) != "flush:synced") return;
+  p.done = true;
+  p.index->CorruptAppendedCopyForTesting(1);  // D torn; C is A's appended header
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> w = p.other->BeginWrite();
+  if (!w.ok()) {
+    p.status = w.status();
+    return;
+  }
+  absl::StatusOr<std::optional<std::string>> v = (*w)->Get(Key(kCommits));
+  p.status = v.status();
+  p.saw_pending = v.ok() && v->has_value() && **v == Value(kCommits);
+  p.status.Update((*w)->Rollback());
+}
+
+TEST_P(WalDamagedIndexTest, ATornAppendedHeaderKeepsAPendingCommit) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(path_, WalOptions()));
+  PendingRepair repair;
+  repair.index = index_.get();
+  repair.other = other.get();
+  pending_repair = &repair;
+  wal::SetWalHookForTesting(&RepairUnderAPendingCommit);
+  const absl::Status put = db_->Put(Key(kCommits), Value(kCommits));
+  wal::SetWalHookForTesting(nullptr);
+  pending_repair = nullptr;
+  ASSERT_TRUE(repair.done) << "no flush ran (is the default sync FULL?)";
+  EXPECT_THAT(put, IsOk());
+  EXPECT_THAT(repair.status, IsOk());
+  EXPECT_TRUE(repair.saw_pending) << "the next writer's snapshot lost the pending commit";
+  EXPECT_EQ(other->Stats().recoveries, 0u) << "the index was rebuilt from the log";
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, other->BeginRead());
   EXPECT_EQ(*r->Count(), static_cast<uint64_t>(kCommits + 1));
   r.reset();
   ASSERT_THAT(other->Close(), IsOk());
