@@ -200,7 +200,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
 // frames the index needs stay untouched, so open read transactions go on undisturbed. (It was
 // once taken for damage, and the rebuild that followed (W6) emptied the hash tables under
 // readers, who then read pages from the database file: wal_multiprocess_test's readers saw
-// their snapshots change; wal_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
+// their snapshots change; wal_damaged_index_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
 bool WalConnection::RepairAppended(shm::IndexHeader* out) {
   if (ReadAppended(out)) return true;
   if (!index_->ReadAppendedHeaderCopy(1, out) && !index_->ReadAppendedHeaderCopy(0, out)) {
