@@ -374,4 +374,20 @@ jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result
   return JKV_OK;
 }
 
+jkv_code jkv_compact(jkv_db* db, jkv_compact_result* result, char** err) {
+  if (db == nullptr) return Invalid("jkv_compact: db must not be NULL", err);
+  absl::StatusOr<journalkv::CompactResult> r = db->db->Compact();
+  if (!r.ok()) return Fail(r.status(), err);
+  if (result != nullptr) {
+    result->pages_before = r->pages_before;
+    result->free_pages_before = r->free_pages_before;
+    result->pages = r->pages;
+    result->keys = r->keys;
+    result->bytes_before = r->bytes_before;
+    result->bytes = r->bytes;
+    result->checkpoint_blocked = r->checkpoint.blocked ? 1 : 0;
+  }
+  return JKV_OK;
+}
+
 }  // extern "C"

@@ -118,6 +118,17 @@ typedef struct jkv_backup_result {
   uint64_t keys;         /* keys copied (compact only) */
 } jkv_backup_result;
 
+/* What jkv_compact did. */
+typedef struct jkv_compact_result {
+  uint32_t pages_before;      /* the database's page count before */
+  uint32_t free_pages_before; /* of those, free */
+  uint32_t pages;             /* its page count after */
+  uint64_t keys;              /* keys rewritten (0: nothing to compact) */
+  uint64_t bytes_before;      /* the database file's size before */
+  uint64_t bytes;             /* and after */
+  int checkpoint_blocked;     /* wal, wal2: older snapshots hold the file's cut */
+} jkv_compact_result;
+
 typedef struct jkv_checkpoint_result {
   uint32_t log_frames; /* committed frames in the log when the checkpoint looked */
   uint32_t copied;     /* frames copied into the database file */
@@ -218,6 +229,10 @@ jkv_code jkv_stats_get(jkv_db* db, jkv_stats* stats, char** err);
  * may be NULL. */
 jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result* result,
                     char** err);
+
+/* Rewrites the database in place with no free pages and cuts the file (C++ Db::Compact): one
+ * write transaction, crash-safe; writers wait for it. `result` may be NULL. */
+jkv_code jkv_compact(jkv_db* db, jkv_compact_result* result, char** err);
 
 #ifdef __cplusplus
 } /* extern "C" */

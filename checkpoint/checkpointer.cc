@@ -135,6 +135,33 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
   return true;
 }
 
+// C7: once the database file holds every commit `header` names (each log's backfill at its
+// mx_frame), the file past the newest commit's size belongs to no snapshot a reader can take,
+// and is cut. The size is the index's, checked against the newest commit frame's own (the
+// index is shared memory a buggy process can overwrite: when they differ nothing is cut).
+absl::Status CutPastNewestCommit(const CheckpointFiles& files, const shm::IndexHeader& header) {
+  const int cur = files.two_logs ? static_cast<int>(header.current_log & 1) : 0;
+  for (int l = 0; l < (files.two_logs ? 2 : 1); ++l) {
+    if (files.index->backfill(l) != header.logs[l].mx_frame) return absl::OkStatus();
+  }
+  const int newest = header.logs[cur].mx_frame > 0 || !files.two_logs ? cur : 1 - cur;
+  const shm::LogState& state = header.logs[newest];
+  wal::WalLog* log = files.logs[newest];
+  if (state.mx_frame == 0 || header.page_count == 0 || log == nullptr) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(const wal::FrameHeader commit,
+                       log->ReadFrameHeader(state.mx_frame, files.page_size));
+  if (commit.salt1 != state.salt1 || commit.salt2 != state.salt2 ||
+      commit.db_size != header.page_count) {
+    return absl::OkStatus();
+  }
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, files.db->Size());
+  const uint64_t end = uint64_t{header.page_count} * files.page_size;
+  if (size <= end) return absl::OkStatus();
+  Hook("cut");
+  // Unsynced: a power loss that undoes the cut leaves a tail nothing reads.
+  return files.db->Truncate(end);
+}
+
 // Whether no read-only connection with a private index is open (CheckpointFiles::
 // private_reader_lock), waiting for them up to `deadline` when `wait`.
 absl::StatusOr<bool> NoPrivateReaders(const CheckpointFiles& files, absl::Time deadline,
@@ -413,6 +440,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       files.index->backfill(other) != header.logs[other].mx_frame) {
     result.blocked = true;  // WAL2: the other log must be copied first (it is older)
   }
+  if (!defer && published == mx) JKV_RETURN_IF_ERROR(CutPastNewestCommit(files, header));
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked) {
     Hook("restart");

@@ -55,6 +55,12 @@
 //       generation's salts and the page the index names, else DataLoss; and a log restarts
 //       only when its backfill is exactly its mx_frame
 //       (tests/wal_damaged_index_test.cc, the fuzz findings behind it).
+//   C7. A checkpoint that leaves every log's backfill at its mx_frame cuts the database file
+//       to the newest commit's page count (a compaction, WriteTxn::StartRewrite, lowered it),
+//       after C2: every reader's snapshot is then at least that commit (the pins allowed the
+//       backfill), and a page past its size in a later snapshot was written after it, so it
+//       is in the log. Never on a deferred copy, and only when the newest commit frame's own
+//       db_size agrees with the index header's page_count.
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //

@@ -158,6 +158,23 @@ struct BackupResult {
 // Where Db::Backup builds the copy before renaming it to DEST: DEST followed by this.
 inline constexpr char kBackupTempSuffix[] = ".jkv-backup";
 
+// What Db::Compact did.
+struct CompactResult {
+  uint32_t pages_before = 0;       // the database's page count before
+  uint32_t free_pages_before = 0;  // of those, on the freelist
+  uint32_t pages = 0;              // its page count after (no free pages)
+  uint64_t keys = 0;               // keys rewritten (0 when there was nothing to compact)
+  uint64_t bytes_before = 0;       // the database file's size before
+  uint64_t bytes = 0;              // and after: WAL and WAL2 cut it at the checkpoint below
+  // WAL and WAL2: the checkpoint Compact runs after its commit (PASSIVE, then TRUNCATE when
+  // that copied everything). A snapshot older than the compaction holds it (blocked): the
+  // file is cut by the first checkpoint that copies the whole log after that reader ends.
+  CheckpointResult checkpoint;
+};
+
+// Where Db::Compact builds the compacted image: the database's path followed by this.
+inline constexpr char kCompactTempSuffix[] = ".jkv-compact";
+
 // A read transaction: one consistent snapshot of the database.
 class ReadTransaction {
  public:
@@ -274,6 +291,18 @@ class Db {
   // crash interrupted: remove it); InvalidArgument when DEST is the database itself.
   absl::StatusOr<BackupResult> Backup(const std::string& dest,
                                       const BackupOptions& options = BackupOptions());
+
+  // Rewrites the database in place with no free pages, in one write transaction, and gives
+  // the space back to the file system: the keys are rewritten into a compact image
+  // (PATH.jkv-compact, removed after; it needs free disk space about the size of the result),
+  // whose pages then replace the database's pages 2..N, and the file is cut to N pages (the
+  // rollback modes at commit, after the database sync; WAL and WAL2 at the first checkpoint
+  // that copies the whole log, which Compact tries at once). Crash-safe like any transaction:
+  // a crash leaves the database as it was or compacted, with the same keys either way.
+  // Writers wait for it (it holds the write lock throughout, up to their busy timeout);
+  // WAL readers go on, each on its snapshot. A database with no free pages is left as it is.
+  // Not on a read-only connection (FailedPrecondition).
+  absl::StatusOr<CompactResult> Compact();
 
   // Releases the file. FailedPrecondition while transactions are open. The destructor closes
   // too (and requires that no transaction is open).

@@ -73,6 +73,11 @@
 //   I10. A connection in MEMORY, OFF or WAL mode makes the end of any journal file durable at open,
 //       so that no journal of an earlier journal-file-mode connection can come back after a
 //       power loss and be rolled back over its commits.
+//   I11. A commit that shrinks the database (WriteTxn::StartRewrite) cuts the file only after
+//       its pages are synced (I2): a power loss then finds either the whole transaction or the
+//       hot journal and every page past the new end untouched, so the journal never needs the
+//       pages past it (cut first, a power loss could keep the cut and lose the pages that
+//       replace them).
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 
@@ -187,6 +192,18 @@ class WriteTxn : public PageWriter {
   const DbHeader& header() const { return header_; }
   size_t dirty_pages() const { return dirty_.size(); }
 
+  // Compaction (Db::Compact) replaces the whole database in one transaction. StartRewrite(n),
+  // before the transaction has written any page, empties the freelist and makes the database
+  // n pages long (2 <= n <= page_count); the caller then fills every page 2..n whole through
+  // RewritePage (the returned span is the page's usable bytes, contents unspecified) and sets
+  // the meta slots, so that nothing refers to a page past n. The pages past n are gone once
+  // the transaction commits: the rollback modes cut the file after its sync (I11), WAL and
+  // WAL2 when a checkpoint has copied the commit (checkpointer.h, C7). A rollback restores
+  // the database as it was. FailedPrecondition once a page was written; InvalidArgument for n
+  // out of range.
+  absl::Status StartRewrite(uint32_t page_count);
+  absl::StatusOr<absl::Span<uint8_t>> RewritePage(PageNo page_no);
+
   // What a successful Commit wrote (the engine's commit and WAL hooks report it); zeros
   // before, and after a commit that wrote nothing.
   const CommitRecord& commit_record() const { return commit_record_; }
@@ -242,6 +259,8 @@ class WriteTxn : public PageWriter {
 
   bool finished_ = false;
   absl::flat_hash_set<uint32_t> freed_;  // freed by this transaction
+  // StartRewrite: the freelist's leaves when the transaction began (nothing to keep of them).
+  absl::flat_hash_set<uint32_t> rewrite_blank_;
 };
 
 // How many generations past the one it was last cleared at a WAL connection's page cache is

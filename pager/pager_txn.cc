@@ -192,6 +192,45 @@ absl::StatusOr<std::vector<PageNo>> WriteTxn::FreelistPages() {
   return WalkFreelist(*this, header_);
 }
 
+absl::Status WriteTxn::StartRewrite(uint32_t page_count) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  if (!dirty_.empty() || HasWritten() || !freed_.empty() || !rewrite_blank_.empty()) {
+    return absl::FailedPreconditionError(
+        "a rewrite must start before the transaction writes any page");
+  }
+  if (page_count < 2 || page_count > header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("rewrite to ", page_count,
+                                                   " pages: out of range [2, ",
+                                                   header_.page_count, "]"));
+  }
+  // The leaves: free when the transaction began, so nothing of them is journaled (freelist.h).
+  JKV_ASSIGN_OR_RETURN(std::vector<PageNo> free_pages, FreelistPages());
+  for (PageNo p : free_pages) rewrite_blank_.insert(p.value());
+  for (PageNo p = header_.freelist_head; p.value() != 0;) {
+    rewrite_blank_.erase(p.value());
+    JKV_ASSIGN_OR_RETURN(PageRef trunk, Get(p));
+    p = PageNo(base::DecodeFixed32(trunk.data().data()));
+  }
+  header_.page_count = page_count;
+  header_.freelist_head = PageNo(0);
+  header_.freelist_count = 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Span<uint8_t>> WriteTxn::RewritePage(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+  DirtyPage* page = nullptr;
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
+    page = &it->second;
+  } else if (rewrite_blank_.contains(page_no.value()) || !KeepsOriginal(page_no)) {
+    page = AddBlankPage(page_no);  // nothing to keep: a free leaf, or the WAL
+  } else {
+    JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));  // its original journaled (I1)
+  }
+  return absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Write transactions: spill, commit, rollback
 

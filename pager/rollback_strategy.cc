@@ -434,6 +434,13 @@ absl::Status RollbackWriteTxn::CommitPages() {
     db_writes_ = DbWrites::kSynced;
   }
   JKV_DCHECK(db_writes_ == DbWrites::kSynced || core_->options_.sync == SyncLevel::kOff);  // I2
+  if (new_header.page_count < start_header_.page_count) {
+    // I11: a rewrite (StartRewrite) shrank the database; its pages are durable (I2), so the
+    // pages past the new end are no longer any state's. A cut that fails, or that a power
+    // loss undoes, leaves a tail past page_count, which nothing reads (`jkv info` counts it
+    // as reclaimable): the commit stands either way.
+    (void)core_->db_file_->Truncate(uint64_t{new_header.page_count} * new_header.page_size);
+  }
   // The transaction is durable now (I4): failing to end the journal does not undo it. The
   // journal is left complete and sealed, so the next opener discards it, and the next
   // transaction overwrites it.

@@ -126,7 +126,7 @@ constexpr CommandSpec kCommands[] = {
     {"info", 0, 0, "info [--json]"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
     {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
     {"shell", 0, 0, "shell"}, {"backup", 1, 1, "backup [--compact] DEST"},
-    {"stats", 0, 0, "stats [--json]"},
+    {"stats", 0, 0, "stats [--json]"}, {"compact", 0, 0, "compact"},
     {"inspect", 1, 2, "inspect page N|journal|wal|wal2|shm"},
 };
 

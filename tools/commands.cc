@@ -202,6 +202,14 @@ absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& 
     *io.out << '\n';
     return ExitCode::kOk;
   }
+  if (name == "compact") {
+    JKV_ASSIGN_OR_RETURN(CompactResult r, db.Compact());
+    *io.out << "compact: " << r.pages_before << " -> " << r.pages << " pages, " << r.bytes_before
+            << " -> " << r.bytes << " bytes";
+    if (r.checkpoint.blocked) *io.out << " (the file is cut once older snapshots end)";
+    *io.out << '\n';
+    return ExitCode::kOk;
+  }
   if (name == "checkpoint") {
     JKV_ASSIGN_OR_RETURN(CheckpointResult r, Checkpoint(db, command.checkpoint_mode));
     *io.out << FormatCheckpoint(r) << '\n';

@@ -108,6 +108,10 @@ Commands:
                   built as DEST.jkv-backup and renamed when whole and durable;
                   never overwrites; --compact rewrites the keys into a file with
                   no free pages; prints "backup DEST: N pages, N bytes"
+  compact         rewrite the database in place with no free pages, in one
+                  write transaction (writers wait; WAL readers go on), and cut
+                  the file; needs free space for DBPATH.jkv-compact, its scratch
+                  image; prints "compact: N -> N pages, N -> N bytes"
 
 Tokens: keys and values are written as tokens. Bytes 0x21..0x7e except "\"
 stand for themselves; every other byte is written \xHH in lower-case hex (a

@@ -387,6 +387,30 @@ TEST_F(JkvTest, BackupCopiesAndCompactsAndNeverOverwrites) {
   ExpectError(Jkv({db_, "backup"}), "usage: backup [--compact] DEST");
 }
 
+// compact rewrites the database in place: the free pages that info announced are gone, the
+// file is cut, and every key is still there.
+TEST_F(JkvTest, CompactGivesTheFreePagesBack) {
+  std::string lines;
+  for (int i = 0; i < 400; ++i) lines += absl::StrCat("k", 1000 + i, " v", std::string(200, 'x'), "\n");
+  Result r = Jkv({db_, "load"}, lines);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::string dels;
+  for (int i = 100; i < 300; ++i) absl::StrAppend(&dels, "del k", 1000 + i, "\n");
+  ASSERT_EQ(Jkv({db_, "shell"}, dels).exit_code, 0);
+  r = Jkv({db_, "info"});
+  ASSERT_THAT(r.out, Not(HasSubstr("free_pages 0\n"))) << r;
+  r = Jkv({db_, "compact"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, ::testing::StartsWith("compact: ")) << r;
+  r = Jkv({db_, "info"});
+  EXPECT_THAT(r.out, HasSubstr("free_pages 0\n")) << r;
+  EXPECT_THAT(r.out, HasSubstr("reclaimable_bytes 0\n")) << r;
+  EXPECT_EQ(Jkv({db_, "count"}).out, "200\n");
+  EXPECT_EQ(Jkv({db_, "check"}).exit_code, 0);
+  ExpectError(Jkv({db_, "compact", "x"}), "usage: compact");
+  ExpectError(Jkv({dir_ + "/missing.db", "compact"}), "missing.db");
+}
+
 // A read command never switches the database's family; a writing one does.
 TEST_F(JkvTest, OnlyWritingCommandsSwitchTheJournalFamily) {
   ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "k", "v"}).exit_code, 0);
