@@ -263,7 +263,7 @@ static void test_hooks_and_backup(void) {
   struct hook_log log = {0, 0, 0, 0, 1};
   jkv_options options;
   jkv_options_init(&options);
-  CHECK(options.commit_hook == NULL && options.wal_hook == NULL);
+  CHECK(options.commit_hook == NULL && options.wal_hook == NULL && options.auto_vacuum == 0);
   options.journal_mode = JKV_JOURNAL_WAL;
   options.checkpoint_policy = "manual"; /* the log keeps growing: frames stay contiguous */
   options.commit_hook = on_commit;

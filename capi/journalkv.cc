@@ -128,6 +128,7 @@ void jkv_options_init(jkv_options* o) {
   o->cache_pages = defaults.cache_pages;
   o->busy_timeout_ms = absl::ToInt64Milliseconds(defaults.busy_timeout);
   o->read_only = defaults.read_only ? 1 : 0;
+  o->auto_vacuum = defaults.auto_vacuum ? 1 : 0;
   o->create_if_missing = defaults.create_if_missing ? 1 : 0;
   o->error_if_exists = defaults.error_if_exists ? 1 : 0;
   o->checkpoint_policy = nullptr;
@@ -176,6 +177,7 @@ jkv_code jkv_open(const char* path, const jkv_options* options, jkv_db** db, cha
     o.cache_pages = options->cache_pages;
     o.busy_timeout = absl::Milliseconds(options->busy_timeout_ms);
     o.read_only = options->read_only != 0;
+    o.auto_vacuum = options->auto_vacuum != 0;
     o.create_if_missing = options->create_if_missing != 0;
     o.error_if_exists = options->error_if_exists != 0;
     if (options->checkpoint_policy != nullptr) o.checkpoint_policy = options->checkpoint_policy;

@@ -108,6 +108,7 @@ typedef struct jkv_options {
   void* commit_hook_arg;
   jkv_wal_hook wal_hook;         /* NULL: none */
   void* wal_hook_arg;
+  int auto_vacuum; /* non-zero: commits give free pages at the end of the file back; default 0 */
 } jkv_options;
 
 /* What jkv_backup did. */

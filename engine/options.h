@@ -73,6 +73,13 @@ struct Options {
   // Clean pages kept in memory; also how many dirty pages a write transaction holds before it
   // spills them to the database file.
   uint32_t cache_pages = 2000;
+  // At each commit that changed the freelist, the free pages at the end of the database file
+  // are taken off the freelist and the file is cut before them (the rollback modes at the
+  // commit, WAL and WAL2 at the next checkpoint that copies the whole log, as for Compact).
+  // Pages in use are never moved: only a free tail goes (deleting the newest keys of a
+  // sequential load frees one; Compact gives back free pages anywhere). Off by default: it
+  // costs a walk of the freelist at such commits, and a file that shrinks must grow again.
+  bool auto_vacuum = false;
   // How long a call waits for a lock held by another transaction before it fails with
   // Unavailable("busy: ...").
   absl::Duration busy_timeout = absl::Seconds(5);

@@ -237,10 +237,20 @@ class WriteTxn : public PageWriter {
   virtual absl::Status UndoWrites(bool* clear_cache) = 0;
   // Gives up the writer role (the locks, WAL: the WRITE lock), after dirty_ is cleared.
   virtual void EndWrite(bool clear_cache) = 0;
+  // The database now ends at `page_count` (ReleaseFreeTail): forget what was spilled of the
+  // pages past it, which are no part of the commit.
+  virtual void DropPagesPast(uint32_t /*page_count*/) {}
 
   absl::Status CheckUsable() const;
   // Ends the transaction: finished, dirty pages dropped, the writer role given up.
   void End(bool clear_cache);
+  // PagerOptions::auto_vacuum, at commit: the free pages at the end of the database leave the
+  // freelist (rebuilt from the pages kept) and page_count ends before them.
+  absl::Status ReleaseFreeTail();
+
+  // The database ends before where it ended when the transaction began, or before pages the
+  // transaction spilled (StartRewrite, ReleaseFreeTail): the commit cuts the file (I11, C7).
+  bool shrunk_ = false;
 
   PagerCore* const core_;
   const DbHeader start_header_;

@@ -32,6 +32,9 @@ struct PagerOptions {
   SyncLevel sync = SyncLevel::kFull;
   uint32_t page_size = kDefaultPageSize;  // used only when the database is created
   uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
+  // At each commit that changed the freelist, the free pages at the end of the database leave
+  // it and the database ends before them (WriteTxn::Commit, ReleaseFreeTail).
+  bool auto_vacuum = false;
   absl::Duration busy_timeout = absl::Seconds(5);
   AccessMode access = AccessMode::kReadWrite;
   // Why the connection is read-only when the caller did not ask for it (the engine fell back

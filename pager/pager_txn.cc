@@ -1,6 +1,7 @@
 // What the transactions of every journaling mode share: the range checks, the dirty pages,
 // the freelist (Allocate, Free), CheckPages, and the order of SpillIfNeeded, Commit and
 // Rollback around the strategy's hooks (journal_strategy.h).
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -214,6 +215,68 @@ absl::Status WriteTxn::StartRewrite(uint32_t page_count) {
   header_.page_count = page_count;
   header_.freelist_head = PageNo(0);
   header_.freelist_count = 0;
+  shrunk_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::ReleaseFreeTail() {
+  JKV_ASSIGN_OR_RETURN(std::vector<PageNo> free_pages, FreelistPages());
+  absl::flat_hash_set<uint32_t> free;
+  for (PageNo p : free_pages) free.insert(p.value());
+  uint32_t end = header_.page_count;
+  while (end > 1 && free.contains(end)) --end;
+  if (end == header_.page_count) return absl::OkStatus();
+  // The freelist is rebuilt from the free pages before `end`: its trunks first from the pages
+  // that are trunks now (their content is a valid page: a committed trunk, or a page this
+  // transaction freed), then from leaves, taken like Allocate takes them (a page free when the
+  // transaction began is not journaled; one this transaction freed is, freelist.h).
+  absl::flat_hash_set<uint32_t> trunks;
+  for (PageNo p = header_.freelist_head; p.value() != 0;) {
+    trunks.insert(p.value());
+    JKV_ASSIGN_OR_RETURN(PageRef trunk, Get(p));
+    p = PageNo(base::DecodeFixed32(trunk.data().data()));
+  }
+  std::vector<uint32_t> kept_trunks, kept_leaves;
+  for (uint32_t p : free) {
+    if (p > end) continue;
+    (trunks.contains(p) ? kept_trunks : kept_leaves).push_back(p);
+  }
+  std::sort(kept_trunks.begin(), kept_trunks.end());
+  std::sort(kept_leaves.begin(), kept_leaves.end());
+  const uint32_t total = static_cast<uint32_t>(kept_trunks.size() + kept_leaves.size());
+  const uint32_t capacity = TrunkCapacity(usable_size());
+  const uint32_t needed = (total + capacity) / (capacity + 1);  // each trunk: itself + leaves
+  std::vector<uint32_t> chain, leaves;
+  for (uint32_t p : kept_trunks) (chain.size() < needed ? chain : leaves).push_back(p);
+  for (uint32_t p : kept_leaves) (chain.size() < needed ? chain : leaves).push_back(p);
+  size_t next_leaf = 0;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const PageNo page_no(chain[i]);
+    DirtyPage* page = nullptr;
+    if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
+      page = &it->second;
+    } else if (trunks.contains(page_no.value()) || freed_.contains(page_no.value())) {
+      JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+    } else {
+      page = AddBlankPage(page_no);
+    }
+    uint8_t* t = page->buffer->bytes.get();
+    std::memset(t, 0, page->buffer->size);
+    base::EncodeFixed32(t, i + 1 < chain.size() ? chain[i + 1] : 0);
+    const uint32_t n = std::min<uint32_t>(capacity, leaves.size() - next_leaf);
+    base::EncodeFixed32(t + 4, n);
+    for (uint32_t k = 0; k < n; ++k) {
+      base::EncodeFixed32(t + kTrunkHeaderSize + 4 * k, leaves[next_leaf++]);
+    }
+  }
+  JKV_DCHECK(next_leaf == leaves.size());
+  header_.freelist_head = PageNo(chain.empty() ? 0 : chain.front());
+  header_.freelist_count = total;
+  header_.page_count = end;
+  absl::erase_if(dirty_, [&](const auto& e) { return e.first > end; });
+  absl::erase_if(freed_, [&](uint32_t p) { return p > end; });
+  DropPagesPast(end);
+  shrunk_ = true;
   return absl::OkStatus();
 }
 
@@ -257,6 +320,14 @@ absl::Status WriteTxn::Commit() {
   if (dirty_.empty() && !HasWritten() && header_ == start_header_) {
     End(/*clear_cache=*/false);
     return absl::OkStatus();
+  }
+  if (core_->options_.auto_vacuum && header_.freelist_count > 0 &&
+      (header_.freelist_head != start_header_.freelist_head ||
+       header_.freelist_count != start_header_.freelist_count)) {
+    if (absl::Status s = ReleaseFreeTail(); !s.ok()) {
+      Rollback().IgnoreError();  // nothing was written for it; the caller needs its error
+      return s;
+    }
   }
   commit_retryable_ = false;
   absl::Status s = CommitPages();

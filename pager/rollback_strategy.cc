@@ -61,6 +61,11 @@ class RollbackWriteTxn final : public WriteTxn {
   absl::Status CommitPages() override;
   absl::Status UndoWrites(bool* clear_cache) override;
   void EndWrite(bool clear_cache) override { strategy_->EndWrite(clear_cache); }
+  void DropPagesPast(uint32_t page_count) override {
+    // The seal lists only pages of the commit: a spilled page past its end, cut off by the
+    // commit (I11), would make a complete journal look hot to recovery.
+    absl::erase_if(spilled_trailers_, [&](const auto& e) { return e.first > page_count; });
+  }
 
   absl::Status WritePages(std::vector<PageNo>& pages);
   // Page 1 with the header `header` as a dirty page, its original kept unless journaled.
@@ -434,8 +439,8 @@ absl::Status RollbackWriteTxn::CommitPages() {
     db_writes_ = DbWrites::kSynced;
   }
   JKV_DCHECK(db_writes_ == DbWrites::kSynced || core_->options_.sync == SyncLevel::kOff);  // I2
-  if (new_header.page_count < start_header_.page_count) {
-    // I11: a rewrite (StartRewrite) shrank the database; its pages are durable (I2), so the
+  if (shrunk_) {
+    // I11: a rewrite or a released free tail shrank the database; its pages are durable (I2), so the
     // pages past the new end are no longer any state's. A cut that fails, or that a power
     // loss undoes, leaves a tail past page_count, which nothing reads (`jkv info` counts it
     // as reclaimable): the commit stands either way.

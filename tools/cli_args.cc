@@ -96,6 +96,13 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
     options.read_only = true;
     return absl::OkStatus();
   }
+  if (name == "--auto-vacuum") {
+    if (eq != absl::string_view::npos) {
+      return absl::InvalidArgumentError("--auto-vacuum takes no value");
+    }
+    options.auto_vacuum = true;
+    return absl::OkStatus();
+  }
   if (eq == absl::string_view::npos) {
     const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
                        name == "--cache-pages" || name == "--busy-timeout-ms" ||

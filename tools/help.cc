@@ -46,6 +46,8 @@ Options (before DBPATH; "--" ends them):
                         claim, 0 to 512 (default 512); beyond them it reads
                         under shared overflow pins
   --read-only           open without write access; writes are errors
+  --auto-vacuum         a commit that leaves free pages at the end of the file
+                        gives them back (the file is cut; compact frees the rest)
   -h, --help            print this help and exit
 
 Commands:

@@ -411,6 +411,34 @@ TEST_F(JkvTest, CompactGivesTheFreePagesBack) {
   ExpectError(Jkv({dir_ + "/missing.db", "compact"}), "missing.db");
 }
 
+// --auto-vacuum: deleting the newest keys of a sorted load gives the tail of the file back;
+// without it the file keeps its pages.
+TEST_F(JkvTest, AutoVacuumGivesAFreeTailBack) {
+  std::string lines;
+  for (int i = 0; i < 400; ++i) lines += absl::StrCat("k", 1000 + i, " v", std::string(200, 'x'), "\n");
+  std::string dels;
+  for (int i = 200; i < 400; ++i) absl::StrAppend(&dels, "del k", 1000 + i, "\n");
+  const auto pages = [&](const std::string& path) {
+    const Result r = Jkv({path, "info"});
+    const size_t at = r.out.find("page_count ");
+    return at == std::string::npos ? -1 : std::atoi(r.out.c_str() + at + 11);
+  };
+  const std::string plain = dir_ + "/plain.db", vacuumed = dir_ + "/vacuumed.db";
+  for (const std::string& path : {plain, vacuumed}) {
+    ASSERT_EQ(Jkv({path, "load"}, lines).exit_code, 0);
+  }
+  const int loaded = pages(plain);
+  ASSERT_GT(loaded, 20);
+  ASSERT_EQ(Jkv({plain, "shell"}, dels).exit_code, 0);
+  Result r = Jkv({"--auto-vacuum", vacuumed, "shell"}, dels);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(pages(plain), loaded);
+  EXPECT_LT(pages(vacuumed), loaded * 3 / 4);
+  EXPECT_EQ(Jkv({vacuumed, "count"}).out, "200\n");
+  EXPECT_EQ(Jkv({vacuumed, "check"}).exit_code, 0);
+  ExpectError(Jkv({"--auto-vacuum=1", vacuumed, "count"}), "--auto-vacuum takes no value");
+}
+
 // A read command never switches the database's family; a writing one does.
 TEST_F(JkvTest, OnlyWritingCommandsSwitchTheJournalFamily) {
   ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "k", "v"}).exit_code, 0);
