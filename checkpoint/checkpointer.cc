@@ -96,8 +96,9 @@ uint32_t FrameOfGeneration(uint64_t word, uint32_t seq, uint32_t mx) {
 // The wal-index is shared memory that a buggy process can overwrite, and a damaged entry must
 // not send a page to the wrong place: each frame's own header (checksummed when it was
 // indexed) must name the generation's salts and the page the index says, else DataLoss.
-// (A page past its commit's db_size, which this engine's writer never logs, is copied all the
-// same: readers of the log read it, and a checkpoint must not change what they see.)
+// (A page past its commit's db_size is copied all the same: a transaction that spilled it and
+// then released the free tail it was in, PagerOptions::auto_vacuum, leaves it in the log; no
+// snapshot reads it, and C7 cuts it off again once the whole log is copied.)
 absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
                                 const shm::LogState& state, uint32_t backfill, uint32_t safe) {
   wal::WalLog* log = files.logs[log_no];

@@ -38,6 +38,13 @@ std::string Value(int i) { return absl::StrCat("value-", i, std::string(i % 300,
 
 using Model = std::map<std::string, std::string>;
 
+// The crash sweeps' step between crash points: every mutation, every third under a sanitizer,
+// every tenth under TSan (which runs this test for its threads, not for its sweeps).
+int SweepStride() {
+  if (testing::UnderThreadSanitizer()) return 10;
+  return testing::ScaledForSanitizer(1, 3);
+}
+
 absl::StatusOr<Model> Read(Db& db) {
   JKV_ASSIGN_OR_RETURN(CheckResult check, db.Check());
   if (!check.ok()) return absl::DataLossError(check.problems.front());
@@ -326,8 +333,9 @@ class CompactCrashTest : public ::testing::TestWithParam<JournalMode> {};
 
 TEST_P(CompactCrashTest, APowerLossAtEveryMutationKeepsEveryKey) {
   const JournalMode mode = GetParam();
-  // Every mutation; under a sanitizer every third (from a start that varies by mode).
-  const int stride = testing::ScaledForSanitizer(1, 3);
+  // Every mutation; under a sanitizer every third (from a start that varies by mode), under
+  // TSan, which runs this test for its threads, every tenth.
+  const int stride = SweepStride();
   int completed = 0;
   for (int64_t n = static_cast<int>(mode) % stride;; n += stride) {
     SweepOutcome o = CompactThenPowerLoss(mode, n, n);
@@ -528,7 +536,7 @@ class AutoVacuumCrashTest : public ::testing::TestWithParam<JournalMode> {};
 
 TEST_P(AutoVacuumCrashTest, APowerLossAtEveryMutationLeavesBeforeOrAfter) {
   const JournalMode mode = GetParam();
-  const int stride = testing::ScaledForSanitizer(1, 3);
+  const int stride = SweepStride();
   int completed = 0;
   Model before, after;
   for (int64_t n = static_cast<int>(mode) % stride;; n += stride) {
