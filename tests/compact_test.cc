@@ -257,6 +257,38 @@ INSTANTIATE_TEST_SUITE_P(Modes, CompactWalTest,
                          ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
                          [](const auto& info) { return std::string(JournalModeName(info.param)); });
 
+// Values in overflow chains: the image's overflow pages replace the database's like any page.
+TEST(CompactTest, OverflowValuesSurvive) {
+  for (const JournalMode mode : {JournalMode::kDelete, JournalMode::kWal}) {
+    SCOPED_TRACE(JournalModeName(mode));
+    vfs::MemFileSystem fs;
+    fs.MakeDirectoryForTesting("/d");
+    Options o;
+    o.file_system = &fs;
+    o.journal_mode = mode;
+    o.cache_pages = 16;
+    std::unique_ptr<Db> db = *Db::Open(kPath, o);
+    Model model;
+    for (int i = 0; i < 60; ++i) {
+      const std::string v(1000 + 700 * i, static_cast<char>('a' + i % 26));  // up to 43 KB
+      ASSERT_THAT(db->Put(Key(i), v), IsOk());
+      model[Key(i)] = v;
+    }
+    for (int i = 0; i < 60; i += 2) {
+      ASSERT_THAT(db->Delete(Key(i)).status(), IsOk());
+      model.erase(Key(i));
+    }
+    absl::StatusOr<CompactResult> r = db->Compact();
+    ASSERT_THAT(r.status(), IsOk());
+    EXPECT_LT(r->pages, r->pages_before * 2 / 3);
+    EXPECT_EQ(db->Stats().freelist_pages, 0u);
+    EXPECT_THAT(Read(*db), IsOkAndHolds(model));
+    ASSERT_THAT(db->Close(), IsOk());
+    db = *Db::Open(kPath, o);
+    EXPECT_THAT(Read(*db), IsOkAndHolds(model));
+  }
+}
+
 TEST(CompactTest, ReadOnlyConnectionsCannotCompact) {
   vfs::MemFileSystem fs;
   fs.MakeDirectoryForTesting("/d");
