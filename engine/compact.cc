@@ -111,6 +111,7 @@ absl::StatusOr<CompactResult> Db::Compact() {
       }
     }
     const bool smaller = s.ok() && compact.page_count < before.page_count;
+    if (s.ok() && !smaller) result.keys = 0;  // the image is no smaller: nothing rewritten
     if (smaller) s = txn.StartRewrite(compact.page_count);
     for (uint32_t first = 2; smaller && s.ok() && first <= compact.page_count;
          first += kPagesPerRead) {

@@ -194,7 +194,8 @@ class WriteTxn : public PageWriter {
 
   // Compaction (Db::Compact) replaces the whole database in one transaction. StartRewrite(n),
   // before the transaction has written any page, empties the freelist and makes the database
-  // n pages long (2 <= n <= page_count); the caller then fills every page 2..n whole through
+  // n pages long (1 <= n <= page_count; 1: no page but the header's, an empty tree); the
+  // caller then fills every page 2..n whole through
   // RewritePage (the returned span is the page's usable bytes, contents unspecified) and sets
   // the meta slots, so that nothing refers to a page past n. The pages past n are gone once
   // the transaction commits: the rollback modes cut the file after its sync (I11), WAL and

@@ -199,9 +199,9 @@ absl::Status WriteTxn::StartRewrite(uint32_t page_count) {
     return absl::FailedPreconditionError(
         "a rewrite must start before the transaction writes any page");
   }
-  if (page_count < 2 || page_count > header_.page_count) {
+  if (page_count < 1 || page_count > header_.page_count) {
     return absl::InvalidArgumentError(absl::StrCat("rewrite to ", page_count,
-                                                   " pages: out of range [2, ",
+                                                   " pages: out of range [1, ",
                                                    header_.page_count, "]"));
   }
   // The leaves: free when the transaction began, so nothing of them is journaled (freelist.h).
