@@ -137,39 +137,20 @@ absl::StatusOr<BackupResult> Db::Backup(const std::string& dest, const BackupOpt
   } else {
     // The keys rewritten into a new database: no free pages. Filled without a journal or a
     // sync (the file is not DEST yet, B1), then given the source's journal family.
-    Options o;
-    o.file_system = fs_;
-    o.page_size = header.page_size;
-    o.cache_pages = options_.cache_pages;
-    o.journal_mode = JournalMode::kOff;
-    o.sync = SyncLevel::kOff;
-    o.error_if_exists = true;
-    absl::StatusOr<std::unique_ptr<Db>> out = Db::Open(tmp, o);
-    s = out.status();
-    created = s.ok();
-    if (s.ok()) {
-      std::unique_ptr<WriteTransaction> w;
-      absl::StatusOr<std::unique_ptr<WriteTransaction>> begun = (*out)->BeginWrite();
-      s = begun.status();
-      if (s.ok()) w = *std::move(begun);
-      std::unique_ptr<Iterator> it = read->NewIterator();
-      for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
-        absl::StatusOr<absl::string_view> value = it->value_view();
-        s = value.ok() ? w->Put(it->key(), *value) : value.status();
-        ++result.keys;
-      }
-      if (s.ok()) s = it->status();
-      it.reset();
-      if (s.ok()) s = w->Commit();
-      w.reset();
-      if (s.ok()) result.pages = (*out)->Stats().page_count;
-      const absl::Status closed = (*out)->Close();
-      if (s.ok()) s = closed;
-    }
+    std::unique_ptr<Iterator> it = read->NewIterator();
+    ImageResult image;
+    s = WriteImage(tmp, header.page_size, *it, &image);
+    it.reset();
+    created = image.created;
+    result.keys = image.keys;
+    result.pages = image.pages;
     if (s.ok() && header.journal_family != pager::JournalFamily::kRollback) {
       // Opening in the family switches it; the last close removes the log and -shm (W10).
-      Options family = o;
-      family.error_if_exists = false;
+      Options family;
+      family.file_system = fs_;
+      family.page_size = header.page_size;
+      family.cache_pages = options_.cache_pages;
+      family.sync = SyncLevel::kOff;
       family.create_if_missing = false;
       family.journal_mode = header.journal_family == pager::JournalFamily::kWal2
                                 ? JournalMode::kWal2

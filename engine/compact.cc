@@ -62,35 +62,11 @@ absl::StatusOr<CompactResult> Db::Compact() {
     // 1. The image. A leftover one is an interrupted Compact's (only Compact writes the name,
     // under the write lock this one holds).
     RemoveImage(*fs_, image);
-    Options o;
-    o.file_system = fs_;
-    o.page_size = before.page_size;
-    o.cache_pages = options_.cache_pages;
-    o.journal_mode = JournalMode::kOff;
-    o.sync = SyncLevel::kOff;
-    o.error_if_exists = true;
-    absl::StatusOr<std::unique_ptr<Db>> out = Db::Open(image, o);
-    s = out.status();
-    if (s.ok()) {
-      std::unique_ptr<WriteTransaction> fill;
-      absl::StatusOr<std::unique_ptr<WriteTransaction>> begun = (*out)->BeginWrite();
-      s = begun.status();
-      if (s.ok()) fill = *std::move(begun);
-      if (s.ok()) {
-        std::unique_ptr<Iterator> it = w->NewIterator();
-        for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
-          absl::StatusOr<absl::string_view> value = it->value_view();
-          s = value.ok() ? fill->Put(it->key(), *value) : value.status();
-          ++result.keys;
-        }
-        if (s.ok()) s = it->status();
-        it.reset();
-        if (s.ok()) s = fill->Commit();
-      }
-      fill.reset();  // the transaction ends before its database closes
-      const absl::Status closed = (*out)->Close();
-      if (s.ok()) s = closed;
-    }
+    std::unique_ptr<Iterator> it = w->NewIterator();
+    ImageResult built;
+    s = WriteImage(image, before.page_size, *it, &built);
+    it.reset();
+    result.keys = built.keys;
     // 2. The rewrite, when the image is smaller.
     std::unique_ptr<vfs::File> file;
     pager::DbHeader compact;

@@ -317,6 +317,16 @@ class Db {
   friend class WriteTransaction;
   // Options::commit_hook and wal_hook, after a successful commit.
   void CallHooks(const pager::CommitRecord& record);
+  // engine/image.cc: every key of `source`, from its first, put in order into a new database
+  // at `path` (journal and sync OFF, error_if_exists). `created` is set once the file exists:
+  // the caller's to remove if this fails.
+  struct ImageResult {
+    bool created = false;
+    uint64_t keys = 0;
+    uint32_t pages = 0;
+  };
+  absl::Status WriteImage(const std::string& path, uint32_t page_size, Iterator& source,
+                          ImageResult* result);
   Db(std::string path, const Options& options, std::unique_ptr<vfs::FileSystem> owned_fs,
      std::unique_ptr<pager::Pager> pager);
 

@@ -1,0 +1,43 @@
+// Db::WriteImage: the keys of an iterator written, in key order, into a new database with no
+// free pages. Backup's `compact` copy and Compact's scratch image are both built this way.
+//
+// The new database is filled without a journal and without a sync: it is scratch until its
+// caller makes it durable (Backup syncs it before its rename, B1) or copies it page by page
+// into a journaled transaction (Compact). A crash leaves a partial file under the temporary
+// name, which the caller's next run refuses (Backup, B3) or removes (Compact).
+#include <utility>
+
+#include "base/status_macros.h"
+#include "engine/db.h"
+
+namespace journalkv {
+
+absl::Status Db::WriteImage(const std::string& path, uint32_t page_size, Iterator& source,
+                            ImageResult* result) {
+  Options o;
+  o.file_system = fs_;
+  o.page_size = page_size;
+  o.cache_pages = options_.cache_pages;
+  o.journal_mode = JournalMode::kOff;
+  o.sync = SyncLevel::kOff;
+  o.error_if_exists = true;  // never over a file someone else may own
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<Db> out, Db::Open(path, o));
+  result->created = true;
+  absl::Status s;
+  {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> fill = out->BeginWrite();
+    s = fill.status();
+    for (source.SeekToFirst(); s.ok() && source.Valid(); source.Next()) {
+      absl::StatusOr<absl::string_view> value = source.value_view();
+      s = value.ok() ? (*fill)->Put(source.key(), *value) : value.status();
+      ++result->keys;
+    }
+    if (s.ok()) s = source.status();
+    if (s.ok()) s = (*fill)->Commit();
+  }  // the transaction ends before its database closes
+  if (s.ok()) result->pages = out->Stats().page_count;
+  const absl::Status closed = out->Close();
+  return s.ok() ? closed : s;
+}
+
+}  // namespace journalkv
