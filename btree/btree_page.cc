@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
+#include "base/compare.h"
 #include "base/status_macros.h"
 
 namespace journalkv::btree {
@@ -89,7 +90,7 @@ int PageView::LowerBound(absl::string_view key, bool* exact) const {
   int hi = cell_count_;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (this->key(mid).compare(key) < 0) {
+    if (base::CompareBytes(this->key(mid), key) < 0) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -104,7 +105,7 @@ int PageView::UpperBound(absl::string_view key) const {
   int hi = cell_count_;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (this->key(mid).compare(key) <= 0) {
+    if (base::CompareBytes(this->key(mid), key) <= 0) {
       lo = mid + 1;
     } else {
       hi = mid;

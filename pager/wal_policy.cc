@@ -152,7 +152,7 @@ void WalStrategy::AfterCommit(uint32_t commit_frames) {
   }
   {
     base::MutexLock lock(&core_->mu_);
-    if (reading_threads_.contains(std::this_thread::get_id())) {
+    if (IsReadingThreadLocked(std::this_thread::get_id())) {
       // This thread's own read transaction may be what holds the checkpoint back: waiting
       // would wait for itself.
       background_->Wake();

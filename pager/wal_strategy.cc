@@ -172,8 +172,20 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
     return header.status();
   }
   ++core_->readers_;
-  ++reading_threads_[std::this_thread::get_id()];
+  const std::thread::id self = std::this_thread::get_id();
+  auto mine = std::find_if(reading_threads_.begin(), reading_threads_.end(),
+                           [&](const auto& entry) { return entry.first == self; });
+  if (mine != reading_threads_.end()) {
+    ++mine->second;
+  } else {
+    reading_threads_.emplace_back(self, 1);
+  }
   return std::unique_ptr<ReadTxn>(new WalReadTxn(this, core_, *header, snapshot));
+}
+
+bool WalStrategy::IsReadingThreadLocked(std::thread::id thread) const {
+  return std::any_of(reading_threads_.begin(), reading_threads_.end(),
+                     [&](const auto& entry) { return entry.first == thread; });
 }
 
 void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
@@ -181,9 +193,9 @@ void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thre
   PinMutexHeld();
   --core_->readers_;
   wal_->EndRead(snapshot);
-  if (auto it = reading_threads_.find(thread); it != reading_threads_.end() && --it->second == 0) {
-    reading_threads_.erase(it);
-  }
+  auto it = std::find_if(reading_threads_.begin(), reading_threads_.end(),
+                         [&](const auto& entry) { return entry.first == thread; });
+  if (it != reading_threads_.end() && --it->second == 0) reading_threads_.erase(it);
   core_->cv_.NotifyAll();
 }
 

@@ -213,7 +213,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -221,6 +220,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -610,9 +610,12 @@ class WalConnection {
   // or -1. Changed under pin_mu_; atomic for Files() and Stats() on other threads.
   std::atomic<int> mark_{-1};
 
-  // This connection's open snapshots (their pins of log 0 and log 1); the slot holds the
-  // oldest (pins of either log only grow with time, V1).
-  std::multimap<PinPair, int, PinPairBefore> open_pins_ ABSL_GUARDED_BY(pin_mu_);
+  // This connection's open snapshots (their pins of log 0 and log 1), oldest first (one entry
+  // per snapshot, equal pins repeated); the slot holds the oldest (pins of either log only grow with time, V1).
+  // A sorted inline vector, not a tree: a read transaction adds and removes one, usually the
+  // only one, and a node allocation each time cost more than the rest of the pin.
+  absl::InlinedVector<PinPair, 4> open_pins_ ABSL_GUARDED_BY(pin_mu_);
+  void AddOpenPins(const PinPair& pins) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
 
   // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
   // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while

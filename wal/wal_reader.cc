@@ -1,5 +1,6 @@
 // WalConnection's readers: a snapshot without a system call (W3), its pin in the reader slot or
 // under an overflow mark (M1..M4), and where a snapshot finds each page (V2, W7).
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -104,11 +105,11 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Time deadline, bool w
       if (logs_[l] == nullptr && snap.logs[l].mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading(l));
     }
     const PinPair pins = PinsOf(snap);
-    const PinPair held = open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first;
+    const PinPair held = open_pins_.empty() ? PinPair{0, 0} : open_pins_.front();
     if (held.first != 0 && !shm::PinBefore(pins.first, held.first) &&
         !shm::PinBefore(pins.second, held.second)) {
       // An older snapshot of this connection already holds every checkpoint below `pins`.
-      open_pins_.emplace(pins, 0);
+      AddOpenPins(pins);
       CallWalHook("begin_read:done");
       return snap;
     }
@@ -137,7 +138,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Time deadline, bool w
                 index_->backfill(l) <= mine.mx;
     }
     if (settled) {
-      open_pins_.emplace(pins, 0);
+      AddOpenPins(pins);
       CallWalHook("begin_read:done");
       return snap;
     }
@@ -168,16 +169,23 @@ absl::Status WalConnection::OpenLogForReading(int log) {
   return absl::OkStatus();
 }
 
+void WalConnection::AddOpenPins(const PinPair& pins) {
+  open_pins_.insert(std::upper_bound(open_pins_.begin(), open_pins_.end(), pins, PinPairBefore()),
+                    pins);
+}
+
 void WalConnection::EndRead(const WalSnapshot& snapshot) {
   if (private_) return;
-  auto it = open_pins_.find(PinsOf(snapshot));
-  JKV_DCHECK(it != open_pins_.end());
-  if (it == open_pins_.end()) return;
+  const PinPair pins = PinsOf(snapshot);
+  auto it = std::lower_bound(open_pins_.begin(), open_pins_.end(), pins, PinPairBefore());
+  const bool found = it != open_pins_.end() && !PinPairBefore()(pins, *it);
+  JKV_DCHECK(found);
+  if (!found) return;
   const bool was_oldest = it == open_pins_.begin();
   open_pins_.erase(it);
   if (!was_oldest) return;
   if (slot_ >= 0) {
-    SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.begin()->first);
+    SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.front());
   } else if (open_pins_.empty()) {
     LeaveMark();  // M4
   }
