@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "base/compare.h"
 #include "btree/cursor.h"
 
 namespace journalkv {
@@ -31,8 +32,12 @@ void Iterator::Keep(const absl::Status& s) {
 }
 
 bool Iterator::InBounds(absl::string_view key) const {
-  if (options_.lower_bound.has_value() && key < *options_.lower_bound) return false;
-  if (options_.upper_bound.has_value() && key >= *options_.upper_bound) return false;
+  if (options_.lower_bound.has_value() && base::CompareBytes(key, *options_.lower_bound) < 0) {
+    return false;
+  }
+  if (options_.upper_bound.has_value() && base::CompareBytes(key, *options_.upper_bound) >= 0) {
+    return false;
+  }
   return true;
 }
 

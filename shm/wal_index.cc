@@ -187,6 +187,13 @@ HeaderWords LoadCopy(uint8_t* r0, size_t copy) {
   return w;
 }
 
+// a == b without a call into memcmp (two comparisons per header read, every read transaction).
+bool SameWords(const HeaderWords& a, const HeaderWords& b) {
+  uint32_t diff = 0;
+  for (int i = 0; i < kCopyWords; ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
 void StoreCopy(uint8_t* r0, size_t copy, const HeaderWords& w) {
   for (int i = 0; i < kCopyWords; ++i) StoreHeaderWord(r0, copy, i, w[i]);
 }
@@ -391,7 +398,7 @@ bool WalIndex::ReadCopies(size_t first, size_t second, const char* between,
   const HeaderWords b = LoadCopy(region0(), second);
   // A torn header is waited out (every caller retries it): the hook's "wait" lets the
   // publisher run.
-  if (a != b) {  // a writer is between the copies (or died there)
+  if (!SameWords(a, b)) {  // a writer is between the copies (or died there)
     Point("wait");
     return false;
   }
@@ -402,7 +409,7 @@ bool WalIndex::ReadCopies(size_t first, size_t second, const char* between,
   // cached point read's time (BM_DbGet/posix_wal).
   thread_local HeaderWords last_whole{};
   thread_local bool has_last_whole = false;
-  if (has_last_whole && a == last_whole) {
+  if (has_last_whole && SameWords(a, last_whole)) {
     *out = DecodeHeader(a);
     return true;
   }
