@@ -200,7 +200,7 @@ absl::Status Cursor::Step(int direction) {
   return absl::OkStatus();
 }
 
-absl::Status Cursor::Next() {
+absl::Status Cursor::NextSlow() {
   if (!valid_) return NotOnKey();
   if (TreeChanged()) {  // move to the first key > key_ in the tree as it is now
     const std::string current(key_);
@@ -248,8 +248,6 @@ absl::Status Cursor::ReadValue(std::string* value) {
   if (v.data() != value->data()) value->assign(v.data(), v.size());  // it was in the leaf
   return absl::OkStatus();
 }
-
-absl::StatusOr<absl::string_view> Cursor::ValueView() { return CurrentValue(&value_buffer_); }
 
 absl::StatusOr<std::string> Cursor::value() {
   std::string value;
