@@ -5,7 +5,7 @@
 // few dozen bytes, where a call into the C library's memcmp costs more than the comparison.
 // This compares 8 bytes at a time inline: two unaligned loads, and on the first word that
 // differs, the byte-swapped words compare as the bytes do (the first differing byte is the
-// most significant one after the swap).
+// most significant one after the swap). Long keys still go to memcmp.
 #ifndef JOURNALKV_BASE_COMPARE_H_
 #define JOURNALKV_BASE_COMPARE_H_
 
@@ -36,11 +36,20 @@ inline uint32_t LoadBigEndian32(const char* p) {
 }
 }  // namespace internal
 
+// Up to this many bytes compared inline; longer keys go to memcmp (BM_CompareBytes against
+// BM_KeyCompare in bench/cell_benchmark.cc).
+inline constexpr size_t kCompareInlineBytes = 32;
+
 // <0, 0 or >0 as `a` sorts before, equal to or after `b`.
 inline int CompareBytes(absl::string_view a, absl::string_view b) {
   const size_t n = a.size() < b.size() ? a.size() : b.size();
   const char* pa = a.data();
   const char* pb = b.data();
+  if (n > kCompareInlineBytes) {  // the library's vector loop wins on long keys
+    const int c = std::memcmp(pa, pb, n);
+    if (c != 0) return c;
+    return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  }
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const uint64_t x = internal::LoadBigEndian64(pa + i);

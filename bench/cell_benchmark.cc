@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/compare.h"
 #include "base/types.h"
 #include "benchmark/benchmark.h"
 #include "btree/btree_format.h"
@@ -157,8 +158,11 @@ BENCHMARK(BM_DecodeInteriorCell);
 
 // --- Keys and pages ------------------------------------------------------------------------
 
-// Two keys of `size` bytes that differ only in the last byte: memcmp over the whole key.
-void BM_KeyCompare(benchmark::State& state) {
+// Two keys of `size` bytes that differ only in the last byte: the whole key compared.
+// BM_KeyCompare is the C library's memcmp (string_view::compare), BM_CompareBytes the order the
+// B+tree's searches use (base/compare.h): inline words for short keys, memcmp for long ones.
+template <typename Compare>
+void KeyCompare(benchmark::State& state, Compare compare) {
   const size_t size = static_cast<size_t>(state.range(0));
   std::string a(size, 'k');
   std::string b(size, 'k');
@@ -168,11 +172,20 @@ void BM_KeyCompare(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(va);
     benchmark::DoNotOptimize(vb);
-    int c = va.compare(vb);
+    int c = compare(va, vb);
     benchmark::DoNotOptimize(c);
   }
 }
-BENCHMARK(BM_KeyCompare)->Arg(16)->Arg(64)->Arg(256)->Arg(1024);
+void BM_KeyCompare(benchmark::State& state) {
+  KeyCompare(state, [](absl::string_view x, absl::string_view y) { return x.compare(y); });
+}
+void BM_CompareBytes(benchmark::State& state) {
+  KeyCompare(state, [](absl::string_view x, absl::string_view y) {
+    return base::CompareBytes(x, y);
+  });
+}
+BENCHMARK(BM_KeyCompare)->Arg(8)->Arg(16)->Arg(24)->Arg(64)->Arg(256)->Arg(1024);
+BENCHMARK(BM_CompareBytes)->Arg(8)->Arg(16)->Arg(24)->Arg(64)->Arg(256)->Arg(1024);
 
 // PageView::Open: the header validation every visited page pays.
 void BM_PageViewOpen(benchmark::State& state) {
