@@ -11,9 +11,12 @@
 //     raised SIGBUS in the close path, and in every later `get`).
 //   - A database opened on a disk already full: it reads (WAL: through a private index, the
 //     -shm having no blocks) and refuses writes naming the full disk; writes resume after.
+//   - A Compact short of room, at rooms where it fails building its scratch image, writing the
+//     rollback journal, growing the log or the -shm, and then where it fits.
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -180,6 +183,65 @@ TEST_P(FullDiskTest, ADatabaseOpenedOnAFullDiskReadsAndRefusesWritesClearly) {
   }
   JKV_ASSERT_OK_AND_ASSIGN(n, Count());
   EXPECT_EQ(n, 3u);
+}
+
+// Db::Compact on a disk with less room than it needs (the image, then the journal of every page
+// in use, or the log of every page of the result): at each room from almost none up to what it
+// needs, it fails with ResourceExhausted or compacts, and either way every key is there, the
+// check passes and no scratch image is left behind; once it compacts, the file is smaller.
+TEST_P(FullDiskTest, ACompactShortOfRoomLeavesEveryKeyAndNoImage) {
+  Mount(24 << 20);
+  if (disk_ == nullptr) return;
+  constexpr int kKeys = 12000;
+  {
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+    const std::string value(100, 'v');
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WriteTransaction> w, db->BeginWrite());
+    for (int i = 0; i < kKeys; ++i) {
+      ASSERT_THAT(w->Put(absl::StrCat("key", 100000 + (i * 7919) % kKeys), value), IsOk());
+    }
+    ASSERT_THAT(w->Commit(), IsOk());
+    JKV_ASSERT_OK_AND_ASSIGN(w, db->BeginWrite());
+    for (int i = 0; i < kKeys; i += 2) {
+      ASSERT_THAT(w->Delete(absl::StrCat("key", 100000 + i)), IsOk());
+    }
+    ASSERT_THAT(w->Commit(), IsOk());
+  }
+  const std::string image = path_ + kCompactTempSuffix;
+  bool compacted = false;
+  int refused = 0;
+  for (uint64_t room : {16u << 10, 256u << 10, 768u << 10, 1280u << 10, 2u << 20, 3u << 20,
+                        5u << 20, 8u << 20}) {
+    SCOPED_TRACE(absl::StrCat("room ", room));
+    ASSERT_THAT(disk_->LeaveFree("filler", room), IsOk());
+    absl::StatusOr<CompactResult> r;
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+      r = db->Compact();
+      const absl::Status closed = db->Close();
+      EXPECT_TRUE(closed.ok() || absl::IsResourceExhausted(closed)) << closed;
+    }
+    if (r.ok()) {
+      compacted = compacted || r->pages < r->pages_before;
+    } else {
+      ++refused;
+      EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+    }
+    EXPECT_FALSE(std::ifstream(image).good()) << "the scratch image was left behind";
+    ASSERT_THAT(disk_->LeaveFree("filler", 16u << 20), IsOk());  // room to read and check
+    JKV_ASSERT_OK_AND_ASSIGN(uint64_t n, Count());
+    EXPECT_EQ(n, static_cast<uint64_t>(kKeys / 2));
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open(path_, ModeOptions()));
+      JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get("key100001"));
+      EXPECT_EQ(v, std::string(100, 'v'));
+      JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
+      EXPECT_TRUE(check.ok());
+    }
+    if (compacted) break;
+  }
+  EXPECT_GE(refused, 1) << "no room was too small: the case tested nothing";
+  EXPECT_TRUE(compacted) << "no room was enough to compact";
 }
 
 // The background checkpointer (async:N/B) on a disk too full for its copies: commits go on,
