@@ -29,7 +29,6 @@ using ::journalkv::testing::IsOk;
 using namespace ::journalkv::wal_process_testing;  // NOLINT: the children's vocabulary
 
 constexpr int kKeys = 3000;
-constexpr int kKept = kKeys / 2;  // every other key is deleted before the compactions
 
 std::string Key(int i) { return absl::StrCat("key", 10000 + i); }
 std::string Value(int i) { return absl::StrCat("value", i, "|", std::string(120, 'v')); }
