@@ -35,9 +35,19 @@ void Stamp(absl::Span<uint8_t> page, uint32_t page_no, uint32_t tag) {
   for (size_t i = 8; i < 200 && i < page.size(); ++i) page[i] = static_cast<uint8_t>(tag + i);
 }
 
-enum class Shape { kSmallCommit, kSmallRollback, kSpillCommit, kSpillRollback };
+enum class Shape {
+  kSmallCommit,
+  kSmallRollback,
+  kSpillCommit,
+  kSpillRollback,
+  kRewriteCommit,
+  kRewriteRollback,
+};
 
-Shape ShapeOf(int t) {
+Shape ShapeOf(int t, int rewrite_every) {
+  if (rewrite_every > 0 && t % rewrite_every == 0) {
+    return (t / rewrite_every) % 2 == 1 ? Shape::kRewriteCommit : Shape::kRewriteRollback;
+  }
   if (t % 25 == 0) return Shape::kSpillCommit;
   if (t % 25 == 12) return Shape::kSpillRollback;
   if (t % 9 == 0) return Shape::kSmallRollback;
@@ -68,6 +78,23 @@ bool WritePages(pager::WriteTxn& txn, int t, int writes, std::mt19937& rng, Mode
     }
     if (!txn.SpillIfNeeded().ok()) return false;
   }
+  return true;
+}
+
+// Db::Compact's transaction on `model`: the live pages, in page order, become pages 2..n, each
+// stamped with tag t; no page is free. False when an operation failed.
+bool RewritePages(pager::WriteTxn& txn, int t, ModelState& model) {
+  const uint32_t n = 1 + static_cast<uint32_t>(model.live.size());
+  if (!txn.StartRewrite(n).ok()) return false;
+  std::map<uint32_t, uint32_t> live;
+  for (uint32_t p = 2; p <= n; ++p) {
+    auto span = txn.RewritePage(PageNo(p));
+    if (!span.ok()) return false;
+    Stamp(*span, p, t);
+    live[p] = t;
+    if (!txn.SpillIfNeeded().ok()) return false;
+  }
+  model.live = std::move(live);
   return true;
 }
 
@@ -148,16 +175,22 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
     auto txn_or = pagers[who]->BeginWrite();
     if (!txn_or.ok()) return result;
     pager::WriteTxn& txn = **txn_or;
-    const Shape shape = ShapeOf(t);
+    const Shape shape = ShapeOf(t, options.rewrite_every);
     const bool spill = shape == Shape::kSpillCommit || shape == Shape::kSpillRollback;
+    const bool rewrite = shape == Shape::kRewriteCommit || shape == Shape::kRewriteRollback;
     const int writes = spill ? 40 : 1 + static_cast<int>(rng() % 6);
-    if (shape == Shape::kSpillRollback || shape == Shape::kSmallRollback) {
+    if (shape == Shape::kSpillRollback || shape == Shape::kSmallRollback ||
+        shape == Shape::kRewriteRollback) {
       ModelState scratch = model;
-      if (!WritePages(txn, t, writes, rng, scratch)) return result;
+      if (rewrite ? !RewritePages(txn, t, scratch) : !WritePages(txn, t, writes, rng, scratch)) {
+        return result;
+      }
       if (!txn.Rollback().ok()) return result;
     } else {
       // A failed transaction ends the run, so the model may be changed in place.
-      if (!WritePages(txn, t, writes, rng, model)) return result;
+      if (rewrite ? !RewritePages(txn, t, model) : !WritePages(txn, t, writes, rng, model)) {
+        return result;
+      }
       txn.set_meta(0, t);
       model.page_count = txn.page_count();
       result.in_flight = t;

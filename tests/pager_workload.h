@@ -6,7 +6,8 @@
 // commits. Its shape depends on t: one in 25 writes 40 pages (more than the 16-page cache, so
 // it spills) and commits; one in 25 does the same and then rolls back (a rollback of spilled
 // pages from the journal); one in 9 writes a few pages and rolls back; the rest write 1-6
-// pages (allocations, overwrites, frees) and commit. Connections: one pager for the whole run,
+// pages (allocations, overwrites, frees) and commit; with WorkloadOptions::rewrite_every, some
+// rewrite the whole database compacted. Connections: one pager for the whole run,
 // a pager reopened every 7 transactions, or two pagers on the one file system taking turns, so
 // the paths for a journal left by another connection run under the sweep.
 #ifndef JOURNALKV_TESTS_PAGER_WORKLOAD_H_
@@ -46,6 +47,11 @@ struct WorkloadOptions {
   // FULL, RESTART and TRUNCATE in turn (WAL2: the phases that hold the writer only to switch
   // logs); one that fails ends the run, as a failed transaction does.
   int checkpoint_every = 0;
+  // Every N-th transaction (0: never) rewrites the database compacted, as Db::Compact does
+  // (WriteTxn::StartRewrite: the live pages moved to 2..n, each stamped anew, the freelist
+  // empty, the file cut at commit, pager I11 and checkpoint C7); every other such one rolls
+  // back instead. The rewrites write every live page, so the runs get longer.
+  int rewrite_every = 0;
 };
 
 // Which pages are live and which transaction last wrote each.
