@@ -18,22 +18,23 @@
 namespace journalkv::base {
 
 namespace internal {
-inline uint64_t LoadBigEndian64(const char* p) {
-  uint64_t v;
+// A word of 4 or 8 bytes read as big-endian: the first byte the most significant.
+template <typename Word>
+inline Word LoadBigEndian(const char* p) {
+  static_assert(sizeof(Word) == 4 || sizeof(Word) == 8);
+  Word v;
   std::memcpy(&v, p, sizeof v);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
+  if constexpr (sizeof(Word) == 8) {
+    v = __builtin_bswap64(v);
+  } else {
+    v = __builtin_bswap32(v);
+  }
 #endif
   return v;
 }
-inline uint32_t LoadBigEndian32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  return v;
-}
+// The order of two keys equal over the shorter one's length: the shorter first.
+inline int CompareSizes(size_t a, size_t b) { return a < b ? -1 : (a > b ? 1 : 0); }
 }  // namespace internal
 
 // Up to this many bytes compared inline; longer keys go to memcmp (BM_CompareBytes against
@@ -47,18 +48,17 @@ inline int CompareBytes(absl::string_view a, absl::string_view b) {
   const char* pb = b.data();
   if (n > kCompareInlineBytes) {  // the library's vector loop wins on long keys
     const int c = std::memcmp(pa, pb, n);
-    if (c != 0) return c;
-    return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+    return c != 0 ? c : internal::CompareSizes(a.size(), b.size());
   }
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const uint64_t x = internal::LoadBigEndian64(pa + i);
-    const uint64_t y = internal::LoadBigEndian64(pb + i);
+    const uint64_t x = internal::LoadBigEndian<uint64_t>(pa + i);
+    const uint64_t y = internal::LoadBigEndian<uint64_t>(pb + i);
     if (x != y) return x < y ? -1 : 1;
   }
   if (i + 4 <= n) {
-    const uint32_t x = internal::LoadBigEndian32(pa + i);
-    const uint32_t y = internal::LoadBigEndian32(pb + i);
+    const uint32_t x = internal::LoadBigEndian<uint32_t>(pa + i);
+    const uint32_t y = internal::LoadBigEndian<uint32_t>(pb + i);
     if (x != y) return x < y ? -1 : 1;
     i += 4;
   }
@@ -67,7 +67,7 @@ inline int CompareBytes(absl::string_view a, absl::string_view b) {
     const uint8_t y = static_cast<uint8_t>(pb[i]);
     if (x != y) return x < y ? -1 : 1;
   }
-  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  return internal::CompareSizes(a.size(), b.size());
 }
 
 }  // namespace journalkv::base
