@@ -173,8 +173,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   }
   ++core_->readers_;
   const std::thread::id self = std::this_thread::get_id();
-  auto mine = std::find_if(reading_threads_.begin(), reading_threads_.end(),
-                           [&](const auto& entry) { return entry.first == self; });
+  auto mine = FindReadingThreadLocked(self);
   if (mine != reading_threads_.end()) {
     ++mine->second;
   } else {
@@ -183,18 +182,12 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   return std::unique_ptr<ReadTxn>(new WalReadTxn(this, core_, *header, snapshot));
 }
 
-bool WalStrategy::IsReadingThreadLocked(std::thread::id thread) const {
-  return std::any_of(reading_threads_.begin(), reading_threads_.end(),
-                     [&](const auto& entry) { return entry.first == thread; });
-}
-
 void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
   base::MutexLock lock(&core_->mu_);
   PinMutexHeld();
   --core_->readers_;
   wal_->EndRead(snapshot);
-  auto it = std::find_if(reading_threads_.begin(), reading_threads_.end(),
-                         [&](const auto& entry) { return entry.first == thread; });
+  auto it = FindReadingThreadLocked(thread);
   if (it != reading_threads_.end() && --it->second == 0) reading_threads_.erase(it);
   core_->cv_.NotifyAll();
 }

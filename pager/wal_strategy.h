@@ -9,6 +9,7 @@
 #ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_
 #define JOURNALKV_PAGER_WAL_STRATEGY_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -127,8 +128,16 @@ class WalStrategy final : public JournalStrategy {
   // hash map, whose insert and erase were a tenth of a cached point read's begin and end.
   absl::InlinedVector<std::pair<std::thread::id, int>, 4> reading_threads_
       ABSL_GUARDED_BY(core_->mu_);
-  bool IsReadingThreadLocked(std::thread::id thread) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  // `thread`'s entry in reading_threads_, or end().
+  auto FindReadingThreadLocked(std::thread::id thread)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_) {
+    return std::find_if(reading_threads_.begin(), reading_threads_.end(),
+                        [&](const auto& entry) { return entry.first == thread; });
+  }
+  bool IsReadingThreadLocked(std::thread::id thread)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_) {
+    return FindReadingThreadLocked(thread) != reading_threads_.end();
+  }
 };
 
 }  // namespace journalkv::pager
