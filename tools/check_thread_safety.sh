@@ -3,29 +3,23 @@
 # project's compiler) ignores: compiles every .cc file except bench/'s (tests included) with
 # clang's thread-safety analysis, syntax only, warnings as errors. Locks must be base::Mutex
 # (base/mutex.h): the analysis cannot see a plain std::mutex.
-# Installs Debian's clang when it is missing, as ./bazelw installs the build's packages.
+# Installs Debian's clang and the libraries whose headers it reads when they are missing.
 # Arguments: the files to check instead (paths from the repository root). JKV_TSA_JOBS sets how
 # many files compile at once (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! dpkg-query -W -f='${db:Status-Status}' clang 2>/dev/null | grep -q '^installed$'; then
-  echo "check_thread_safety: installing clang" >&2
-  sudo_cmd=()
-  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
-  export DEBIAN_FRONTEND=noninteractive
-  if ! "${sudo_cmd[@]}" apt-get install -y -q clang >&2; then
-    "${sudo_cmd[@]}" apt-get update -q >&2
-    "${sudo_cmd[@]}" apt-get install -y -q clang >&2
-  fi
-fi
+# The headers it parses are the build's: Abseil, xxHash, GoogleTest (on a fresh machine this
+# may run before ./bazelw has installed them).
+tools/ensure_packages.sh clang pkg-config libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
 
 # What Bazel passes (-I. for "base/...", C++20), plus the system libraries' pkg-config flags:
 # the Abseil modules that third_party/BUILD links, xxHash and GoogleTest. Without NDEBUG, so
 # that the code inside JKV_DCHECK is analysed too. -Wthread-safety-beta adds the lock-order
 # checks (ABSL_ACQUIRED_BEFORE/AFTER, none declared yet) and warns about nothing else here.
 mapfile -t absl_modules < <(sed -n 's/^ *"-l\(absl_[a-z0-9_]*\)",$/\1/p' third_party/BUILD)
-read -ra pkg_flags <<<"$(pkg-config --cflags "${absl_modules[@]}" libxxhash gtest gmock)"
+pkg_cflags=$(pkg-config --cflags "${absl_modules[@]}" libxxhash gtest gmock)  # fails loudly
+read -ra pkg_flags <<<"$pkg_cflags"
 flags=(-std=c++20 -fsyntax-only -Wthread-safety -Wthread-safety-beta -Werror -I. "${pkg_flags[@]}")
 
 if (($#)); then

@@ -33,20 +33,7 @@ target=$1
 seconds=$2
 shift 2
 
-missing=()
-for p in clang libclang-rt-14-dev make pkg-config libabsl-dev libxxhash-dev; do
-  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -q '^installed$' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
-  export DEBIAN_FRONTEND=noninteractive
-  if ! "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}" >&2; then
-    "${sudo_cmd[@]}" apt-get update -q >&2
-    "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}" >&2
-  fi
-fi
+tools/ensure_packages.sh clang libclang-rt-14-dev make pkg-config libabsl-dev libxxhash-dev
 
 work=${JKV_FUZZ_DIR:-/tmp/jkv-fuzz}
 build=$work/build
