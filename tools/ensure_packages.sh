@@ -15,7 +15,10 @@ echo "ensure_packages: installing ${missing[*]}" >&2
 sudo_cmd=()
 [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive
-if ! "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}" >&2; then
-  "${sudo_cmd[@]}" apt-get update -q >&2
-  "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}" >&2
+# Another apt-get (a second build started at once, the machine's own updates) holds dpkg's lock
+# for a while: wait for it rather than fail.
+apt=("${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600)
+if ! "${apt[@]}" install -y -q "${missing[@]}" >&2; then
+  "${apt[@]}" update -q >&2
+  "${apt[@]}" install -y -q "${missing[@]}" >&2
 fi
