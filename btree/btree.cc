@@ -74,6 +74,7 @@ absl::StatusOr<PinnedPage> ReadNodePage(pager::PageReader& pages, PageNo page_no
   PinnedPage out;
   JKV_ASSIGN_OR_RETURN(out.ref, GetReferencedPage(pages, page_no, referrer));
   JKV_ASSIGN_OR_RETURN(out.view, PageView::Open(page_no, out.ref.data()));
+  if (!out.view.is_leaf()) pages.NoteInterior(out.ref);
   return out;
 }
 

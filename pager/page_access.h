@@ -45,6 +45,7 @@ class PageRef {
     return absl::Span<const uint8_t>(buffer_->bytes.get(), usable_size_);
   }
   bool valid() const { return buffer_ != nullptr; }
+  const std::shared_ptr<const PageBuffer>& buffer() const { return buffer_; }
 
  private:
   PageNo page_no_;
@@ -68,6 +69,11 @@ class PageReader {
   virtual uint32_t page_count() const = 0;
   virtual uint32_t usable_size() const = 0;
   virtual uint32_t meta(int slot) const = 0;  // header meta slot, 0..kNumMetaSlots-1
+
+  // A hint from the layer above: `page`, just read through Get, is an interior page of the
+  // tree, which most reads of this snapshot pass through. A reader may keep it at hand for the
+  // transactions of the same snapshot (WAL: pager/hot_pages.h); the default ignores it.
+  virtual void NoteInterior(const PageRef& page) { (void)page; }
 };
 
 class PageWriter : public PageReader {

@@ -79,6 +79,7 @@ class PagerCore {
   PagerCore& operator=(const PagerCore&) = delete;
 
   absl::Time Deadline() const { return absl::Now() + options_.busy_timeout; }
+  absl::Duration busy_timeout() const { return options_.busy_timeout; }
   // The first error that put the pager in its error state (OK when none).
   absl::Status sticky_error() ABSL_LOCKS_EXCLUDED(mu_);
   // Enters the error state (I7); the first error is the one kept.

@@ -50,15 +50,27 @@ std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>*
 class WalReadTxn final : public ReadTxn {
  public:
   WalReadTxn(WalStrategy* strategy, PagerCore* core, const DbHeader& header,
-             const wal::WalSnapshot& snapshot)
-      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot) {}
+             const wal::WalSnapshot& snapshot, std::shared_ptr<HotPages> hot)
+      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot), hot_(std::move(hot)) {}
   ~WalReadTxn() override { strategy_->EndRead(snapshot_, thread_); }
 
   absl::StatusOr<PageRef> Get(PageNo page_no) override {
     JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+    if (const std::shared_ptr<const PageBuffer>* hot = hot_->Find(page_no.value())) {
+      core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      return PageRef(page_no, *hot, usable_size());
+    }
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
                          strategy_->CleanPage(snapshot_, page_no));
     return PageRef(page_no, std::move(buffer), usable_size());
+  }
+
+  // Every transaction of this snapshot's identity reads the same image of the page
+  // (hot_pages.h).
+  void NoteInterior(const PageRef& page) override {
+    if (hot_->Find(page.page_no().value()) == nullptr) {
+      hot_->Add(page.page_no().value(), page.buffer());
+    }
   }
 
  private:
@@ -69,6 +81,7 @@ class WalReadTxn final : public ReadTxn {
 
   WalStrategy* const strategy_;
   const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
+  const std::shared_ptr<HotPages> hot_;  // the interior pages of snapshot_'s identity
 };
 
 class WalWriteTxn final : public WriteTxn {
@@ -165,7 +178,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   PinMutexHeld();
   JKV_RETURN_IF_ERROR(core_->sticky_);
   JKV_ASSIGN_OR_RETURN(wal::WalSnapshot snapshot,
-                       wal_->BeginRead(core_->Deadline(), core_->writer_active_));
+                       wal_->BeginRead(core_->busy_timeout(), core_->writer_active_));
   absl::StatusOr<DbHeader> header = HeaderLocked(snapshot);
   if (!header.ok()) {
     wal_->EndRead(snapshot);
@@ -179,7 +192,20 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   } else {
     reading_threads_.emplace_back(self, 1);
   }
-  return std::unique_ptr<ReadTxn>(new WalReadTxn(this, core_, *header, snapshot));
+  return std::unique_ptr<ReadTxn>(
+      new WalReadTxn(this, core_, *header, snapshot, HotPagesLocked(snapshot)));
+}
+
+std::shared_ptr<HotPages> WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot) {
+  // Every word Locate reads of the snapshot: equal identities find each page at one version.
+  const std::array<uint32_t, 5> identity = {snapshot.logs[0].seq, snapshot.logs[0].mx,
+                                            snapshot.logs[1].seq, snapshot.logs[1].mx,
+                                            static_cast<uint32_t>(snapshot.current)};
+  if (hot_ == nullptr || identity != hot_identity_) {
+    hot_ = std::make_shared<HotPages>();
+    hot_identity_ = identity;
+  }
+  return hot_;
 }
 
 void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {

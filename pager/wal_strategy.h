@@ -22,6 +22,7 @@
 #include "base/check.h"
 #include "checkpoint/background.h"
 #include "checkpoint/policy.h"
+#include "pager/hot_pages.h"
 #include "pager/journal_strategy.h"
 #include "pager/pager_core.h"
 #include "wal/wal_connection.h"
@@ -67,6 +68,10 @@ class WalStrategy final : public JournalStrategy {
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
                                                               PageNo page_no)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // The interior pages read at `snapshot`'s identity (hot_pages.h): the table of the last read
+  // begun, or a new one when `snapshot` is at another identity.
+  std::shared_ptr<HotPages> HotPagesLocked(const wal::WalSnapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
   // Reads (uncached) and checks the version `version` of a page.
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(const wal::WalSnapshot& snapshot,
                                                              PageNo page_no,
@@ -120,6 +125,9 @@ class WalStrategy final : public JournalStrategy {
   // The published state core_->header_ belongs to (change, current generation, frame, log).
   std::optional<std::array<uint32_t, 4>> header_key_ ABSL_GUARDED_BY(core_->mu_);
   uint32_t cache_generation_ ABSL_GUARDED_BY(core_->mu_) = 0;  // see NoteGenerationLocked
+  // The hot pages of the identity of the last read begun (HotPagesLocked).
+  std::shared_ptr<HotPages> hot_ ABSL_GUARDED_BY(core_->mu_);
+  std::array<uint32_t, 5> hot_identity_ ABSL_GUARDED_BY(core_->mu_) = {};
   absl::Status deferred_ ABSL_GUARDED_BY(core_->mu_);           // see DeferError
   // A ResourceExhausted deferred since the last checkpoint that succeeded (DeferError).
   bool exhausted_deferred_ ABSL_GUARDED_BY(core_->mu_) = false;

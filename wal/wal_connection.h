@@ -379,7 +379,10 @@ class WalConnection {
   base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pin_mu_) { return pin_mu_; }
 
   // --- reading (the pin mutex serializes this connection's pin).
-  absl::StatusOr<WalSnapshot> BeginRead(absl::Time deadline, bool writer_active)
+  // Waits up to `timeout` (Unavailable "busy: ...") counted from the first time it has to wait
+  // (a torn header, every overflow mark taken, a checkpoint past the snapshot): a read that
+  // finds the header whole and settles at once reads no clock.
+  absl::StatusOr<WalSnapshot> BeginRead(absl::Duration timeout, bool writer_active)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   absl::StatusOr<PageVersion> Locate(const WalSnapshot& snapshot, PageNo page_no);

@@ -1,0 +1,156 @@
+// The interior pages a WAL reader keeps at hand between read transactions (pager/hot_pages.h)
+// belong to one snapshot identity. These tests change the tree's interior pages between reads
+// and check that no read sees another identity's pages: after commits of the same handle and
+// of another connection, for a reader still at an older snapshot, and across a log restart
+// that leaves the new generation with as many frames as the old one had (an identity without
+// the generation would take the old root there). WAL and WAL2; MemFileSystem.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_matchers.h"
+#include "engine/db.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vfs/mem_fs.h"
+
+namespace journalkv {
+namespace {
+
+using ::journalkv::testing::IsOk;
+
+constexpr char kPath[] = "/x.db";
+// Even keys 0..2*kKeys-2 at first, odd ones added later: with 100-byte values about 30 pairs
+// fill a 4 KiB leaf, so the tree has an interior root over tens of leaves.
+constexpr int kKeys = 1500;
+
+std::string Key(int i) { return absl::StrFormat("key%06d", i); }
+std::string Value(int i, absl::string_view tag) {
+  return absl::StrCat(tag, i, std::string(100, '.'));
+}
+
+class HotPagesTest : public ::testing::TestWithParam<JournalMode> {
+ protected:
+  Options Base() {
+    Options o;
+    o.journal_mode = GetParam();
+    o.file_system = &fs_;
+    o.checkpoint_policy = "manual";
+    return o;
+  }
+  std::unique_ptr<Db> Open() {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(kPath, Base());
+    EXPECT_THAT(db, IsOk());
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  // Puts keys first, first+step, ... below 2*kKeys with Value(i, tag) in one transaction.
+  static void PutKeys(Db* db, int first, int step, absl::string_view tag) {
+    absl::StatusOr<std::unique_ptr<WriteTransaction>> w = db->BeginWrite();
+    ASSERT_THAT(w, IsOk());
+    for (int i = first; i < 2 * kKeys; i += step) ASSERT_THAT((*w)->Put(Key(i), Value(i, tag)), IsOk());
+    ASSERT_THAT((*w)->Commit(), IsOk());
+  }
+  // Every key 0..2*kKeys-1 through `get`: even ones hold Value(i, even_tag), odd ones
+  // Value(i, odd_tag), or are absent when odd_tag is empty.
+  template <typename Get>
+  static void ExpectKeys(Get get, absl::string_view even_tag, absl::string_view odd_tag) {
+    for (int i = 0; i < 2 * kKeys; ++i) {
+      absl::StatusOr<std::optional<std::string>> v = get(Key(i));
+      ASSERT_THAT(v, IsOk()) << Key(i);
+      const absl::string_view tag = i % 2 == 0 ? even_tag : odd_tag;
+      if (tag.empty()) {
+        ASSERT_FALSE(v->has_value()) << Key(i);
+      } else {
+        ASSERT_TRUE(v->has_value()) << Key(i) << " missing";
+        ASSERT_EQ(**v, Value(i, tag)) << Key(i);
+      }
+    }
+  }
+  static void ExpectDbKeys(Db* db, absl::string_view even_tag, absl::string_view odd_tag) {
+    ExpectKeys([db](absl::string_view k) { return db->Get(k); }, even_tag, odd_tag);
+    absl::StatusOr<CheckResult> check = db->Check();
+    ASSERT_THAT(check, IsOk());
+    EXPECT_TRUE(check->ok()) << check->problems.front();
+    EXPECT_GE(check->depth, 2);  // an interior root over leaves
+  }
+
+  vfs::MemFileSystem fs_;
+};
+
+// A commit that splits leaves changes the root: the handle's next reads descend through the
+// new root, not the one its earlier reads kept.
+TEST_P(HotPagesTest, ReadsAfterACommitOfTheSameHandleSeeTheNewInteriorPages) {
+  std::unique_ptr<Db> db = Open();
+  PutKeys(db.get(), 0, 2, "a");
+  ExpectDbKeys(db.get(), "a", "");
+  PutKeys(db.get(), 1, 2, "b");
+  ExpectDbKeys(db.get(), "a", "b");
+}
+
+TEST_P(HotPagesTest, ReadsAfterAnotherConnectionsCommitSeeTheNewInteriorPages) {
+  std::unique_ptr<Db> reader = Open();
+  std::unique_ptr<Db> writer = Open();
+  PutKeys(writer.get(), 0, 2, "a");
+  ExpectDbKeys(reader.get(), "a", "");
+  PutKeys(writer.get(), 1, 2, "b");
+  ExpectDbKeys(reader.get(), "a", "b");
+}
+
+// A read transaction begun before the commit keeps reading its own snapshot's tree while
+// newer reads of the same handle (which start a new table) read the new one.
+TEST_P(HotPagesTest, AnOlderReadKeepsItsOwnInteriorPagesBesideNewerReads) {
+  std::unique_ptr<Db> db = Open();
+  PutKeys(db.get(), 0, 2, "a");
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
+  ASSERT_THAT(old, IsOk());
+  ASSERT_THAT((*old)->Get(Key(0)), IsOk());  // its descent keeps the root
+  PutKeys(db.get(), 0, 1, "b");               // every key anew: new leaves, a new root
+  ExpectDbKeys(db.get(), "b", "b");
+  ExpectKeys([&](absl::string_view k) { return (*old)->Get(k); }, "a", "");
+  absl::StatusOr<uint64_t> count = (*old)->Count();
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(*count, uint64_t{kKeys});
+}
+
+// WAL: a log restart begins a new generation whose frames count up from 1 again. Two commits
+// that each split one leaf (the leaf, the new leaf, the root, the header) leave the log at the
+// same last frame in two generations; reads after the second must not take the root kept from
+// reads after the first. (WAL2 restarts a log only after switching away from it, so its
+// identities differ in the current log as well.)
+using HotPagesRestartTest = HotPagesTest;
+
+TEST_P(HotPagesRestartTest, ALogRestartToTheSameLastFrameStartsANewTable) {
+  std::unique_ptr<Db> db = Open();
+  PutKeys(db.get(), 0, 2, "a");  // in key order: every leaf but the last is full
+  absl::StatusOr<CheckpointResult> c = db->Checkpoint(CheckpointMode::kTruncate);
+  ASSERT_THAT(c, IsOk());
+  ASSERT_FALSE(c->blocked);
+  ASSERT_THAT(db->Put(Key(1), Value(1, "b")), IsOk());  // splits the first leaf
+  const uint32_t first_frames = db->Stats().log_frames;
+  ASSERT_THAT(db->Get(Key(1)), IsOk());  // a read at this identity keeps the root
+  c = db->Checkpoint(CheckpointMode::kTruncate);
+  ASSERT_THAT(c, IsOk());
+  ASSERT_FALSE(c->blocked);
+  ASSERT_THAT(db->Put(Key(kKeys + 1), Value(kKeys + 1, "b")), IsOk());  // splits a middle leaf
+  ASSERT_EQ(db->Stats().log_frames, first_frames)
+      << "the test needs both commits to end their generation at the same frame";
+  for (int i = 0; i < 2 * kKeys; ++i) {
+    absl::StatusOr<std::optional<std::string>> v = db->Get(Key(i));
+    ASSERT_THAT(v, IsOk()) << Key(i);
+    const bool present = i % 2 == 0 || i == 1 || i == kKeys + 1;
+    ASSERT_EQ(v->has_value(), present) << Key(i);
+  }
+}
+
+std::string ModeName(const ::testing::TestParamInfo<JournalMode>& info) {
+  return std::string(JournalModeName(info.param));
+}
+INSTANTIATE_TEST_SUITE_P(Modes, HotPagesTest,
+                         ::testing::Values(JournalMode::kWal, JournalMode::kWal2), ModeName);
+INSTANTIATE_TEST_SUITE_P(Wal, HotPagesRestartTest, ::testing::Values(JournalMode::kWal),
+                         ModeName);
+
+}  // namespace
+}  // namespace journalkv
