@@ -9,15 +9,25 @@
 // misses the CPU's caches most. A read transaction that finds its snapshot's table here skips
 // both for the pages in it.
 //
-// A table belongs to one snapshot identity (the generation and last frame of each log and the
-// current log, WalStrategy::HotPagesFor): equal identities find every page at the same version
-// (wal/wal_connection.h, "Page versions"), so a page image one transaction of the identity read
-// is the image every other one would read. The pager keeps the table of the newest identity a
-// read began at and starts a new one when a read begins at another; a transaction keeps its
-// table alive while it reads.
+// A table belongs to one snapshot identity: the generation and last frame of each log and the
+// current log, every word of a snapshot that wal::WalConnection::Locate reads. Equal identities
+// find every page at the same version (wal/wal_connection.h, "Page versions"), so the image one
+// transaction of the identity read is the image every other one would read.
 //
-// Thread-safety: Find is lock-free and safe beside Add from any thread: a slot's buffer is
-// written before its page number is published (release), and never again.
+// Invariants (cited at their call sites in pager/wal_strategy.cc):
+//   H1. WalStrategy hands a beginning read transaction, under the pager mutex, the table of
+//       the last identity a read began at when its snapshot has that identity, else a new
+//       table, which then becomes the one handed out. A table never changes identity.
+//   H2. A transaction reads from and adds to only the table it was handed, and adds only
+//       images it read at its own snapshot; it keeps the table alive until it ends. (A reader
+//       of an older identity that adds after a newer table was made adds to its own old one:
+//       hook point "read:hot_add", tests/hot_pages_test.cc.)
+//   H3. A slot is written once, under the table's mutex, before `used_` covers it (release);
+//       Find reads only slots below `used_` (acquire), so a lock-free reader sees them whole.
+// The table holds at most kSlots images beyond the page cache's capacity, while one read of
+// its identity is open or it is the newest.
+//
+// Thread-safety: Find is lock-free and safe beside Add from any thread (H3).
 #ifndef JOURNALKV_PAGER_HOT_PAGES_H_
 #define JOURNALKV_PAGER_HOT_PAGES_H_
 
@@ -59,7 +69,7 @@ class HotPages {
     }
     pages_[n] = page_no;
     buffers_[n] = std::move(buffer);
-    used_.store(n + 1, std::memory_order_release);  // publishes slot n
+    used_.store(n + 1, std::memory_order_release);  // H3: publishes slot n
   }
 
   int size() const { return used_.load(std::memory_order_acquire); }

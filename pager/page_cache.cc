@@ -18,8 +18,12 @@ std::shared_ptr<const PageBuffer> PageCache::Lookup(PageNo page_no, uint64_t ver
   base::MutexLock lock(&shard.mu);
   auto it = shard.map.find(Key(page_no.value(), version));
   if (it == shard.map.end()) return nullptr;
-  shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru_position);
-  return it->second.buffer;
+  Entry& entry = it->second;
+  if (shard.pushes - entry.pushed >= shard.capacity / 2) {  // maybe in the back half
+    shard.lru.splice(shard.lru.begin(), shard.lru, entry.lru_position);
+    entry.pushed = ++shard.pushes;
+  }
+  return entry.buffer;
 }
 
 void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
@@ -35,6 +39,7 @@ void PageCache::Insert(PageNo page_no, std::shared_ptr<const PageBuffer> buffer,
   } else {
     shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru_position);
   }
+  it->second.pushed = ++shard.pushes;
   it->second.buffer = std::move(buffer);
   if (shard.map.size() > shard.capacity) EvictOverCapacity(shard);
 }

@@ -36,7 +36,8 @@ class PageCache {
 
   explicit PageCache(size_t capacity_pages);
 
-  // The cached image, or nullptr. Marks the entry recently used.
+  // The cached image, or nullptr. Marks the entry recently used (moving it to the front unless
+  // it is still in the front half).
   std::shared_ptr<const PageBuffer> Lookup(PageNo page_no, uint64_t version = 0);
   // Inserts or replaces the image of a version of a page, then evicts unpinned pages over
   // the shard's capacity.
@@ -51,11 +52,18 @@ class PageCache {
   struct Entry {
     std::shared_ptr<const PageBuffer> buffer;
     std::list<Key>::iterator lru_position;
+    uint64_t pushed = 0;  // the shard's `pushes` when this entry last went to the front
   };
   struct Shard {
     base::Mutex mu;
     absl::flat_hash_map<Key, Entry> map ABSL_GUARDED_BY(mu);
     std::list<Key> lru ABSL_GUARDED_BY(mu);  // front: most recently used
+    // Entries put at the front so far (inserts and moves). An entry pushed k pushes ago is at
+    // most k places from the front: a hit moves it only once k reaches half the capacity, so
+    // the pages most reads hit, which stay near the front, are not moved at every hit (the
+    // list's relinking missed the CPU's caches: a fifth of a cached point read with a large
+    // cache). Eviction order is unchanged for the back half.
+    uint64_t pushes ABSL_GUARDED_BY(mu) = 0;
     size_t capacity = 0;  // this shard's share of the capacity (0 when it has fewer pages)
   };
   Shard& ShardOf(PageNo page_no) { return shards_[page_no.value() % kShards]; }

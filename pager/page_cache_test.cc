@@ -45,5 +45,21 @@ TEST(PageCacheTest, PinnedPagesStayPastTheCapacity) {
   EXPECT_NE(cache.Lookup(PageNo(48)), nullptr);
 }
 
+// Least recently used first, except that a hit on a page in the front half does not move it
+// (page_cache.h, `pushes`). One shard of 8 pages: a hit on the oldest page moves it to the
+// front, so it outlives the next evictions; a hit on a page pushed 3 pushes before keeps its
+// place, so it goes in its turn (strict LRU would have kept it and evicted the page after it).
+TEST(PageCacheTest, EvictsTheLeastRecentlyUsedAndMovesOnlyHitsFromTheBackHalf) {
+  PageCache cache(8 * PageCache::kShards);
+  const auto page = [](uint32_t i) { return PageNo(i * PageCache::kShards); };  // shard 0
+  for (uint32_t i = 1; i <= 8; ++i) cache.Insert(page(i), Image());
+  ASSERT_NE(cache.Lookup(page(1)), nullptr);  // back half: to the front
+  ASSERT_NE(cache.Lookup(page(6)), nullptr);  // front half: stays, third from the front
+  for (uint32_t i = 9; i <= 13; ++i) cache.Insert(page(i), Image());  // evicts 2, 3, 4, 5, 6
+  for (uint32_t i = 2; i <= 6; ++i) EXPECT_EQ(cache.Lookup(page(i)), nullptr) << i;
+  EXPECT_NE(cache.Lookup(page(1)), nullptr);
+  for (uint32_t i = 7; i <= 13; ++i) EXPECT_NE(cache.Lookup(page(i)), nullptr) << i;
+}
+
 }  // namespace
 }  // namespace journalkv::pager

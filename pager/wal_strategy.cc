@@ -65,10 +65,11 @@ class WalReadTxn final : public ReadTxn {
     return PageRef(page_no, std::move(buffer), usable_size());
   }
 
-  // Every transaction of this snapshot's identity reads the same image of the page
-  // (hot_pages.h).
+  // H1, H2 (hot_pages.h): into this transaction's own table, which only transactions of
+  // its snapshot's identity read.
   void NoteInterior(const PageRef& page) override {
     if (hot_->Find(page.page_no().value()) == nullptr) {
+      wal::CallWalHook("read:hot_add");
       hot_->Add(page.page_no().value(), page.buffer());
     }
   }
@@ -149,6 +150,7 @@ void WalStrategy::NoteGenerationLocked(const wal::WalSnapshot& snapshot) {
   if (((seq - cache_generation_) & 0x7fffffffu) >=
       cache_generation_span.load(std::memory_order_relaxed)) {
     core_->cache_.Clear();
+    hot_.reset();  // an identity repeats 2^31 generations on too (H1)
     cache_generation_ = seq;
   }
 }
@@ -196,6 +198,7 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
       new WalReadTxn(this, core_, *header, snapshot, HotPagesLocked(snapshot)));
 }
 
+// H1 (hot_pages.h).
 std::shared_ptr<HotPages> WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot) {
   // Every word Locate reads of the snapshot: equal identities find each page at one version.
   const std::array<uint32_t, 5> identity = {snapshot.logs[0].seq, snapshot.logs[0].mx,

@@ -4,9 +4,14 @@
 // of another connection, for a reader still at an older snapshot, and across a log restart
 // that leaves the new generation with as many frames as the old one had (an identity without
 // the generation would take the old root there). WAL and WAL2; MemFileSystem.
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vfs/mem_fs.h"
+#include "wal/wal_connection.h"
 
 namespace journalkv {
 namespace {
@@ -112,6 +118,77 @@ TEST_P(HotPagesTest, AnOlderReadKeepsItsOwnInteriorPagesBesideNewerReads) {
   absl::StatusOr<uint64_t> count = (*old)->Count();
   ASSERT_THAT(count, IsOk());
   EXPECT_EQ(*count, uint64_t{kKeys});
+}
+
+// Pauses the first thread that reaches "read:hot_add" (a read transaction about to add an
+// interior page to its table, H2) until released.
+class AddGate {
+ public:
+  static AddGate& Get() {
+    static AddGate gate;
+    return gate;
+  }
+  void Reset() {
+    std::lock_guard<std::mutex> lock(mu_);
+    reached_ = released_ = false;
+  }
+  static void Hook(const char* point) {
+    if (std::string_view(point) == "read:hot_add") Get().At();
+  }
+  void At() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (reached_) return;
+    reached_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_; });
+  }
+  [[nodiscard]] bool WaitUntilReached() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return reached_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool reached_ = false;
+  bool released_ = false;
+};
+
+// H2: a reader of the old identity, paused just before it adds the old root to its table,
+// goes on after a commit has changed the root and a read of the new identity has begun (and
+// made the table the handle now hands out). Its add must land in its own table: in the new
+// one, the new reads would descend through the old root.
+TEST_P(HotPagesTest, AnAddOfAnOlderReadLandsInItsOwnTable) {
+  std::unique_ptr<Db> db = Open();
+  PutKeys(db.get(), 0, 2, "a");
+  AddGate::Get().Reset();
+  wal::SetWalHookForTesting(&AddGate::Hook);
+  std::thread old_reader([&] {
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
+    ASSERT_THAT(old, IsOk());
+    EXPECT_THAT((*old)->Get(Key(0)), IsOk());  // pauses at its root's add
+    ExpectKeys([&](absl::string_view k) { return (*old)->Get(k); }, "a", "");
+  });
+  const bool reached = AddGate::Get().WaitUntilReached();
+  if (reached) {
+    PutKeys(db.get(), 1, 2, "b");
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> fresh = db->BeginRead();
+    ASSERT_THAT(fresh, IsOk());
+    AddGate::Get().Release();
+    old_reader.join();
+    ExpectKeys([&](absl::string_view k) { return (*fresh)->Get(k); }, "a", "b");
+  } else {
+    AddGate::Get().Release();
+    old_reader.join();
+  }
+  wal::SetWalHookForTesting(nullptr);
+  ASSERT_TRUE(reached) << "the read never reached read:hot_add";
+  ExpectDbKeys(db.get(), "a", "b");
 }
 
 // WAL: a log restart begins a new generation whose frames count up from 1 again. Two commits
