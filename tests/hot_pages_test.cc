@@ -4,13 +4,9 @@
 // of another connection, for a reader still at an older snapshot, and across a log restart
 // that leaves the new generation with as many frames as the old one had (an identity without
 // the generation would take the old root there). WAL and WAL2; MemFileSystem.
-#include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +15,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/hook_gate.h"
 #include "vfs/mem_fs.h"
 #include "wal/wal_connection.h"
 
@@ -55,7 +52,9 @@ class HotPagesTest : public ::testing::TestWithParam<JournalMode> {
   static void PutKeys(Db* db, int first, int step, absl::string_view tag) {
     absl::StatusOr<std::unique_ptr<WriteTransaction>> w = db->BeginWrite();
     ASSERT_THAT(w, IsOk());
-    for (int i = first; i < 2 * kKeys; i += step) ASSERT_THAT((*w)->Put(Key(i), Value(i, tag)), IsOk());
+    for (int i = first; i < 2 * kKeys; i += step) {
+      ASSERT_THAT((*w)->Put(Key(i), Value(i, tag)), IsOk());
+    }
     ASSERT_THAT((*w)->Commit(), IsOk());
   }
   // Every key 0..2*kKeys-1 through `get`: even ones hold Value(i, even_tag), odd ones
@@ -120,44 +119,7 @@ TEST_P(HotPagesTest, AnOlderReadKeepsItsOwnInteriorPagesBesideNewerReads) {
   EXPECT_EQ(*count, uint64_t{kKeys});
 }
 
-// Pauses the first thread that reaches "read:hot_add" (a read transaction about to add an
-// interior page to its table, H2) until released.
-class AddGate {
- public:
-  static AddGate& Get() {
-    static AddGate gate;
-    return gate;
-  }
-  void Reset() {
-    std::lock_guard<std::mutex> lock(mu_);
-    reached_ = released_ = false;
-  }
-  static void Hook(const char* point) {
-    if (std::string_view(point) == "read:hot_add") Get().At();
-  }
-  void At() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (reached_) return;
-    reached_ = true;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return released_; });
-  }
-  [[nodiscard]] bool WaitUntilReached() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return reached_; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool reached_ = false;
-  bool released_ = false;
-};
+void GateHook(const char* point) { ::journalkv::testing::HookGate::Get().At(point); }
 
 // H2: a reader of the old identity, paused just before it adds the old root to its table,
 // goes on after a commit has changed the root and a read of the new identity has begun (and
@@ -166,24 +128,25 @@ class AddGate {
 TEST_P(HotPagesTest, AnAddOfAnOlderReadLandsInItsOwnTable) {
   std::unique_ptr<Db> db = Open();
   PutKeys(db.get(), 0, 2, "a");
-  AddGate::Get().Reset();
-  wal::SetWalHookForTesting(&AddGate::Hook);
+  ::journalkv::testing::HookGate& gate = ::journalkv::testing::HookGate::Get();
+  gate.Arm("read:hot_add");  // H2: a read transaction about to add an interior page
+  wal::SetWalHookForTesting(&GateHook);
   std::thread old_reader([&] {
     absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
     ASSERT_THAT(old, IsOk());
     EXPECT_THAT((*old)->Get(Key(0)), IsOk());  // pauses at its root's add
     ExpectKeys([&](absl::string_view k) { return (*old)->Get(k); }, "a", "");
   });
-  const bool reached = AddGate::Get().WaitUntilReached();
+  const bool reached = gate.WaitUntilReached();
   if (reached) {
     PutKeys(db.get(), 1, 2, "b");
     absl::StatusOr<std::unique_ptr<ReadTransaction>> fresh = db->BeginRead();
     ASSERT_THAT(fresh, IsOk());
-    AddGate::Get().Release();
+    gate.Release();
     old_reader.join();
     ExpectKeys([&](absl::string_view k) { return (*fresh)->Get(k); }, "a", "b");
   } else {
-    AddGate::Get().Release();
+    gate.Release();
     old_reader.join();
   }
   wal::SetWalHookForTesting(nullptr);

@@ -51,10 +51,10 @@ std::string Name(const SweepConfig& c) {
 }
 
 // Every file-journal mode and sync level on three disks (512-byte pages; 4 KiB pages torn over
-// 512-byte sectors, reopened; 4 KiB sectors, two connections). Under a sanitizer, which looks for
-// memory errors rather than for configurations that break a guarantee (the optimized build runs
-// them all, and so does the long tier), each mode and level takes one of the three in turn: every disk, connection kind,
-// mode and level still runs, in half the configurations.
+// 512-byte sectors, reopened; 4 KiB sectors, two connections). Under a sanitizer, which looks
+// for memory errors rather than for configurations that break a guarantee (the optimized build
+// runs them all, and so does the long tier), each mode and level takes one of the three in
+// turn: every disk, connection kind, mode and level still runs, in half the configurations.
 std::vector<SweepConfig> Configs() {
   std::vector<SweepConfig> out;
   int variant = 0;

@@ -21,6 +21,7 @@
 #include "checkpoint/checkpointer.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
+#include "tests/hook_gate.h"
 #include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
@@ -31,48 +32,7 @@ namespace {
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
 
-// Pauses the first thread that reaches the armed point, until released. Armed by the test's
-// main thread before it starts the thread to pause.
-class Gate {
- public:
-  static Gate& Get() {
-    static Gate gate;
-    return gate;
-  }
-  void Arm(std::string point) {
-    std::lock_guard<std::mutex> lock(mu_);
-    point_ = std::move(point);
-    reached_ = released_ = false;
-  }
-  void At(const char* point) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (point_ != point || reached_) return;
-    reached_ = true;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return released_; });
-  }
-  // False when no thread reached the point in 30 s (the test would hang).
-  [[nodiscard]] bool WaitUntilReached() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return reached_; });
-  }
-  bool reached() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return reached_;
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string point_;
-  bool reached_ = false;
-  bool released_ = false;
-};
+using Gate = ::journalkv::testing::HookGate;
 
 // Several points at once, each pausing the first thread that reaches it, until released.
 class Gates {
