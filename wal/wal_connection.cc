@@ -30,10 +30,14 @@ namespace {
 
 std::atomic<WalHook> wal_hook{nullptr};
 std::atomic<uint32_t> first_generation{0};
+std::atomic<uint32_t> restart_through_pending_frames{internal::kRestartThroughPendingFrames};
 
 }  // namespace
 
 uint32_t internal::FirstGeneration() { return first_generation.load(std::memory_order_relaxed); }
+uint32_t internal::RestartThroughPendingFrames() {
+  return restart_through_pending_frames.load(std::memory_order_relaxed);
+}
 
 // Every wait for another connection passes the hook point "wait", where a schedule explorer
 // runs someone else.
@@ -52,6 +56,11 @@ void CallWalHook(const char* point) {
 }
 
 void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
+
+void SetRestartThroughPendingFramesForTesting(uint32_t frames) {
+  restart_through_pending_frames.store(frames == 0 ? internal::kRestartThroughPendingFrames : frames,
+                                       std::memory_order_relaxed);
+}
 
 void SetFirstGenerationForTesting(uint32_t seq) {
   first_generation.store(seq & 0x7fffffffu, std::memory_order_relaxed);

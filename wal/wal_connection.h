@@ -141,6 +141,15 @@
 //           stays pending, and the next flush publishes it. (Taken for damage, this too
 //           rebuilt the index under open read transactions: wal_multiprocess_test, wal2;
 //           wal_damaged_index_test, AHeaderWriteCutBetweenItsHalvesIsRepairedNotRebuilt.)
+//       (g) A WAL log copied up to its published end is restarted even when commits are
+//           pending past it, once it is long (RestartThroughPendingFrames): the writer,
+//           holding WRITE, flushes them (c), copies them with a passive checkpoint and
+//           restarts if that copy reached them (readers begun before the flush may hold it
+//           back; then a later writer tries). Writers of several processes nearly always find
+//           a commit pending, and the log, never restarting, grew by every commit while the
+//           policy checkpointed after each (wal_group_commit_test,
+//           PendingCommitsDoNotKeepACopiedLogFromRestarting, hook
+//           "begin_write:restart_through_pending").
 //       A writer killed after its append and before the flush leaves a commit that the next
 //       flush publishes: it was never acknowledged, and may be present (I7).
 //   M1. A connection that found no free reader slot (more connections than
@@ -342,7 +351,9 @@ struct WalProgress {
 // "begin_write:locked" after the WRITE lock and any restart, "repair:appended" when a WRITE
 // holder rewrites a torn appended header from its whole copy (W12 e), "commit:appended" after a commit's
 // frames are written and before they are synced and published, "flush:synced" after a group
-// flush synced the log and before it publishes (W12), "read:frame" and "read:db"
+// flush synced the log and before it publishes (W12), "await:start" when a commit appended and
+// WRITE let go begins to wait for its flush, "begin_write:restart_through_pending"
+// before a writer flushes and copies pending commits to restart the log (W12 g), "read:frame" and "read:db"
 // before a page is read from the log or from the database file, "wait" before each sleep
 // waiting for another connection); nullptr: none. Set it while no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
@@ -359,6 +370,10 @@ void SetWalHookForTesting(WalHook hook);
 // The generation (ckpt_seq) a wal-index built with no log and no earlier index starts from
 // (0 unless a test sets it: a test of the 31-bit wrap starts near it). Set it before opening.
 void SetFirstGenerationForTesting(uint32_t seq);
+// W12 g: how long (frames) a WAL log copied up to its published end must be before a writer
+// that finds commits pending flushes and copies them in order to restart it
+// (kRestartThroughPendingFrames unless a test sets it; 0: that again).
+void SetRestartThroughPendingFramesForTesting(uint32_t frames);
 void CallWalHook(const char* point);
 
 class WalConnection {
@@ -517,6 +532,10 @@ class WalConnection {
   // W12: whether appended header `a` is `published` with pending commits only (more frames of
   // the same generation of the current log) or none.
   bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
+  // W12 g: flushes the commits pending past `header`'s published state, copies them and
+  // restarts the log when the copy reached them. REQUIRES: WRITE, WAL, everything published
+  // copied.
+  absl::Status RestartThroughPending(shm::IndexHeader& header);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,

@@ -161,6 +161,7 @@ void WalConnection::WaitForAppenders(const shm::IndexHeader& published) {
 
 absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& ticket) {
   if (ticket.published) return SnapshotOf(ticket.header);
+  CallWalHook("await:start");
   const absl::Time start = absl::Now();
   shm::IndexHeader published;
   bool by_others = true;

@@ -18,6 +18,8 @@ namespace journalkv::wal {
 
 using internal::kMaxWait;
 using internal::Sleep;
+using checkpoint::CheckpointMode;
+using checkpoint::CheckpointResult;
 
 void WalConnection::EnterWriterState(WriterState to) {
   const WriterState from = writer_state_.load(std::memory_order_relaxed);
@@ -90,7 +92,13 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   if (s.ok() && !wal2_) {
     // W7. A generation with no frames restarts too, so that every generation the writer
     // writes has salts of its own (a rebuilt index may describe a log whose header was lost).
-    if (index_->backfill(0) == h->logs[0].mx_frame) s = MaybeRestart(*h, 0, false);
+    if (index_->backfill(0) == h->logs[0].mx_frame) {
+      s = MaybeRestart(*h, 0, false);
+    } else if (*h != *published && index_->backfill(0) == published->logs[0].mx_frame &&
+               published->logs[0].ckpt_seq == h->logs[0].ckpt_seq &&
+               published->logs[0].mx_frame >= internal::RestartThroughPendingFrames()) {
+      s = RestartThroughPending(*h);
+    }
   } else if (s.ok()) {
     const int cur = static_cast<int>(h->current_log & 1);
     const int other = 1 - cur;
@@ -127,6 +135,25 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   ForgetTransaction();
   CallWalHook("begin_write:locked");
   return SnapshotOf(*h);
+}
+
+// W12 g: everything published is copied, and only commits appended since (pending, their flush
+// not yet run) keep the log from restarting. With writers in several processes some commit is
+// nearly always pending when a writer begins (it appended during the last flush), so without
+// this the log never restarted: it grew by every commit, and the policy's checkpoint, finding
+// it over its threshold, ran after every commit (one checkpoint and one database sync per
+// commit with 4 writer processes). Holding WRITE, nobody appends: the pending commits are made
+// durable and published (the flush their writers wait for, W12 c), copied (a passive
+// checkpoint: readers that began before the publish hold it back, and then the log waits for a
+// later writer), and the log restarts when that copy reached them.
+absl::Status WalConnection::RestartThroughPending(shm::IndexHeader& header) {
+  CallWalHook("begin_write:restart_through_pending");
+  writer_header_ = header;
+  JKV_RETURN_IF_ERROR(FlushPendingAsWriter());
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, nullptr, false));
+  CountCheckpoint(r);
+  if (index_->backfill(0) != header.logs[0].mx_frame) return absl::OkStatus();
+  return MaybeRestart(header, 0, false);
 }
 
 // W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
