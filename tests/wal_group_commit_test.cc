@@ -275,7 +275,6 @@ TEST_P(GroupCommitTest, WithoutTheFlushesSyncAPowerLossLosesAcknowledgedCommits)
 // acknowledged by that flush (the restarted generation covers it).
 TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
   vfs::MemFileSystem fs;
-  wal::SetRestartThroughPendingFramesForTesting(1);
   Options o;
   o.journal_mode = JournalMode::kWal;
   o.file_system = &fs;
@@ -297,6 +296,7 @@ TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
   JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult copied, a->Checkpoint());
   ASSERT_EQ(copied.backfilled, copied.log_frames);
   ASSERT_GT(copied.log_frames, 0u);
+  wal::SetRestartThroughPendingFramesForTesting(1);  // any log is long enough from here
   EXPECT_THAT(a->Put("a", "after"), IsOk());
   EXPECT_EQ(a->Stats().log_restarts, restarts + 1)
       << "the pending commit kept the copied log from restarting";
@@ -308,6 +308,38 @@ TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
     JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, db->BeginRead());
     EXPECT_EQ(**r->Get("b"), "pending");
     EXPECT_EQ(**r->Get("a"), "after");
+  }
+  wal::SetRestartThroughPendingFramesForTesting(0);
+}
+
+// W12 g's other half: a long log with a few published frames not yet copied (and nothing
+// pending) is restarted by the next writer, which copies them first; before, it waited for a
+// policy checkpoint to copy everything between two commits.
+TEST(GroupCommitRestartTest, AWriterCopiesTheLastFewFramesAndRestarts) {
+  vfs::MemFileSystem fs;
+  Options o;
+  o.journal_mode = JournalMode::kWal;
+  o.file_system = &fs;
+  o.sync = SyncLevel::kFull;
+  o.page_size = 1024;
+  o.checkpoint_policy = "manual";
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/f.db", o));
+  for (int i = 0; i < 5; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "x"), IsOk());
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult copied, db->Checkpoint());
+  ASSERT_EQ(copied.backfilled, copied.log_frames);
+  ASSERT_THAT(db->Put("published", "not copied"), IsOk());  // the log restarted before it
+  ASSERT_THAT(db->Put("later", "y"), IsOk());
+  ASSERT_GT(db->Stats().log_unbackfilled, 0u);
+  const uint64_t restarts = db->Stats().log_restarts;
+  wal::SetRestartThroughPendingFramesForTesting(1);  // any log is long enough from here
+  ASSERT_THAT(db->Put("next", "z"), IsOk());
+  EXPECT_EQ(db->Stats().log_restarts, restarts + 1) << "the few frames left kept the log going";
+  EXPECT_EQ(db->Stats().log_frames, 1u);  // only the new commit's frame
+  db.reset();
+  JKV_ASSERT_OK_AND_ASSIGN(db, Db::Open("/f.db", o));
+  for (const char* k : {"k4", "published", "later", "next"}) {
+    JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(k));
+    EXPECT_TRUE(v.has_value()) << k;
   }
   wal::SetRestartThroughPendingFramesForTesting(0);
 }

@@ -141,9 +141,10 @@
 //           stays pending, and the next flush publishes it. (Taken for damage, this too
 //           rebuilt the index under open read transactions: wal_multiprocess_test, wal2;
 //           wal_damaged_index_test, AHeaderWriteCutBetweenItsHalvesIsRepairedNotRebuilt.)
-//       (g) A WAL log copied up to its published end is restarted even when commits are
-//           pending past it, once it is long (RestartThroughPendingFrames): the writer,
-//           holding WRITE, flushes them (c), copies them with a passive checkpoint and
+//       (g) A long WAL log (RestartThroughPendingFrames) copied up to a few frames of its
+//           published end (kRestartCopyFrames) is restarted even when commits are pending
+//           past it: the writer, holding WRITE, flushes them (c), copies them and the frames
+//           left with a passive checkpoint and
 //           restarts if that copy reached them (readers begun before the flush may hold it
 //           back; then a later writer tries). Writers of several processes nearly always find
 //           a commit pending, and the log, never restarting, grew by every commit while the

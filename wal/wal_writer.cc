@@ -92,11 +92,13 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   if (s.ok() && !wal2_) {
     // W7. A generation with no frames restarts too, so that every generation the writer
     // writes has salts of its own (a rebuilt index may describe a log whose header was lost).
-    if (index_->backfill(0) == h->logs[0].mx_frame) {
+    const uint32_t backfill = index_->backfill(0);
+    const uint32_t published_mx = published->logs[0].mx_frame;
+    if (backfill == h->logs[0].mx_frame) {
       s = MaybeRestart(*h, 0, false);
-    } else if (*h != *published && index_->backfill(0) == published->logs[0].mx_frame &&
-               published->logs[0].ckpt_seq == h->logs[0].ckpt_seq &&
-               published->logs[0].mx_frame >= internal::RestartThroughPendingFrames()) {
+    } else if (published->logs[0].ckpt_seq == h->logs[0].ckpt_seq && backfill <= published_mx &&
+               published_mx - backfill <= internal::kRestartCopyFrames &&
+               published_mx >= internal::RestartThroughPendingFrames()) {
       s = RestartThroughPending(*h);
     }
   } else if (s.ok()) {
@@ -137,15 +139,15 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   return SnapshotOf(*h);
 }
 
-// W12 g: everything published is copied, and only commits appended since (pending, their flush
-// not yet run) keep the log from restarting. With writers in several processes some commit is
+// W12 g: a long log copied up to a few frames of its published end, which only those frames and
+// the commits appended since (pending, their flush not yet run) keep from restarting. With writers in several processes some commit is
 // nearly always pending when a writer begins (it appended during the last flush), so without
 // this the log never restarted: it grew by every commit, and the policy's checkpoint, finding
 // it over its threshold, ran after every commit (one checkpoint and one database sync per
 // commit with 4 writer processes). Holding WRITE, nobody appends: the pending commits are made
-// durable and published (the flush their writers wait for, W12 c), copied (a passive
-// checkpoint: readers that began before the publish hold it back, and then the log waits for a
-// later writer), and the log restarts when that copy reached them.
+// durable and published (the flush their writers wait for, W12 c), copied with the frames
+// left (a passive checkpoint: readers that began before the publish hold it back, and then the
+// log waits for a later writer), and the log restarts when that copy reached them.
 absl::Status WalConnection::RestartThroughPending(shm::IndexHeader& header) {
   CallWalHook("begin_write:restart_through_pending");
   writer_header_ = header;
