@@ -269,18 +269,24 @@ TEST_P(GroupCommitTest, WithoutTheFlushesSyncAPowerLossLosesAcknowledgedCommits)
   EXPECT_GT(lost, 0) << "no power loss noticed the missing flush: the test cannot tell";
 }
 
+// WAL at FULL with no checkpoint but the test's own.
+Options ManualWalOptions(vfs::FileSystem* fs) {
+  Options o;
+  o.journal_mode = JournalMode::kWal;
+  o.file_system = fs;
+  o.sync = SyncLevel::kFull;
+  o.page_size = 1024;
+  o.checkpoint_policy = "manual";
+  return o;
+}
+
 // W12 g, step by step: everything published is copied, a commit of another handle is
 // appended and waits for its flush (paused at "await:start", WRITE let go), and a writer
 // begins. It flushes that commit, copies it and restarts the log; the paused commit is then
 // acknowledged by that flush (the restarted generation covers it).
 TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
   vfs::MemFileSystem fs;
-  Options o;
-  o.journal_mode = JournalMode::kWal;
-  o.file_system = &fs;
-  o.sync = SyncLevel::kFull;
-  o.page_size = 1024;
-  o.checkpoint_policy = "manual";
+  const Options o = ManualWalOptions(&fs);
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> a, Db::Open("/r.db", o));
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> b, Db::Open("/r.db", o));
   for (int i = 0; i < 5; ++i) ASSERT_THAT(a->Put(absl::StrCat("a", i), "x"), IsOk());
@@ -317,12 +323,7 @@ TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
 // policy checkpoint to copy everything between two commits.
 TEST(GroupCommitRestartTest, AWriterCopiesTheLastFewFramesAndRestarts) {
   vfs::MemFileSystem fs;
-  Options o;
-  o.journal_mode = JournalMode::kWal;
-  o.file_system = &fs;
-  o.sync = SyncLevel::kFull;
-  o.page_size = 1024;
-  o.checkpoint_policy = "manual";
+  const Options o = ManualWalOptions(&fs);
   JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/f.db", o));
   for (int i = 0; i < 5; ++i) ASSERT_THAT(db->Put(absl::StrCat("k", i), "x"), IsOk());
   JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult copied, db->Checkpoint());
