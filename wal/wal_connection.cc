@@ -58,8 +58,8 @@ void CallWalHook(const char* point) {
 void SetWalHookForTesting(WalHook hook) { wal_hook.store(hook, std::memory_order_relaxed); }
 
 void SetRestartThroughPendingFramesForTesting(uint32_t frames) {
-  restart_through_pending_frames.store(frames == 0 ? internal::kRestartThroughPendingFrames : frames,
-                                       std::memory_order_relaxed);
+  restart_through_pending_frames.store(
+      frames == 0 ? internal::kRestartThroughPendingFrames : frames, std::memory_order_relaxed);
 }
 
 void SetFirstGenerationForTesting(uint32_t seq) {

@@ -25,11 +25,11 @@ uint64_t RandomId();
 // SetFirstGenerationForTesting's value (0 unless a test set it).
 uint32_t FirstGeneration();
 // W12 g: a WAL log copied up to a few frames of its published end and at least this long is
-// restarted by a writer, also one that finds commits pending, after it flushes and copies them: a few syncs in one
-// writer's BeginWrite, worth it once per this many frames, and the default policy's
-// checkpoints (at 1000 frames) reach it. Shorter logs wait for a writer that finds nothing
-// pending, so that a background checkpointer that catches up after every few commits never
-// sends a writer into the database file's sync.
+// restarted by a writer, also one that finds commits pending, after it flushes and copies
+// them: a few syncs in one writer's BeginWrite, worth it once per this many frames, and the
+// default policy's checkpoints (at 1000 frames) reach it. Shorter logs wait for a writer that
+// finds everything copied and nothing pending, so that a background checkpointer that catches
+// up after every few commits never sends a writer into the database file's sync.
 inline constexpr uint32_t kRestartThroughPendingFrames = 1000;
 uint32_t RestartThroughPendingFrames();
 // ... and when at most this many of its published frames are still to copy: the writer copies
