@@ -142,12 +142,13 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
 // W12 g: a long log copied up to a few frames of its published end, which only those frames
 // and the commits appended since (pending, their flush not yet run) keep from restarting. With
 // writers in several processes some commit is nearly always pending when a writer begins (it
-// appended during the last flush), so without this the log never restarted: it grew by every commit, and the policy's checkpoint, finding
-// it over its threshold, ran after every commit (one checkpoint and one database sync per
-// commit with 4 writer processes). Holding WRITE, nobody appends: the pending commits are made
-// durable and published (the flush their writers wait for, W12 c), copied with the frames
-// left (a passive checkpoint: readers that began before the publish hold it back, and then the
-// log waits for a later writer), and the log restarts when that copy reached them.
+// appended during the last flush), so without this the log never restarted: it grew by every
+// commit, and the policy's checkpoint, finding it over its threshold, ran after every commit
+// (one checkpoint and one database sync per commit with 4 writer processes). Holding WRITE,
+// nobody appends: the pending commits are made durable and published (the flush their writers
+// wait for, W12 c), copied with the frames left (a passive checkpoint: readers that began
+// before the publish hold it back, and then the log waits for a later writer), and the log
+// restarts when that copy reached them.
 absl::Status WalConnection::RestartThroughPending(shm::IndexHeader& header) {
   CallWalHook("begin_write:restart_through_pending");
   writer_header_ = header;
