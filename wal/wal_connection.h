@@ -355,8 +355,8 @@ struct WalProgress {
 // flush synced the log and before it publishes (W12), "await:start" when a commit appended and
 // WRITE let go begins to wait for its flush, "begin_write:restart_through_pending"
 // before a writer flushes and copies pending commits to restart the log (W12 g), "read:frame"
-// and "read:db" before a page is read from the log or from the database file, "wait" before each sleep
-// waiting for another connection); nullptr: none. Set it while no transaction runs.
+// and "read:db" before a page is read from the log or from the database file, "wait" before
+// each sleep waiting for another connection); nullptr: none. Set it while no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
 // to be copied and "policy:released" when it stops, "background:stepped" after a background
 // checkpoint step that copied frames and left some unpublished (at FULL and EXTRA, a deferred
