@@ -144,12 +144,12 @@
 //       (g) A long WAL log (RestartThroughPendingFrames) copied up to a few frames of its
 //           published end (kRestartCopyFrames) is restarted even when commits are pending
 //           past it: the writer, holding WRITE, flushes them (c), copies them and the frames
-//           left with a passive checkpoint and
-//           restarts if that copy reached them (readers begun before the flush may hold it
-//           back; then a later writer tries). Writers of several processes nearly always find
-//           a commit pending, and the log, never restarting, grew by every commit while the
-//           policy checkpointed after each (wal_group_commit_test,
-//           PendingCommitsDoNotKeepACopiedLogFromRestarting, hook
+//           left with a passive checkpoint, and restarts if that copy reached them (readers
+//           begun before the flush may hold it back; then a later writer tries). Writers of
+//           several processes nearly always find a commit pending, and the log, never
+//           restarting, grew by every commit while the policy checkpointed after each
+//           (wal_group_commit_test, PendingCommitsDoNotKeepACopiedLogFromRestarting and
+//           AWriterCopiesTheLastFewFramesAndRestarts, hook
 //           "begin_write:restart_through_pending").
 //       A writer killed after its append and before the flush leaves a commit that the next
 //       flush publishes: it was never acknowledged, and may be present (I7).
@@ -371,9 +371,9 @@ void SetWalHookForTesting(WalHook hook);
 // The generation (ckpt_seq) a wal-index built with no log and no earlier index starts from
 // (0 unless a test sets it: a test of the 31-bit wrap starts near it). Set it before opening.
 void SetFirstGenerationForTesting(uint32_t seq);
-// W12 g: how long (frames) a WAL log copied up to its published end must be before a writer
-// that finds commits pending flushes and copies them in order to restart it
-// (kRestartThroughPendingFrames unless a test sets it; 0: that again).
+// W12 g: how long (frames) a WAL log copied up to a few frames of its published end must be
+// before a writer copies those, flushing and copying any pending commits too, in order to
+// restart it (kRestartThroughPendingFrames unless a test sets it; 0: that again).
 void SetRestartThroughPendingFramesForTesting(uint32_t frames);
 void CallWalHook(const char* point);
 
@@ -533,9 +533,9 @@ class WalConnection {
   // W12: whether appended header `a` is `published` with pending commits only (more frames of
   // the same generation of the current log) or none.
   bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
-  // W12 g: flushes the commits pending past `header`'s published state, copies them and
-  // restarts the log when the copy reached them. REQUIRES: WRITE, WAL, everything published
-  // copied.
+  // W12 g: flushes the commits pending past the published state (`header` is the appended
+  // one), copies them and the published frames left, and restarts the log when the copy
+  // reached them. REQUIRES: WRITE, WAL.
   absl::Status RestartThroughPending(shm::IndexHeader& header);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
