@@ -150,7 +150,8 @@ TEST_P(GroupCommitTest, SeparateHandlesShareFlushes) {
 }
 
 // One trial: writers on `fault` until the crash point stops them, then a power loss (seed) or a
-// process crash, then recovery and the checks. Returns the number of acknowledged commits
+// process crash, then recovery and the checks. The writers are threads of one handle, or with
+// `separate_handles` each its own handle (a connection, as a process has). Returns the number of acknowledged commits
 // missing after recovery (0 when the guarantees held); records other violations as failures.
 struct TrialResult {
   int missing_acknowledged = 0;
@@ -159,7 +160,7 @@ struct TrialResult {
 };
 
 TrialResult CrashTrial(JournalMode mode, uint64_t crash_after, uint64_t seed, bool power_loss,
-                       bool skip_flush_syncs) {
+                       bool skip_flush_syncs, bool separate_handles = false) {
   TrialResult result;
   vfs::MemFileSystem base;
   vfs::FaultInjectingFileSystem fault(&base);
@@ -174,10 +175,15 @@ TrialResult CrashTrial(JournalMode mode, uint64_t crash_after, uint64_t seed, bo
   std::vector<int> acked(kWriters, 0);
   std::vector<int> attempted(kWriters, 0);
   {
-    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/c.db", o);
-    EXPECT_THAT(db, IsOk());
-    if (!db.ok()) return result;
-    for (int w = 0; w < kWriters; ++w) EXPECT_THAT(CommitOne(**db, w, 0), IsOk());
+    std::vector<std::unique_ptr<Db>> dbs;
+    for (int h = 0; h < (separate_handles ? kWriters : 1); ++h) {
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/c.db", o);
+      EXPECT_THAT(db, IsOk());
+      if (!db.ok()) return result;
+      dbs.push_back(std::move(*db));
+    }
+    const auto db_of = [&](int w) -> Db& { return *dbs[separate_handles ? w : 0]; };
+    for (int w = 0; w < kWriters; ++w) EXPECT_THAT(CommitOne(db_of(w), w, 0), IsOk());
     if (skip_flush_syncs) {
       std::set<uint64_t> later;
       for (uint64_t i = 1; i <= 100'000; ++i) later.insert(fault.sync_count() + i);
@@ -189,19 +195,19 @@ TrialResult CrashTrial(JournalMode mode, uint64_t crash_after, uint64_t seed, bo
       threads.emplace_back([&, w] {
         for (int n = 1; n <= 400; ++n) {
           attempted[w] = n;
-          if (!CommitOne(**db, w, n).ok()) return;  // the crash point: this writer stops
+          if (!CommitOne(db_of(w), w, n).ok()) return;  // the crash point: this writer stops
           acked[w] = n;
         }
       });
     }
     for (std::thread& t : threads) t.join();
-    result.flushed_by_others = (*db)->Stats().commits_flushed_by_others;
+    for (auto& db : dbs) result.flushed_by_others += db->Stats().commits_flushed_by_others;
     if (power_loss) {
       EXPECT_THAT(fault.SimulatePowerLoss(seed), IsOk());
     } else {
       fault.SimulateProcessCrash();
     }
-  }  // the crashed handle goes; its files are dead
+  }  // the crashed handles go; their files are dead
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/c.db", o);
   EXPECT_THAT(db, IsOk());
   if (!db.ok()) return result;
@@ -269,6 +275,13 @@ TEST_P(GroupCommitTest, WithoutTheFlushesSyncAPowerLossLosesAcknowledgedCommits)
   EXPECT_GT(lost, 0) << "no power loss noticed the missing flush: the test cannot tell";
 }
 
+// W12 g's length threshold set for a scope (every log at least `frames` long qualifies).
+struct ScopedRestartThrough {
+  explicit ScopedRestartThrough(uint32_t frames) { Set(frames); }
+  ~ScopedRestartThrough() { Set(0); }
+  void Set(uint32_t frames) { wal::SetRestartThroughPendingFramesForTesting(frames); }
+};
+
 // WAL at FULL with no checkpoint but the test's own.
 Options ManualWalOptions(vfs::FileSystem* fs) {
   Options o;
@@ -302,7 +315,7 @@ TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
   JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult copied, a->Checkpoint());
   ASSERT_EQ(copied.backfilled, copied.log_frames);
   ASSERT_GT(copied.log_frames, 0u);
-  wal::SetRestartThroughPendingFramesForTesting(1);  // any log is long enough from here
+  ScopedRestartThrough any_log(1);  // any log is long enough from here
   EXPECT_THAT(a->Put("a", "after"), IsOk());
   EXPECT_EQ(a->Stats().log_restarts, restarts + 1)
       << "the pending commit kept the copied log from restarting";
@@ -315,7 +328,6 @@ TEST(GroupCommitRestartTest, PendingCommitsDoNotKeepACopiedLogFromRestarting) {
     EXPECT_EQ(**r->Get("b"), "pending");
     EXPECT_EQ(**r->Get("a"), "after");
   }
-  wal::SetRestartThroughPendingFramesForTesting(0);
 }
 
 // W12 g's other half: a long log with a few published frames not yet copied (and nothing
@@ -332,7 +344,7 @@ TEST(GroupCommitRestartTest, AWriterCopiesTheLastFewFramesAndRestarts) {
   ASSERT_THAT(db->Put("later", "y"), IsOk());
   ASSERT_GT(db->Stats().log_unbackfilled, 0u);
   const uint64_t restarts = db->Stats().log_restarts;
-  wal::SetRestartThroughPendingFramesForTesting(1);  // any log is long enough from here
+  ScopedRestartThrough any_log(1);  // any log is long enough from here
   ASSERT_THAT(db->Put("next", "z"), IsOk());
   EXPECT_EQ(db->Stats().log_restarts, restarts + 1) << "the few frames left kept the log going";
   EXPECT_EQ(db->Stats().log_frames, 1u);  // only the new commit's frame
@@ -342,7 +354,6 @@ TEST(GroupCommitRestartTest, AWriterCopiesTheLastFewFramesAndRestarts) {
     JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, db->Get(k));
     EXPECT_TRUE(v.has_value()) << k;
   }
-  wal::SetRestartThroughPendingFramesForTesting(0);
 }
 
 // A flush that takes a while (SlowFlush), and the restarts through pending commits counted.
@@ -354,91 +365,59 @@ void SlowFlushCountingRestarts(const char* point) {
 
 // Writers of separate handles, each committing its own keys while the policy checkpoints: the
 // log stays short. Before W12 g some commit was pending at nearly every BeginWrite, the log
-// never restarted, and the policy checkpointed after every commit. Then the same amid crashes
-// (power loss or process crash at a random mutation): every acknowledged commit is there, each
-// transaction whole. In the crashed runs any log is long enough for W12 g and no policy
-// copies, so nearly every writer restarts the log through the frames and commits left: the
-// crashes fall amid those restarts, whichever way the writers' timing goes (which decides
-// whether the first run takes that path at all).
+// never restarted, and the policy checkpointed after every commit. Then the same writers amid
+// crashes (CrashTrial, separate handles): every log long enough for W12 g and no policy copies,
+// so nearly every writer restarts the log through the frames and commits left and the crashes
+// fall amid those restarts, whichever way the writers' timing goes (which decides whether the
+// first run takes that path at all).
 TEST(GroupCommitRestartTest, SeparateHandlesKeepTheLogShortAndLoseNothingInCrashes) {
   Scoped hook(&SlowFlushCountingRestarts);
+  {
+    ScopedRestartThrough threshold(30);
+    vfs::MemFileSystem fs;
+    Options o = ManualWalOptions(&fs);
+    o.checkpoint_policy = "threshold:30";
+    constexpr int kWriters = 3;
+    std::vector<std::unique_ptr<Db>> dbs;
+    for (int w = 0; w < kWriters; ++w) {
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/h.db", o));
+      dbs.push_back(std::move(db));
+    }
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWriters; ++w) {
+      threads.emplace_back([&, w] {
+        for (int n = 1; n <= testing::ScaledForSanitizer(150, 50); ++n) {
+          EXPECT_THAT(CommitOne(*dbs[w], w, n), IsOk());
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    uint32_t longest = 0;
+    for (auto& db : dbs) longest = std::max(longest, db->Stats().max_log_frames);
+    // The policy checkpoints from 30 frames on; a commit is 3 or 4 frames. (Without W12 g the
+    // longest log was 188 frames in one run, with it 35.)
+    EXPECT_LT(longest, 100u) << "the log did not restart while writers committed";
+  }
+  ScopedRestartThrough any_log(1);
+  restarts_through_pending = 0;
   std::mt19937_64 rng(::testing::UnitTest::GetInstance()->random_seed());
   const int trials = testing::ScaledForSanitizer(10, 4);
   int acknowledged = 0;
-  for (int t = 0; t <= trials; ++t) {
-    const bool crash = t > 0;  // trial 0 runs to the end and measures the log
+  for (int t = 0; t < trials; ++t) {
     const uint64_t crash_after = 50 + rng() % 600;
     const uint64_t seed = rng();
-    const bool power_loss = t % 3 != 0;
-    SCOPED_TRACE(absl::StrCat("trial ", t, crash ? absl::StrCat(": crash after ", crash_after,
-                                                                " mutations") : ""));
-    wal::SetRestartThroughPendingFramesForTesting(crash ? 1 : 30);
-    if (t == 1) restarts_through_pending = 0;
-    vfs::MemFileSystem base;
-    vfs::FaultInjectingFileSystem fault(&base);
-    Options o;
-    o.journal_mode = JournalMode::kWal;
-    o.file_system = &fault;
-    o.sync = SyncLevel::kFull;
-    o.page_size = 1024;
-    o.checkpoint_policy = crash ? "manual" : "threshold:30";
-    o.busy_timeout = absl::Seconds(2);
-    constexpr int kWriters = 3;
-    const int per_writer = testing::ScaledForSanitizer(150, 50);
-    std::vector<int> acked(kWriters, 0);
-    std::vector<int> attempted(kWriters, 0);
-    {
-      std::vector<std::unique_ptr<Db>> dbs;
-      for (int w = 0; w < kWriters; ++w) {
-        JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/h.db", o));
-        dbs.push_back(std::move(db));
-      }
-      if (crash) fault.CrashAfterMutations(crash_after);
-      std::vector<std::thread> threads;
-      for (int w = 0; w < kWriters; ++w) {
-        threads.emplace_back([&, w] {
-          for (int n = 1; n <= per_writer; ++n) {
-            attempted[w] = n;
-            if (!CommitOne(*dbs[w], w, n).ok()) return;  // the crash point: this writer stops
-            acked[w] = n;
-          }
-        });
-      }
-      for (std::thread& th : threads) th.join();
-      if (!crash) {
-        uint32_t longest = 0;
-        for (auto& db : dbs) longest = std::max(longest, db->Stats().max_log_frames);
-        // The policy checkpoints from 30 frames on; a commit is 3 or 4 frames. (Without W12 g
-        // the longest log was 188 frames in one run, with it 35.)
-        EXPECT_LT(longest, 100u) << "the log did not restart while writers committed";
-      } else if (power_loss) {
-        EXPECT_THAT(fault.SimulatePowerLoss(seed), IsOk());
-      } else {
-        fault.SimulateProcessCrash();
-      }
-    }
-    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> db, Db::Open("/h.db", o));
-    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadTransaction> r, db->BeginRead());
-    for (int w = 0; w < kWriters; ++w) {
-      acknowledged += acked[w];
-      JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> va, r->Get(KeyA(w)));
-      JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> vb, r->Get(KeyB(w)));
-      int present = 0;
-      if (va.has_value()) {
-        ASSERT_TRUE(vb.has_value());
-        EXPECT_EQ(*va, *vb) << "writer " << w << "'s transaction is partly present";
-        ASSERT_TRUE(absl::SimpleAtoi(*va, &present));
-      }
-      EXPECT_GE(present, acked[w]) << "writer " << w << ": an acknowledged commit is lost";
-      EXPECT_LE(present, attempted[w]) << "writer " << w << " has a commit it never made";
-    }
-    JKV_ASSERT_OK_AND_ASSIGN(CheckResult check, db->Check());
-    EXPECT_TRUE(check.ok()) << (check.ok() ? "" : check.problems.front());
+    const bool power_loss = t % 3 != 2;
+    SCOPED_TRACE(absl::StrCat("trial ", t, ": crash after ", crash_after, " mutations, ",
+                              power_loss ? absl::StrCat("power loss seed ", seed)
+                                         : std::string("process crash")));
+    const TrialResult r = CrashTrial(JournalMode::kWal, crash_after, seed, power_loss,
+                                     /*skip_flush_syncs=*/false, /*separate_handles=*/true);
+    EXPECT_EQ(r.missing_acknowledged, 0) << "acknowledged commits lost";
+    acknowledged += r.acknowledged;
   }
   // Not vacuous: writers committed, and the crashed runs restarted logs through what was left.
   EXPECT_GT(acknowledged, trials * 3);
   EXPECT_GT(restarts_through_pending.load(), 0);
-  wal::SetRestartThroughPendingFramesForTesting(0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GroupCommitTest,
