@@ -1,13 +1,13 @@
-// HotPages: the interior pages of the B+tree that the read transactions of one WAL snapshot
-// have met, kept at hand so that the next descent through them skips the page's lookup in the
-// wal-index and in the page cache.
+// HotPages: the pages that the read transactions of one WAL snapshot identity have met, kept at
+// hand so that the next read of them skips the page's lookup in the wal-index and in the page
+// cache.
 //
 // Every point read descends from the root through the interior pages to a leaf, and in a
-// snapshot the root and the pages below it are the same for every read. Through the page cache
-// each of them costs a wal-index lookup (where does this snapshot find the page?) and a cache
-// lookup (shard mutex, hash probe, LRU move): most of a cached read's per-level cost, and what
-// misses the CPU's caches most. A read transaction that finds its snapshot's table here skips
-// both for the pages in it.
+// snapshot each page is the same image for every read. Through the page cache each page costs
+// a wal-index lookup (where does this snapshot find the page?) and a cache lookup (shard mutex,
+// hash probe, LRU bookkeeping): most of a cached read's per-level cost, and what misses the
+// CPU's caches most. A read transaction that finds its page in its identity's table skips both:
+// one probe of an open-addressed table without a lock.
 //
 // A table belongs to one snapshot identity: the generation and last frame of each log and the
 // current log, every word of a snapshot that wal::WalConnection::Locate reads. Equal identities
@@ -22,19 +22,26 @@
 //       images it read at its own snapshot; it keeps the table alive until it ends. (A reader
 //       of an older identity that adds after a newer table was made adds to its own old one:
 //       hook point "read:hot_add", tests/hot_pages_test.cc.)
-//   H3. A slot is written once, under the table's mutex, before `used_` covers it (release);
-//       Find reads only slots below `used_` (acquire), so a lock-free reader sees them whole.
-// The table holds at most kSlots images beyond the page cache's capacity, while one read of
-// its identity is open or it is the newest.
+//   H3. A slot is written once, under the table's mutex: its image first, then its page number
+//       (release). Find reads a slot's image only after loading the page number it wants
+//       (acquire), so a lock-free reader sees the image whole; a slot never changes again.
+//
+// Size. A table takes at most `limit` pages (Options::cache_pages / 2, at most 4,096), and
+// leaves only the first three quarters of them, so that the interior pages every descent
+// passes find room after a scan has met many leaves. The images it holds stay in memory while
+// one read of its identity is open or it is the newest, on top of the page cache's own pages:
+// at most half the cache's capacity more. Its slots (twice the limit, rounded up to a power of
+// two) cost 20 bytes each, allocated when the first page is added; the table's end releases
+// only the slots taken.
 //
 // Thread-safety: Find is lock-free and safe beside Add from any thread (H3).
 #ifndef JOURNALKV_PAGER_HOT_PAGES_H_
 #define JOURNALKV_PAGER_HOT_PAGES_H_
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/mutex.h"
 #include "pager/page_access.h"
@@ -43,42 +50,60 @@ namespace journalkv::pager {
 
 class HotPages {
  public:
-  // Enough for the root and the level below it of a tree of a few million keys; the first
-  // pages met stay (the root is always the first).
-  static constexpr int kSlots = 32;
+  // The largest limit; also the limit for caches of 8,192 pages or more.
+  static constexpr uint32_t kMaxLimit = 4096;
 
-  // The image of `page_no`, or nullptr when the table does not hold it.
+  // A table of at most min(limit, kMaxLimit) pages (at least 8).
+  explicit HotPages(uint32_t limit);
+  ~HotPages();
+  HotPages(const HotPages&) = delete;
+  HotPages& operator=(const HotPages&) = delete;
+
+  // The page limit a cache of `cache_pages` pages gets.
+  static uint32_t LimitForCache(uint32_t cache_pages) { return cache_pages / 2; }
+
+  // The image of `page_no`, or nullptr when the table does not hold it. REQUIRES: page_no > 0.
   const std::shared_ptr<const PageBuffer>* Find(uint32_t page_no) const {
-    const int n = used_.load(std::memory_order_acquire);
-    for (int i = 0; i < n; ++i) {
-      if (pages_[i] == page_no) return &buffers_[i];
+    const std::atomic<uint32_t>* pages = pages_.load(std::memory_order_acquire);
+    if (pages == nullptr) return nullptr;
+    for (uint32_t i = Home(page_no);; i = (i + 1) & mask_) {
+      const uint32_t p = pages[i].load(std::memory_order_acquire);
+      if (p == page_no) return &buffers_[i];  // H3: the image was written before p
+      if (p == 0) return nullptr;             // the table is never full: a probe ends
     }
-    return nullptr;
   }
 
-  // Adds `page_no`'s image, unless the table holds it already or is full.
-  void Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer) ABSL_LOCKS_EXCLUDED(mu_) {
-    // A tree with more interior pages than slots offers every descent's later ones: no lock
-    // once full.
-    if (size() == kSlots) return;
-    base::MutexLock lock(&mu_);
-    const int n = used_.load(std::memory_order_relaxed);
-    if (n == kSlots) return;
-    for (int i = 0; i < n; ++i) {
-      if (pages_[i] == page_no) return;
-    }
-    pages_[n] = page_no;
-    buffers_[n] = std::move(buffer);
-    used_.store(n + 1, std::memory_order_release);  // H3: publishes slot n
-  }
+  // What is being added, which decides how full the table may be for it.
+  enum class Kind { kAny, kInterior };
 
-  int size() const { return used_.load(std::memory_order_acquire); }
+  // Adds `page_no`'s image, unless the table holds it already or is full for `kind`: any page
+  // while three quarters of the limit are free, interior pages up to the limit.
+  void Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, Kind kind)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Pages added.
+  uint32_t size() const { return used_.load(std::memory_order_relaxed); }
+  uint32_t limit() const { return limit_; }
+  // Whether an Add of `kind` could still add a page (a hint: it is read without the lock).
+  bool HasRoom(Kind kind) const { return size() < RoomFor(kind); }
 
  private:
-  base::Mutex mu_;              // one Add at a time
-  std::atomic<int> used_{0};    // slots [0, used_) are published and never change
-  std::array<uint32_t, kSlots> pages_{};
-  std::array<std::shared_ptr<const PageBuffer>, kSlots> buffers_;
+  uint32_t Home(uint32_t page_no) const { return (page_no * 0x9E3779B1u) >> shift_; }
+  uint32_t RoomFor(Kind kind) const { return kind == Kind::kAny ? limit_ - limit_ / 4 : limit_; }
+
+  const uint32_t limit_;  // pages at most
+  const uint32_t mask_;   // slots - 1; slots >= 2 * limit_, a power of two
+  const int shift_;       // 32 - log2(slots): Home keeps the hash's high bits
+  base::Mutex mu_;        // one Add at a time
+  std::atomic<uint32_t> used_{0};
+  // Page number per slot (0: empty), allocated by the first Add (release: buffers_ is set
+  // before it); then never freed or moved until the table goes.
+  std::atomic<std::atomic<uint32_t>*> pages_{nullptr};
+  // The image of slot i, constructed in place when slot i is taken (raw storage until then).
+  std::shared_ptr<const PageBuffer>* buffers_ = nullptr;
+  // The slots taken, so that the table's end costs what it held, not what it could hold (a
+  // table per commit in a write-heavy mix).
+  std::vector<uint32_t> taken_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace journalkv::pager

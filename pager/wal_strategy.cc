@@ -62,19 +62,27 @@ class WalReadTxn final : public ReadTxn {
     }
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
                          strategy_->CleanPage(snapshot_, page_no));
+    AddHot(page_no, buffer, HotPages::Kind::kAny);
     return PageRef(page_no, std::move(buffer), usable_size());
   }
 
-  // H1, H2 (hot_pages.h): into this transaction's own table, which only transactions of
-  // its snapshot's identity read.
+  // An interior page may take the table's last quarter, which leaves may not (hot_pages.h).
   void NoteInterior(const PageRef& page) override {
     if (hot_->Find(page.page_no().value()) == nullptr) {
-      wal::CallWalHook("read:hot_add");
-      hot_->Add(page.page_no().value(), page.buffer());
+      AddHot(page.page_no(), page.buffer(), HotPages::Kind::kInterior);
     }
   }
 
  private:
+  // H1, H2 (hot_pages.h): into this transaction's own table, which only transactions of its
+  // snapshot's identity read, an image read at this snapshot.
+  void AddHot(PageNo page_no, const std::shared_ptr<const PageBuffer>& buffer,
+              HotPages::Kind kind) {
+    if (!hot_->HasRoom(kind)) return;
+    wal::CallWalHook("read:hot_add");
+    hot_->Add(page_no.value(), buffer, kind);
+  }
+
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadUncached(PageNo page_no) override {
     JKV_ASSIGN_OR_RETURN(wal::PageVersion version, strategy_->wal_->Locate(snapshot_, page_no));
     return strategy_->LoadPage(snapshot_, page_no, &version);
@@ -82,7 +90,7 @@ class WalReadTxn final : public ReadTxn {
 
   WalStrategy* const strategy_;
   const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
-  const std::shared_ptr<HotPages> hot_;  // the interior pages of snapshot_'s identity
+  const std::shared_ptr<HotPages> hot_;  // the pages met at snapshot_'s identity
 };
 
 class WalWriteTxn final : public WriteTxn {
@@ -176,6 +184,7 @@ absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snaps
 // comes from shared memory, the pin goes to this connection's slot, the header from memory.
 absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
+  std::shared_ptr<HotPages> retired;  // a replaced table goes after the mutex is let go
   base::MutexLock lock(&core_->mu_);
   PinMutexHeld();
   JKV_RETURN_IF_ERROR(core_->sticky_);
@@ -195,17 +204,19 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
     reading_threads_.emplace_back(self, 1);
   }
   return std::unique_ptr<ReadTxn>(
-      new WalReadTxn(this, core_, *header, snapshot, HotPagesLocked(snapshot)));
+      new WalReadTxn(this, core_, *header, snapshot, HotPagesLocked(snapshot, &retired)));
 }
 
 // H1 (hot_pages.h).
-std::shared_ptr<HotPages> WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot) {
+std::shared_ptr<HotPages> WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot,
+                                                      std::shared_ptr<HotPages>* retired) {
   // Every word Locate reads of the snapshot: equal identities find each page at one version.
   const std::array<uint32_t, 5> identity = {snapshot.logs[0].seq, snapshot.logs[0].mx,
                                             snapshot.logs[1].seq, snapshot.logs[1].mx,
                                             static_cast<uint32_t>(snapshot.current)};
   if (hot_ == nullptr || identity != hot_identity_) {
-    hot_ = std::make_shared<HotPages>();
+    *retired = std::move(hot_);
+    hot_ = std::make_shared<HotPages>(HotPages::LimitForCache(core_->options_.cache_pages));
     hot_identity_ = identity;
   }
   return hot_;

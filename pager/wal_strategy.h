@@ -68,9 +68,11 @@ class WalStrategy final : public JournalStrategy {
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
                                                               PageNo page_no)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  // The interior pages read at `snapshot`'s identity (hot_pages.h): the table of the last read
-  // begun, or a new one when `snapshot` is at another identity.
-  std::shared_ptr<HotPages> HotPagesLocked(const wal::WalSnapshot& snapshot)
+  // The pages read at `snapshot`'s identity (hot_pages.h): the table of the last read begun,
+  // or a new one when `snapshot` is at another identity; the table it replaces goes to
+  // *retired, for the caller to let go of after the mutex.
+  std::shared_ptr<HotPages> HotPagesLocked(const wal::WalSnapshot& snapshot,
+                                           std::shared_ptr<HotPages>* retired)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
   // Reads (uncached) and checks the version `version` of a page.
   absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadPage(const wal::WalSnapshot& snapshot,
@@ -125,7 +127,7 @@ class WalStrategy final : public JournalStrategy {
   // The published state core_->header_ belongs to (change, current generation, frame, log).
   std::optional<std::array<uint32_t, 4>> header_key_ ABSL_GUARDED_BY(core_->mu_);
   uint32_t cache_generation_ ABSL_GUARDED_BY(core_->mu_) = 0;  // see NoteGenerationLocked
-  // The hot pages of the identity of the last read begun (HotPagesLocked).
+  // The pages met at the identity of the last read begun (HotPagesLocked).
   std::shared_ptr<HotPages> hot_ ABSL_GUARDED_BY(core_->mu_);
   std::array<uint32_t, 5> hot_identity_ ABSL_GUARDED_BY(core_->mu_) = {};
   absl::Status deferred_ ABSL_GUARDED_BY(core_->mu_);           // see DeferError

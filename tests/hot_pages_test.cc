@@ -1,9 +1,10 @@
-// The interior pages a WAL reader keeps at hand between read transactions (pager/hot_pages.h)
-// belong to one snapshot identity. These tests change the tree's interior pages between reads
+// The pages a WAL reader keeps at hand between read transactions (pager/hot_pages.h) belong to
+// one snapshot identity. These tests change the tree's interior pages and leaves between reads
 // and check that no read sees another identity's pages: after commits of the same handle and
-// of another connection, for a reader still at an older snapshot, and across a log restart
-// that leaves the new generation with as many frames as the old one had (an identity without
-// the generation would take the old root there). WAL and WAL2; MemFileSystem.
+// of another connection, for a reader still at an older snapshot, after a value changed in its
+// leaf (the interior pages unchanged), with a table too small for the tree, and across a log
+// restart that leaves the new generation with as many frames as the old one had (an identity
+// without the generation would take the old root there). WAL and WAL2; MemFileSystem.
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,6 +120,46 @@ TEST_P(HotPagesTest, AnOlderReadKeepsItsOwnInteriorPagesBesideNewerReads) {
   EXPECT_EQ(*count, uint64_t{kKeys});
 }
 
+// A commit that rewrites one value in its leaf changes no interior page: reads after it, of
+// this handle and of another connection, must take the new leaf, not the one earlier reads of
+// every key put in the table; a read begun before it keeps the old leaf.
+TEST_P(HotPagesTest, AValueChangedInItsLeafIsSeenByLaterReadsOnly) {
+  std::unique_ptr<Db> db = Open();
+  std::unique_ptr<Db> other = Open();
+  PutKeys(db.get(), 0, 2, "a");
+  ExpectDbKeys(db.get(), "a", "");
+  ExpectDbKeys(other.get(), "a", "");
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
+  ASSERT_THAT(old, IsOk());
+  ASSERT_THAT((*old)->Get(Key(10)), IsOk());
+  for (const int i : {10, 11 * 2, 2 * kKeys - 2}) {
+    ASSERT_THAT(db->Put(Key(i), Value(i, "c")), IsOk());  // same size: the leaf in place
+    for (Db* reader : {db.get(), other.get()}) {
+      absl::StatusOr<std::optional<std::string>> v = reader->Get(Key(i));
+      ASSERT_THAT(v, IsOk());
+      ASSERT_TRUE(v->has_value());
+      EXPECT_EQ(**v, Value(i, "c")) << Key(i);
+    }
+    absl::StatusOr<std::optional<std::string>> was = (*old)->Get(Key(i));
+    ASSERT_THAT(was, IsOk());
+    ASSERT_TRUE(was->has_value());
+    EXPECT_EQ(**was, Value(i, "a")) << Key(i);
+  }
+}
+
+// A cache of 16 pages gives a table of 8 (its least): the tree's pages do not fit, so reads
+// take most pages through the cache and the wal-index as before, and every read is right.
+TEST_P(HotPagesTest, ATableTooSmallForTheTreeLeavesTheRestToTheCache) {
+  Options o = Base();
+  o.cache_pages = 16;
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(kPath, o);
+  ASSERT_THAT(db, IsOk());
+  PutKeys(db->get(), 0, 2, "a");
+  ExpectDbKeys(db->get(), "a", "");
+  PutKeys(db->get(), 1, 2, "b");
+  ExpectDbKeys(db->get(), "a", "b");
+}
+
 void GateHook(const char* point) { ::journalkv::testing::HookGate::Get().At(point); }
 
 // H2: a reader of the old identity, paused just before it adds the old root to its table,
@@ -129,7 +170,7 @@ TEST_P(HotPagesTest, AnAddOfAnOlderReadLandsInItsOwnTable) {
   std::unique_ptr<Db> db = Open();
   PutKeys(db.get(), 0, 2, "a");
   ::journalkv::testing::HookGate& gate = ::journalkv::testing::HookGate::Get();
-  gate.Arm("read:hot_add");  // H2: a read transaction about to add an interior page
+  gate.Arm("read:hot_add");  // H2: a read transaction about to add a page (the root first)
   wal::SetWalHookForTesting(&GateHook);
   std::thread old_reader([&] {
     absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
