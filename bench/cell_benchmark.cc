@@ -7,6 +7,7 @@
 // Run: ./bazelw run //bench:micro -- --benchmark_filter='Cell|Bound|Compare|PageView'
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "benchmark/benchmark.h"
 #include "btree/btree_format.h"
 #include "btree/btree_page.h"
+#include "btree/key_hints.h"
 #include "pager/db_format.h"
 
 namespace journalkv::btree {
@@ -218,13 +220,24 @@ void BM_LeafLowerBound(benchmark::State& state) {
 }
 BENCHMARK(BM_LeafLowerBound)->Arg(4096)->Arg(65536);
 
-// UpperBound on a full interior page (what each level of a descent does).
+// UpperBound on a full interior page (what each level of a descent does). Arg 0: page size;
+// arg 1: 1 to search through the page's KeyHints (btree/key_hints.h), as every descent of a
+// read transaction does, 0 for the plain binary search over the cells.
 void BM_InteriorUpperBound(benchmark::State& state) {
   const FullPage page = MakeFullPage(static_cast<uint32_t>(state.range(0)), PageType::kInterior);
   absl::StatusOr<PageView> view = PageView::Open(PageNo(2), page.span());
   if (!view.ok()) {
     state.SkipWithError(view.status().ToString().c_str());
     return;
+  }
+  std::unique_ptr<KeyHints> hints;
+  if (state.range(1) != 0) {
+    hints = KeyHints::Build(*view);
+    if (hints == nullptr) {
+      state.SkipWithError("no hints for the page");
+      return;
+    }
+    view->set_hints(hints.get());
   }
   const std::vector<std::string> keys = LookupKeys(page.cells);
   size_t k = 0;
@@ -235,7 +248,7 @@ void BM_InteriorUpperBound(benchmark::State& state) {
   }
   state.counters["cells"] = page.cells;
 }
-BENCHMARK(BM_InteriorUpperBound)->Arg(4096)->Arg(65536);
+BENCHMARK(BM_InteriorUpperBound)->ArgsProduct({{4096, 65536}, {0, 1}});
 
 // Inserting a cell in the middle of a half-full leaf and removing it again: the in-place write
 // path of Put (pointer array shift, content area bookkeeping), without defragmentation.

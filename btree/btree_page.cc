@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/compare.h"
 #include "base/status_macros.h"
+#include "btree/key_hints.h"
 
 namespace journalkv::btree {
 
@@ -54,15 +55,22 @@ absl::Status Defragment(PageNo page_no, absl::Span<uint8_t> page) {
 
 absl::StatusOr<PageView> PageView::Open(PageNo page_no, absl::Span<const uint8_t> page) {
   PageView v;
-  v.data_ = page.data();
-  v.usable_ = static_cast<uint32_t>(page.size());
-  v.page_no_ = page_no;
+  JKV_RETURN_IF_ERROR(Open(page_no, page, &v));
+  return v;
+}
+
+absl::Status PageView::Open(PageNo page_no, absl::Span<const uint8_t> page, PageView* out) {
   const uint8_t type = page[kTypeOffset];
   if (type != static_cast<uint8_t>(PageType::kLeaf) &&
       type != static_cast<uint8_t>(PageType::kInterior)) {
     return PageError(page_no, absl::StrCat("not a b-tree page (type byte 0x",
                                            absl::Hex(type, absl::kZeroPad2), ")"));
   }
+  PageView& v = *out;
+  v = PageView();
+  v.data_ = page.data();
+  v.usable_ = static_cast<uint32_t>(page.size());
+  v.page_no_ = page_no;
   v.type_ = static_cast<PageType>(type);
   v.cell_count_ = DecodeFixed16(page.data() + kCellCountOffset);
   const uint32_t start = v.content_start();
@@ -72,7 +80,7 @@ absl::StatusOr<PageView> PageView::Open(PageNo page_no, absl::Span<const uint8_t
         page_no, absl::StrCat("impossible header (cell_count ", v.cell_count_, ", content_start ",
                               start, ", garbage_bytes ", v.garbage_bytes(), ")"));
   }
-  return v;
+  return absl::OkStatus();
 }
 
 PageNo PageView::child(int i) const {
@@ -86,6 +94,7 @@ PageNo PageView::child(int i) const {
 }
 
 int PageView::LowerBound(absl::string_view key, bool* exact) const {
+  if (hints_ != nullptr) return hints_->LowerBound(*this, key, exact);
   int lo = 0;
   int hi = cell_count_;
   while (lo < hi) {
@@ -101,6 +110,7 @@ int PageView::LowerBound(absl::string_view key, bool* exact) const {
 }
 
 int PageView::UpperBound(absl::string_view key) const {
+  if (hints_ != nullptr) return hints_->UpperBound(*this, key);
   int lo = 0;
   int hi = cell_count_;
   while (lo < hi) {

@@ -28,6 +28,8 @@
 
 namespace journalkv::btree {
 
+class KeyHints;
+
 // A read-only view of a b-tree page. Cheap to copy; the bytes must outlive it.
 class PageView {
  public:
@@ -35,6 +37,9 @@ class PageView {
 
   // Validates the header (type, cell count, content area). DataLoss naming the page otherwise.
   static absl::StatusOr<PageView> Open(PageNo page_no, absl::Span<const uint8_t> page);
+  // The same into *out (every read's descent: a PageView returned in a StatusOr was copied in
+  // 16-byte loads of fields just stored one by one, which the CPU cannot forward).
+  static absl::Status Open(PageNo page_no, absl::Span<const uint8_t> page, PageView* out);
 
   PageNo page_no() const { return page_no_; }
   PageType type() const { return type_; }
@@ -72,7 +77,8 @@ class PageView {
   PageNo child(int i) const;
 
   // Index of the first cell whose key is >= `key` (cell_count() if none); `*exact` tells
-  // whether that key equals `key`. Used on leaves.
+  // whether that key equals `key`. Used on leaves. Both searches use the page's hints when the
+  // view has them (set_hints).
   int LowerBound(absl::string_view key, bool* exact) const;
   // Index of the first cell whose key is > `key`: on an interior page, the child to descend to.
   int UpperBound(absl::string_view key) const;
@@ -91,6 +97,10 @@ class PageView {
   // The encoded size of cell i, or DataLoss.
   absl::StatusOr<uint32_t> cell_size(int i) const;
 
+  // Search through `hints` (key_hints.h), built from the bytes this view reads; nullptr: the
+  // plain binary search over the cells.
+  void set_hints(const KeyHints* hints) { hints_ = hints; }
+
   bool damaged() const { return damaged_; }
   // DataLoss naming the page; call when damaged().
   absl::Status DamageError() const;
@@ -106,6 +116,7 @@ class PageView {
   PageNo page_no_;
   PageType type_ = PageType::kLeaf;
   int cell_count_ = 0;
+  const KeyHints* hints_ = nullptr;
   mutable bool damaged_ = false;  // set by const accessors that met a malformed cell
 };
 

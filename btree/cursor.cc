@@ -63,7 +63,8 @@ absl::Status Cursor::PushPage(PageNo page_no, PageNo referrer) {
     return absl::DataLossError(absl::StrCat("page ", page_no.value(), ": the tree is deeper than ",
                                             kMaxDepth, " levels (a cycle?)"));
   }
-  JKV_ASSIGN_OR_RETURN(PinnedPage page, ReadNodePage(pages_, page_no, referrer));
+  PinnedPage page;
+  JKV_RETURN_IF_ERROR(ReadNodePage(pages_, page_no, referrer, &page));
   frames_.push_back(Frame{std::move(page.ref), page.view, 0});
   return absl::OkStatus();
 }

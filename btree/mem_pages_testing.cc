@@ -29,7 +29,8 @@ absl::Status MemPages::CheckPage(PageNo page_no) const {
 absl::StatusOr<pager::PageRef> MemPages::Get(PageNo page_no) {
   ++get_calls_;
   JKV_RETURN_IF_ERROR(CheckPage(page_no));
-  return pager::PageRef(page_no, pages_[page_no.value() - 1], usable_size());
+  return pager::PageRef(page_no, pages_[page_no.value() - 1], usable_size(),
+                        pager::PageRef::Bytes::kChanging);  // GetMutable writes in place
 }
 
 absl::StatusOr<absl::Span<uint8_t>> MemPages::GetMutable(PageNo page_no) {

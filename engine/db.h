@@ -55,7 +55,7 @@ struct DbStats {
   uint32_t page_size = 0;
   uint32_t page_count = 0;      // pages in the database file, header page included
   uint32_t freelist_pages = 0;  // of which free
-  uint64_t cache_hits = 0;
+  uint64_t cache_hits = 0;    // pages found cached (WAL: a read transaction's, when it ends)
   uint64_t cache_misses = 0;
   uint64_t cached_pages = 0;
   uint64_t commits = 0;

@@ -12,6 +12,7 @@
 #ifndef JOURNALKV_PAGER_PAGE_ACCESS_H_
 #define JOURNALKV_PAGER_PAGE_ACCESS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -22,23 +23,52 @@
 
 namespace journalkv::pager {
 
+// What a layer above derives from a page image and keeps with it, built at most once per image
+// (the B+tree's search hints, btree/key_hints.h). Only one layer decorates pages, so it knows
+// the type of every decoration it finds.
+class PageDecoration {
+ public:
+  virtual ~PageDecoration() = default;
+};
+
 // A whole page image (page_size bytes, trailer included). Shared between the cache, readers and
 // the writer; immutable once published to the cache. The bytes start uninitialized: every
 // creator fills the whole page (a read, a copy, or an explicit zero fill).
+//
+// Decorations (D1-D3, cited at their uses):
+//   D1. A decoration is attached only to an image whose bytes never change again (a PageRef
+//       that is fixed()): a write transaction's own dirty page is never decorated, so no
+//       decoration describes bytes that a later GetMutable changes.
+//   D2. `decoration` goes from null to its one value once, by compare-exchange (release); a
+//       reader loads it with acquire and so sees the decoration whole. Two threads that both
+//       build one keep the first; the second deletes its own.
+//   D3. The image owns it: it lives until the last PageRef and the cache let go of the image.
 struct PageBuffer {
   explicit PageBuffer(uint32_t size) : bytes(new uint8_t[size]), size(size) {}
+  ~PageBuffer() { delete decoration.load(std::memory_order_acquire); }  // D3
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+
   std::unique_ptr<uint8_t[]> bytes;
   uint32_t size;
+  mutable std::atomic<const PageDecoration*> decoration{nullptr};  // D2
 };
 
 // A pinned, read-only page. Cheap to copy; keeps the page image alive while it exists. The bytes
 // do not change for the life of the PageRef unless the same transaction modifies that page
-// through PageWriter::GetMutable (then the PageRef sees the change).
+// through PageWriter::GetMutable (then the PageRef sees the change, and it is not fixed()).
 class PageRef {
  public:
+  // Whether the bytes can change while the image lives.
+  enum class Bytes { kFixed, kChanging };
+
   PageRef() = default;
-  PageRef(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint32_t usable_size)
-      : page_no_(page_no), buffer_(std::move(buffer)), usable_size_(usable_size) {}
+  PageRef(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint32_t usable_size,
+          Bytes bytes)
+      : page_no_(page_no),
+        buffer_(std::move(buffer)),
+        usable_size_(usable_size),
+        fixed_(bytes == Bytes::kFixed) {}
 
   PageNo page_no() const { return page_no_; }
   absl::Span<const uint8_t> data() const {
@@ -47,10 +77,30 @@ class PageRef {
   bool valid() const { return buffer_ != nullptr; }
   const std::shared_ptr<const PageBuffer>& buffer() const { return buffer_; }
 
+  // True for a clean image (cached or read for the transaction), false for a write
+  // transaction's own dirty page. Only a fixed image carries a decoration (D1).
+  bool fixed() const { return fixed_; }
+  // The image's decoration, or nullptr (D2). REQUIRES: valid().
+  const PageDecoration* decoration() const {
+    return buffer_->decoration.load(std::memory_order_acquire);
+  }
+  // Attaches `decoration` unless the image has one already, and returns the one it keeps (D2).
+  // REQUIRES: fixed() (D1).
+  const PageDecoration* Decorate(std::unique_ptr<PageDecoration> decoration) const {
+    const PageDecoration* expected = nullptr;
+    if (buffer_->decoration.compare_exchange_strong(expected, decoration.get(),
+                                                    std::memory_order_acq_rel,
+                                                    std::memory_order_acquire)) {
+      return decoration.release();
+    }
+    return expected;  // another thread's came first; ours is deleted
+  }
+
  private:
   PageNo page_no_;
   std::shared_ptr<const PageBuffer> buffer_;
   uint32_t usable_size_ = 0;
+  bool fixed_ = false;
 };
 
 struct MutablePage {

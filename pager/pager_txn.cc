@@ -90,10 +90,10 @@ absl::StatusOr<PageRef> WriteTxn::Get(PageNo page_no) {
   JKV_RETURN_IF_ERROR(CheckUsable());
   JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
   if (auto it = dirty_.find(page_no.value()); it != dirty_.end()) {
-    return PageRef(page_no, it->second.buffer, usable_size());
+    return PageRef(page_no, it->second.buffer, usable_size(), PageRef::Bytes::kChanging);
   }
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, CleanPage(page_no));
-  return PageRef(page_no, std::move(buffer), usable_size());
+  return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
 }
 
 absl::StatusOr<WriteTxn::DirtyPage*> WriteTxn::MakeDirty(PageNo page_no) {

@@ -32,7 +32,7 @@ class RollbackReadTxn final : public ReadTxn {
   absl::StatusOr<PageRef> Get(PageNo page_no) override {
     JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer, strategy_->CleanPage(page_no));
-    return PageRef(page_no, std::move(buffer), usable_size());
+    return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
   }
 
  private:
