@@ -207,6 +207,32 @@ BENCHMARK_CAPTURE(BM_DbGet, mem, Fs::kMem);
 BENCHMARK_CAPTURE(BM_DbGet, posix, Fs::kPosix);
 BENCHMARK_CAPTURE(BM_DbGet, posix_wal, Fs::kPosix, JournalMode::kWal);
 
+// Db::Get from 1 and 2 threads sharing one WAL Db (one connection): the cost of what reader
+// threads share, the pages' reference counts, the stats counters and the pager mutex of each
+// transaction's begin and end. Real time, so with 2 threads the figure is the time per read of
+// the pair (half of one thread's when they do not get in each other's way).
+void BM_DbGetShared(benchmark::State& state) {
+  static BenchDb* shared = nullptr;  // made by thread 0 before the timed loop of any thread
+  if (state.thread_index() == 0) {
+    absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(Fs::kPosix, JournalMode::kWal);
+    if (Failed(state, bench.status())) return;
+    shared = bench->release();
+  }
+  const std::vector<std::string> keys = RandomKeys();
+  size_t i = static_cast<size_t>(state.thread_index()) * 7919;
+  for (auto _ : state) {
+    absl::StatusOr<std::optional<std::string>> value =
+        shared->db().Get(keys[i++ & (kLookupKeys - 1)]);
+    if (Failed(state, value.status())) break;
+    benchmark::DoNotOptimize(*value);
+  }
+  if (state.thread_index() == 0) {
+    delete shared;
+    shared = nullptr;
+  }
+}
+BENCHMARK(BM_DbGetShared)->Threads(1)->Threads(2)->UseRealTime();
+
 // ReadTransaction::Get: many point reads in one read transaction (no per-read lock or I/O).
 void BM_ReadTxnGet(benchmark::State& state, Fs fs, JournalMode mode = JournalMode::kDelete) {
   absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(fs, mode);

@@ -23,8 +23,8 @@ HotPages::~HotPages() {
   std::atomic<uint32_t>* pages = pages_.load(std::memory_order_acquire);
   if (pages == nullptr) return;
   base::MutexLock lock(&mu_);  // no Add is running: for the analysis
-  for (uint32_t i : taken_) buffers_[i].~shared_ptr();
-  ::operator delete(buffers_);
+  for (uint32_t i : taken_) entries_[i].~Entry();
+  ::operator delete(entries_);
   delete[] pages;
 }
 
@@ -36,10 +36,9 @@ void HotPages::Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, K
   std::atomic<uint32_t>* pages = pages_.load(std::memory_order_relaxed);
   if (pages == nullptr) {
     const uint32_t slots = mask_ + 1;
-    buffers_ = static_cast<std::shared_ptr<const PageBuffer>*>(
-        ::operator new(sizeof(std::shared_ptr<const PageBuffer>) * slots));
+    entries_ = static_cast<Entry*>(::operator new(sizeof(Entry) * slots));
     pages = new std::atomic<uint32_t>[slots]();
-    pages_.store(pages, std::memory_order_release);  // after buffers_
+    pages_.store(pages, std::memory_order_release);  // after entries_
   }
   const uint32_t n = used_.load(std::memory_order_relaxed);
   if (n >= RoomFor(kind)) return;
@@ -50,7 +49,8 @@ void HotPages::Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, K
     if (p == 0) break;
   }
   taken_.push_back(i);
-  new (&buffers_[i]) std::shared_ptr<const PageBuffer>(std::move(buffer));
+  const uint8_t* bytes = buffer->bytes.get();
+  new (&entries_[i]) Entry{std::move(buffer), bytes};
   pages[i].store(page_no, std::memory_order_release);  // H3: publishes slot i
   used_.store(n + 1, std::memory_order_relaxed);
 }

@@ -22,7 +22,7 @@
 //       images it read at its own snapshot; it keeps the table alive until it ends. (A reader
 //       of an older identity that adds after a newer table was made adds to its own old one:
 //       hook point "read:hot_add", tests/hot_pages_test.cc.)
-//   H3. A slot is written once, under the table's mutex: its image first, then its page number
+//   H3. A slot is written once, under the table's mutex: its entry first, then its page number
 //       (release). Find reads a slot's image only after loading the page number it wants
 //       (acquire), so a lock-free reader sees the image whole; a slot never changes again.
 //
@@ -31,7 +31,7 @@
 // passes find room after a scan has met many leaves. The images it holds stay in memory while
 // one read of its identity is open or it is the newest, on top of the page cache's own pages:
 // at most half the cache's capacity more. Its slots (twice the limit, rounded up to a power of
-// two) cost 20 bytes each, allocated when the first page is added; the table's end releases
+// two) cost 28 bytes each, allocated when the first page is added; the table's end releases
 // only the slots taken.
 //
 // Thread-safety: Find is lock-free and safe beside Add from any thread (H3).
@@ -62,13 +62,20 @@ class HotPages {
   // The page limit a cache of `cache_pages` pages gets.
   static uint32_t LimitForCache(uint32_t cache_pages) { return cache_pages / 2; }
 
-  // The image of `page_no`, or nullptr when the table does not hold it. REQUIRES: page_no > 0.
-  const std::shared_ptr<const PageBuffer>* Find(uint32_t page_no) const {
+  // A page's image, and its bytes beside it, so that a reader of the table reaches the page
+  // without touching the image's allocation (pager/page_access.h, PageRef::Borrowed).
+  struct Entry {
+    std::shared_ptr<const PageBuffer> image;
+    const uint8_t* bytes;  // image->bytes
+  };
+
+  // The entry of `page_no`, or nullptr when the table does not hold it. REQUIRES: page_no > 0.
+  const Entry* Find(uint32_t page_no) const {
     const std::atomic<uint32_t>* pages = pages_.load(std::memory_order_acquire);
     if (pages == nullptr) return nullptr;
     for (uint32_t i = Home(page_no);; i = (i + 1) & mask_) {
       const uint32_t p = pages[i].load(std::memory_order_acquire);
-      if (p == page_no) return &buffers_[i];  // H3: the image was written before p
+      if (p == page_no) return &entries_[i];  // H3: the entry was written before p
       if (p == 0) return nullptr;             // the table is never full: a probe ends
     }
   }
@@ -96,11 +103,11 @@ class HotPages {
   const int shift_;       // 32 - log2(slots): Home keeps the hash's high bits
   base::Mutex mu_;        // one Add at a time
   std::atomic<uint32_t> used_{0};
-  // Page number per slot (0: empty), allocated by the first Add (release: buffers_ is set
+  // Page number per slot (0: empty), allocated by the first Add (release: entries_ is set
   // before it); then never freed or moved until the table goes.
   std::atomic<std::atomic<uint32_t>*> pages_{nullptr};
-  // The image of slot i, constructed in place when slot i is taken (raw storage until then).
-  std::shared_ptr<const PageBuffer>* buffers_ = nullptr;
+  // The entry of slot i, constructed in place when slot i is taken (raw storage until then).
+  Entry* entries_ = nullptr;
   // The slots taken, so that the table's end costs what it held, not what it could hold (a
   // table per commit in a write-heavy mix).
   std::vector<uint32_t> taken_ ABSL_GUARDED_BY(mu_);

@@ -26,9 +26,9 @@ TEST(HotPagesTest, FindsWhatWasAddedAndNothingElse) {
   hot.Add(7, Image(7), kAny);
   hot.Add(3, Image(3), kInterior);
   ASSERT_NE(hot.Find(7), nullptr);
-  EXPECT_EQ((*hot.Find(7))->bytes[0], 7);
+  EXPECT_EQ(hot.Find(7)->bytes[0], 7);
   ASSERT_NE(hot.Find(3), nullptr);
-  EXPECT_EQ((*hot.Find(3))->bytes[0], 3);
+  EXPECT_EQ(hot.Find(3)->bytes[0], 3);
   EXPECT_EQ(hot.Find(4), nullptr);
   EXPECT_EQ(hot.size(), 2u);
 }
@@ -38,7 +38,7 @@ TEST(HotPagesTest, TheFirstImageOfAPageStays) {
   hot.Add(5, Image(1), kAny);
   hot.Add(5, Image(2), kInterior);
   EXPECT_EQ(hot.size(), 1u);
-  EXPECT_EQ((*hot.Find(5))->bytes[0], 1);
+  EXPECT_EQ(hot.Find(5)->bytes[0], 1);
 }
 
 // 48 pages in 128 slots share home slots (a birthday bound: with these page numbers, many
@@ -58,7 +58,7 @@ TEST(HotPagesTest, PagesSharingSlotsAreAllFound) {
   ASSERT_EQ(hot.size(), 48u);
   for (size_t i = 0; i < added.size(); ++i) {
     ASSERT_NE(hot.Find(added[i]), nullptr) << added[i];
-    EXPECT_EQ((*hot.Find(added[i]))->bytes[0], static_cast<uint8_t>(i));
+    EXPECT_EQ(hot.Find(added[i])->bytes[0], static_cast<uint8_t>(i));
   }
   for (uint32_t p = 1000002; p < 1000002 + 1000; ++p) ASSERT_EQ(hot.Find(p), nullptr) << p;
 }
@@ -79,7 +79,7 @@ TEST(HotPagesTest, LeavesStopAtThreeQuartersAndInteriorPagesAtTheLimit) {
   EXPECT_EQ(hot.Find(1000 + 16), nullptr);
   for (uint32_t p = 2; p < 2 + 48; ++p) {
     ASSERT_NE(hot.Find(p), nullptr) << p;
-    EXPECT_EQ((*hot.Find(p))->bytes[0], static_cast<uint8_t>(p));
+    EXPECT_EQ(hot.Find(p)->bytes[0], static_cast<uint8_t>(p));
   }
 }
 
@@ -96,6 +96,8 @@ TEST(HotPagesTest, TheTableHoldsItsImagesUntilItGoes) {
     HotPages hot(16);
     hot.Add(4, image, kAny);
     EXPECT_EQ(image.use_count(), 2);
+    EXPECT_EQ(hot.Find(4)->image, image);
+    EXPECT_EQ(hot.Find(4)->bytes, image->bytes.get());
   }
   EXPECT_EQ(image.use_count(), 1);
 }
@@ -113,7 +115,7 @@ TEST(HotPagesTest, ThreadsFindWhileOthersAdd) {
       while (!stop.load()) {
         for (uint32_t p = 2; p < 2 + kPages; ++p) {
           if (const auto* image = hot.Find(p)) {
-            for (int i = 0; i < 64; ++i) ASSERT_EQ((*image)->bytes[i], static_cast<uint8_t>(p));
+            for (int i = 0; i < 64; ++i) ASSERT_EQ(image->bytes[i], static_cast<uint8_t>(p));
             found.fetch_add(1);
           }
         }

@@ -54,9 +54,11 @@ struct PageBuffer {
   mutable std::atomic<const PageDecoration*> decoration{nullptr};  // D2
 };
 
-// A pinned, read-only page. Cheap to copy; keeps the page image alive while it exists. The bytes
-// do not change for the life of the PageRef unless the same transaction modifies that page
-// through PageWriter::GetMutable (then the PageRef sees the change, and it is not fixed()).
+// A pinned, read-only page. Cheap to copy; keeps the page image alive while it exists, or,
+// borrowed, while the read transaction that handed it out is open (whose table of pages keeps
+// the image: pager/hot_pages.h). No PageRef outlives its transaction. The bytes do not change
+// for the life of the PageRef unless the same transaction modifies that page through
+// PageWriter::GetMutable (then the PageRef sees the change, and it is not fixed()).
 class PageRef {
  public:
   // Whether the bytes can change while the image lives.
@@ -66,31 +68,46 @@ class PageRef {
   PageRef(PageNo page_no, std::shared_ptr<const PageBuffer> buffer, uint32_t usable_size,
           Bytes bytes)
       : page_no_(page_no),
-        buffer_(std::move(buffer)),
+        bytes_(buffer->bytes.get()),
+        image_(buffer.get()),
+        owner_(std::move(buffer)),
         usable_size_(usable_size),
         fixed_(bytes == Bytes::kFixed) {}
+  // A fixed image that something else keeps alive for as long as the PageRef is used (its
+  // transaction's table of pages): no reference count is taken, and nothing of the image but
+  // `bytes` is read until the decoration is asked for (a point read's leaf: its reference count
+  // was a cache miss of its own before the page's).
+  static PageRef Borrowed(PageNo page_no, const PageBuffer* image, const uint8_t* bytes,
+                          uint32_t usable_size) {
+    PageRef ref;
+    ref.page_no_ = page_no;
+    ref.bytes_ = bytes;
+    ref.image_ = image;
+    ref.usable_size_ = usable_size;
+    ref.fixed_ = true;
+    return ref;
+  }
 
   PageNo page_no() const { return page_no_; }
-  absl::Span<const uint8_t> data() const {
-    return absl::Span<const uint8_t>(buffer_->bytes.get(), usable_size_);
-  }
-  bool valid() const { return buffer_ != nullptr; }
-  const std::shared_ptr<const PageBuffer>& buffer() const { return buffer_; }
+  absl::Span<const uint8_t> data() const { return absl::Span<const uint8_t>(bytes_, usable_size_); }
+  bool valid() const { return image_ != nullptr; }
+  // The image's owning pointer; null for a borrowed PageRef.
+  const std::shared_ptr<const PageBuffer>& owner() const { return owner_; }
 
   // True for a clean image (cached or read for the transaction), false for a write
   // transaction's own dirty page. Only a fixed image carries a decoration (D1).
   bool fixed() const { return fixed_; }
   // The image's decoration, or nullptr (D2). REQUIRES: valid().
   const PageDecoration* decoration() const {
-    return buffer_->decoration.load(std::memory_order_acquire);
+    return image_->decoration.load(std::memory_order_acquire);
   }
   // Attaches `decoration` unless the image has one already, and returns the one it keeps (D2).
   // REQUIRES: fixed() (D1).
   const PageDecoration* Decorate(std::unique_ptr<PageDecoration> decoration) const {
     const PageDecoration* expected = nullptr;
-    if (buffer_->decoration.compare_exchange_strong(expected, decoration.get(),
-                                                    std::memory_order_acq_rel,
-                                                    std::memory_order_acquire)) {
+    if (image_->decoration.compare_exchange_strong(expected, decoration.get(),
+                                                   std::memory_order_acq_rel,
+                                                   std::memory_order_acquire)) {
       return decoration.release();
     }
     return expected;  // another thread's came first; ours is deleted
@@ -98,7 +115,9 @@ class PageRef {
 
  private:
   PageNo page_no_;
-  std::shared_ptr<const PageBuffer> buffer_;
+  const uint8_t* bytes_ = nullptr;      // image_->bytes
+  const PageBuffer* image_ = nullptr;
+  std::shared_ptr<const PageBuffer> owner_;  // null when borrowed
   uint32_t usable_size_ = 0;
   bool fixed_ = false;
 };

@@ -61,9 +61,10 @@ class WalReadTxn final : public ReadTxn {
 
   absl::StatusOr<PageRef> Get(PageNo page_no) override {
     JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
-    if (const std::shared_ptr<const PageBuffer>* hot = hot_->Find(page_no.value())) {
+    if (const HotPages::Entry* hot = hot_->Find(page_no.value())) {
       ++hot_hits_;
-      return PageRef(page_no, *hot, usable_size(), PageRef::Bytes::kFixed);
+      // H2: hot_ keeps the image until this transaction ends, and no PageRef outlives it.
+      return PageRef::Borrowed(page_no, hot->image.get(), hot->bytes, usable_size());
     }
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
                          strategy_->CleanPage(snapshot_, page_no));
@@ -73,8 +74,9 @@ class WalReadTxn final : public ReadTxn {
 
   // An interior page may take the table's last quarter, which leaves may not (hot_pages.h).
   void NoteInterior(const PageRef& page) override {
-    if (hot_->Find(page.page_no().value()) == nullptr) {
-      AddHot(page.page_no(), page.buffer(), HotPages::Kind::kInterior);
+    // A borrowed page came from the table: only one read through the cache may need adding.
+    if (page.owner() != nullptr && hot_->Find(page.page_no().value()) == nullptr) {
+      AddHot(page.page_no(), page.owner(), HotPages::Kind::kInterior);
     }
   }
 
