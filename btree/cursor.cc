@@ -126,6 +126,9 @@ absl::Status Cursor::SeekEdge(Edge edge) {
 }
 
 absl::Status Cursor::Seek(absl::string_view key) {
+  // A cursor's first Seek (every scan's) has no pages to keep, and keeps the frames it reserved
+  // (swapped away, the descent regrew them one reallocation per level).
+  if (frames_.empty()) return SeekImpl(key);
   // `key` may be key() itself, a view into a page pinned by frames_: keep those pages pinned
   // until the descent is done.
   spare_frames_.swap(frames_);
