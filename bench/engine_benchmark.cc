@@ -1,6 +1,7 @@
 // Micro-benchmarks of the public API (engine/db.h) that show the fixed cost of a transaction:
 // autocommit Put with sync OFF (so no fsync hides it) in each rollback-journal mode, batched
-// Puts, autocommit Get, and Get inside one read transaction. Each runs on a MemFileSystem
+// Puts, autocommit Get, Get inside one read transaction, and autocommit Gets from two threads
+// through one WAL Db and through a Db handle each. Each runs on a MemFileSystem
 // (the engine's own cost) and on the POSIX file system in a temporary directory (plus the
 // system calls: file locks, journal create/unlink/truncate, page-1 reads).
 //
@@ -71,6 +72,7 @@ class BenchDb {
       JKV_ASSIGN_OR_RETURN(bench->dir_, MakeTempDir());
       path = (bench->dir_ / "bench.db").string();
     }
+    bench->path_ = path;
     JKV_ASSIGN_OR_RETURN(bench->db_, Db::Open(path, options));
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> txn, bench->db_->BeginWrite());
     const std::string value(kValueSize, 'v');
@@ -88,6 +90,7 @@ class BenchDb {
   }
 
   Db& db() { return *db_; }
+  const std::string& path() const { return path_; }
 
  private:
   BenchDb() = default;
@@ -104,6 +107,7 @@ class BenchDb {
 
   std::unique_ptr<vfs::MemFileSystem> mem_fs_;  // outlives db_ (declared first)
   std::filesystem::path dir_;                   // POSIX only
+  std::string path_;
   std::unique_ptr<Db> db_;
 };
 
@@ -232,6 +236,40 @@ void BM_DbGetShared(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DbGetShared)->Threads(1)->Threads(2)->UseRealTime();
+
+// The same with a Db handle per thread (each its own connection to the one WAL database): what
+// reader threads do when they share nothing of a connection.
+void BM_DbGetHandlePerThread(benchmark::State& state) {
+  static BenchDb* shared = nullptr;  // made by thread 0 before the timed loop of any thread
+  if (state.thread_index() == 0) {
+    absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(Fs::kPosix, JournalMode::kWal);
+    if (Failed(state, bench.status())) return;
+    shared = bench->release();
+  }
+  const std::vector<std::string> keys = RandomKeys();
+  std::unique_ptr<Db> own;
+  for (auto _ : state) {
+    if (own == nullptr) {  // the first iteration: every thread past the start barrier
+      state.PauseTiming();
+      Options options;
+      options.journal_mode = JournalMode::kWal;
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(shared->path(), options);
+      if (Failed(state, db.status())) break;
+      own = std::move(*db);
+      state.ResumeTiming();
+    }
+    absl::StatusOr<std::optional<std::string>> value =
+        own->Get(keys[state.iterations() & (kLookupKeys - 1)]);
+    if (Failed(state, value.status())) break;
+    benchmark::DoNotOptimize(*value);
+  }
+  own.reset();
+  if (state.thread_index() == 0) {
+    delete shared;
+    shared = nullptr;
+  }
+}
+BENCHMARK(BM_DbGetHandlePerThread)->Threads(1)->Threads(2)->UseRealTime();
 
 // ReadTransaction::Get: many point reads in one read transaction (no per-read lock or I/O).
 void BM_ReadTxnGet(benchmark::State& state, Fs fs, JournalMode mode = JournalMode::kDelete) {
