@@ -9,8 +9,8 @@
 #include "base/status_macros.h"
 #include "btree/btree_internal.h"
 #include "btree/btree_overflow.h"
-#include "btree/key_hints.h"
 #include "btree/btree_page.h"
+#include "btree/key_hints.h"
 #include "pager/db_format.h"
 
 namespace journalkv::btree {

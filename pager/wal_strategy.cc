@@ -54,7 +54,7 @@ class WalReadTxn final : public ReadTxn {
       : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot), hot_(std::move(hot)) {}
   ~WalReadTxn() override {
     // The table's hits are counted once per transaction: a shared counter's atomic add per
-    // page was a tenth of a cached point read, and every reading thread's adds fought over it.
+    // page was about 4% of a cached point read, and every reading thread's adds fought over it.
     if (hot_hits_ != 0) core_->cache_hits_.fetch_add(hot_hits_, std::memory_order_relaxed);
     strategy_->EndRead(snapshot_, thread_);
   }
