@@ -211,41 +211,46 @@ BENCHMARK_CAPTURE(BM_DbGet, mem, Fs::kMem);
 BENCHMARK_CAPTURE(BM_DbGet, posix, Fs::kPosix);
 BENCHMARK_CAPTURE(BM_DbGet, posix_wal, Fs::kPosix, JournalMode::kWal);
 
+// The WAL database the threaded read benchmarks share: thread 0 makes it before the timed loop
+// of any thread (the loop's start is a barrier) and removes it after every thread's loop.
+BenchDb* threads_db = nullptr;
+
+bool StartThreadsDb(benchmark::State& state) {
+  if (state.thread_index() != 0) return true;
+  absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(Fs::kPosix, JournalMode::kWal);
+  if (Failed(state, bench.status())) return false;
+  threads_db = bench->release();
+  return true;
+}
+
+void FinishThreadsDb(benchmark::State& state) {
+  if (state.thread_index() != 0) return;
+  delete threads_db;
+  threads_db = nullptr;
+}
+
 // Db::Get from 1 and 2 threads sharing one WAL Db (one connection): the cost of what reader
-// threads share, the pages' reference counts, the stats counters and the pager mutex of each
-// transaction's begin and end. Real time, so with 2 threads the figure is the time per read of
-// the pair (half of one thread's when they do not get in each other's way).
+// threads share, the pager mutex of each transaction's begin and end and the connection's
+// reader slot. Real time, so with 2 threads the figure is the time per read of the pair (half
+// of one thread's when they do not get in each other's way).
 void BM_DbGetShared(benchmark::State& state) {
-  static BenchDb* shared = nullptr;  // made by thread 0 before the timed loop of any thread
-  if (state.thread_index() == 0) {
-    absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(Fs::kPosix, JournalMode::kWal);
-    if (Failed(state, bench.status())) return;
-    shared = bench->release();
-  }
+  if (!StartThreadsDb(state)) return;
   const std::vector<std::string> keys = RandomKeys();
   size_t i = static_cast<size_t>(state.thread_index()) * 7919;
   for (auto _ : state) {
     absl::StatusOr<std::optional<std::string>> value =
-        shared->db().Get(keys[i++ & (kLookupKeys - 1)]);
+        threads_db->db().Get(keys[i++ & (kLookupKeys - 1)]);
     if (Failed(state, value.status())) break;
     benchmark::DoNotOptimize(*value);
   }
-  if (state.thread_index() == 0) {
-    delete shared;
-    shared = nullptr;
-  }
+  FinishThreadsDb(state);
 }
 BENCHMARK(BM_DbGetShared)->Threads(1)->Threads(2)->UseRealTime();
 
 // The same with a Db handle per thread (each its own connection to the one WAL database): what
 // reader threads do when they share nothing of a connection.
 void BM_DbGetHandlePerThread(benchmark::State& state) {
-  static BenchDb* shared = nullptr;  // made by thread 0 before the timed loop of any thread
-  if (state.thread_index() == 0) {
-    absl::StatusOr<std::unique_ptr<BenchDb>> bench = BenchDb::Open(Fs::kPosix, JournalMode::kWal);
-    if (Failed(state, bench.status())) return;
-    shared = bench->release();
-  }
+  if (!StartThreadsDb(state)) return;
   const std::vector<std::string> keys = RandomKeys();
   std::unique_ptr<Db> own;
   for (auto _ : state) {
@@ -253,10 +258,10 @@ void BM_DbGetHandlePerThread(benchmark::State& state) {
       state.PauseTiming();
       Options options;
       options.journal_mode = JournalMode::kWal;
-      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(shared->path(), options);
+      absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(threads_db->path(), options);
+      state.ResumeTiming();
       if (Failed(state, db.status())) break;
       own = std::move(*db);
-      state.ResumeTiming();
     }
     absl::StatusOr<std::optional<std::string>> value =
         own->Get(keys[state.iterations() & (kLookupKeys - 1)]);
@@ -264,10 +269,7 @@ void BM_DbGetHandlePerThread(benchmark::State& state) {
     benchmark::DoNotOptimize(*value);
   }
   own.reset();
-  if (state.thread_index() == 0) {
-    delete shared;
-    shared = nullptr;
-  }
+  FinishThreadsDb(state);
 }
 BENCHMARK(BM_DbGetHandlePerThread)->Threads(1)->Threads(2)->UseRealTime();
 
