@@ -240,6 +240,25 @@ void BM_WalIndexAppend(benchmark::State& state) {
 }
 BENCHMARK(BM_WalIndexAppend);
 
+// WalIndex::Truncate to the newest appended frame, as every write transaction's begin does
+// (W2), in a log of 1,000 frames. leftovers:0 is the usual case, nothing past that frame (one
+// pages[] word read); leftovers:1 re-appends one frame first, as a writer that rolled back
+// leaves one, which costs the scan of the block's 8,192 hash slots.
+void BM_WalIndexTruncate(benchmark::State& state) {
+  constexpr uint32_t kFrames = 1000;
+  const bool leftover = state.range(0) != 0;
+  std::unique_ptr<shm::WalIndex> index = shm::WalIndex::OpenHeap();
+  for (uint32_t f = 1; f <= kFrames; ++f) {
+    if (Failed(state, index->Append(0, f, PageOfFrame(f)))) return;
+  }
+  for (auto _ : state) {
+    if (leftover && Failed(state, index->Append(0, kFrames + 1, 7))) break;
+    if (Failed(state, index->Truncate(0, kFrames))) break;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_WalIndexTruncate)->ArgName("leftovers")->Arg(0)->Arg(1);
+
 // WalIndex::ReadHeader of a published header: two 80-byte copies read with acquire loads,
 // compared, and the checksum (XXH3 of 72 bytes) checked. Every WAL read transaction starts
 // with it (and retries it while a writer is mid-publish).

@@ -68,7 +68,10 @@
 // Hash entries only ever get added by the writer (release stores: the pages[] word before the
 // hash slot) and removed for frames past the published mx_frame (Truncate), which no reader
 // looks at; removing the newest entries keeps every older entry's probe chain intact, because
-// an entry's chain only passes slots filled before it.
+// an entry's chain only passes slots filled before it. A block's used pages[] words are a
+// prefix of it (frames are appended in order, the first frame of a block clears all of it,
+// and Truncate clears from the end), and a hash slot is set only while its pages[] word is:
+// so Truncate finds the block empty past a frame whose word is zero without scanning it.
 //
 // Lock bytes on the -shm file (OFD byte-range locks through vfs::File::TryLock), at kLockBase:
 //   +0 WRITE    exclusive: the one writer (and recovery)

@@ -239,6 +239,36 @@ TEST_P(SharedWalIndexTest, FirstFrameOfABlockClearsAnEarlierLifesGarbage) {
   EXPECT_EQ(Find(*index, 0, 8, 2), 0u);
 }
 
+// Truncate reads one pages[] word to find a block empty past the kept frame, so a block of an
+// earlier life whose pages[] words are zero keeps its stale slots through it; they go when
+// the block's first frame is appended, and no lookup meets them before.
+TEST_P(SharedWalIndexTest, TruncateLeavesAnEarlierLifesSlotsToTheBlocksFirstFrame) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> index, Open(true));
+  JKV_ASSERT_OK_AND_ASSIGN(vfs::File* file, KeptFile());
+  JKV_ASSERT_OK_AND_ASSIGN(uint8_t* block, file->MapSharedRegion(3, kRegionSize));  // log 0, 1
+  const uint16_t garbage = 5;
+  for (uint32_t slot = 0; slot < kHashSlots; ++slot) {
+    std::memcpy(block + kFramesPerBlock * 4 + 2 * slot, &garbage, 2);
+  }
+  std::vector<uint32_t> pages;
+  for (uint32_t f = 1; f <= kB - 2; ++f) pages.push_back(f % 700 + 1);
+  AppendFrames(*index, 0, pages);
+  const std::vector<uint32_t> probes = {1, 2, 5, 699, 700, 701, 3000, 3001};
+  JKV_ASSERT_OK(index->Truncate(0, kB - 2));  // a writer's begin: nothing past it
+  CheckLookups(*index, 0, pages, probes, {1, kB / 2, kB - 2});
+  for (uint32_t f = kB - 1; f <= kB + 3; ++f) pages.push_back(3000 + f % 2);
+  AppendFrames(*index, 0, pages, kB - 1);
+  JKV_ASSERT_OK(index->Truncate(0, kB + 3));
+  CheckLookups(*index, 0, pages, probes, {kB - 2, kB, kB + 1, kB + 3});
+  // A rolled-back transaction's frames past the kept one go; the block stays usable.
+  JKV_ASSERT_OK(index->Truncate(0, kB + 1));
+  pages.resize(kB + 1);
+  CheckLookups(*index, 0, pages, probes, {kB, kB + 1, kB + 3});
+  pages.push_back(701);
+  AppendFrames(*index, 0, pages, kB + 2);
+  CheckLookups(*index, 0, pages, probes, {kB + 1, kB + 2});
+}
+
 // Copies that disagree are refused even when each has a good checksum (a writer between them),
 // and GenerationIs needs both copies to agree.
 // Only POSIX shows file writes in the mapping, so the copy is edited through the file there.
