@@ -69,7 +69,9 @@ absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, 
                                    uint32_t backfill, int own_holder, bool* own_limits) {
   uint32_t safe = mx;
   *own_limits = false;
-  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+  const int used = index.slots_used();  // S1
+  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
+       holder = shm::NextHolder(holder, used)) {
     const uint64_t pin = index.holder_pin(holder, log);
     if (pin == 0) continue;
     const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;

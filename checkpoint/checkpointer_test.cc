@@ -86,10 +86,10 @@ class CheckpointerTest : public ::testing::Test {
     return f;
   }
 
-  // A reader in slot 0 whose snapshot ends at `frame` of generation `seq`.
-  void Pin(uint32_t seq, uint32_t frame) {
-    ASSERT_THAT(index_->TryLockSlot(0), IsOk());
-    index_->set_pin(0, 0, EncodePin(seq, frame));
+  // A reader in slot `slot` whose snapshot ends at `frame` of generation `seq`.
+  void Pin(uint32_t seq, uint32_t frame, int slot = 0) {
+    ASSERT_THAT(index_->TryLockSlot(slot), IsOk());
+    index_->set_pin(slot, 0, EncodePin(seq, frame));
   }
 
   vfs::MemFileSystem fs_;
@@ -130,6 +130,19 @@ TEST_F(CheckpointerTest, AReadersPinStopsTheCopyAtItsSnapshot) {
   EXPECT_EQ(r.copied, 1u);
   EXPECT_EQ(r.backfilled, 3u);
   EXPECT_EQ(PageInFile(2), 'c');
+}
+
+// The scan of the pins stops at the slots claimed so far (S1 in shm/wal_index.h): a reader
+// in the highest of them still holds the copy back.
+TEST_F(CheckpointerTest, APinInTheHighestClaimedSlotStopsTheCopy) {
+  Commit({2}, 'a');
+  Commit({2}, 'b');
+  Pin(kSeq, 1, /*slot=*/37);
+  EXPECT_EQ(index_->slots_used(), 38);
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  EXPECT_EQ(r.backfilled, 1u);
+  EXPECT_TRUE(r.blocked);
+  EXPECT_EQ(PageInFile(2), 'a') << "a version past the reader's snapshot was copied";
 }
 
 TEST_F(CheckpointerTest, APinOfAnOlderGenerationAllowsNothingPastTheBackfill) {

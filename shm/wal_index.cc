@@ -68,6 +68,9 @@ std::atomic_ref<T> Word(uint8_t* base, size_t offset) {
 std::atomic_ref<uint32_t> LayoutVersion(uint8_t* r0) {
   return Word<uint32_t>(r0, kLayoutVersionOffset);
 }
+std::atomic_ref<uint32_t> SlotsUsed(uint8_t* r0) {  // seq_cst (S1)
+  return Word<uint32_t>(r0, kSlotsUsedOffset);
+}
 uint32_t LoadHeaderWord(uint8_t* r0, size_t copy, int i) {
   return Word<uint32_t>(r0, copy + 4 * i).load(std::memory_order_acquire);
 }
@@ -206,6 +209,7 @@ void InitializeRegion0(uint8_t* r0) {
     CopiedThrough(r0, log).store(0);
     WrittenThrough(r0, log).store(0);
   }
+  SlotsUsed(r0).store(0);
   for (int slot = 0; slot < kMaxSlots; ++slot) {
     for (int word = 0; word < 4; ++word) SlotWord(r0, slot, word).store(0);
   }
@@ -745,9 +749,20 @@ absl::StatusOr<bool> WalIndex::TryLockSlot(int slot) {
     base::MutexLock lock(&map_mu_);
     if (heap_slots_[slot]) return false;
     heap_slots_[slot] = true;
-    return true;
+  } else {
+    JKV_ASSIGN_OR_RETURN(bool locked, file_->TryLock(kSlotLockBase + slot, 1, LockMode::kExclusive));
+    if (!locked) return false;
   }
-  return file_->TryLock(kSlotLockBase + slot, 1, LockMode::kExclusive);
+  // S1: raised before the slot's owner can store a pin in it.
+  std::atomic_ref<uint32_t> used = SlotsUsed(region0());
+  uint32_t seen = used.load();
+  while (seen <= static_cast<uint32_t>(slot) && !used.compare_exchange_weak(seen, slot + 1)) {
+  }
+  return true;
+}
+
+int WalIndex::slots_used() const {
+  return static_cast<int>(std::min<uint32_t>(SlotsUsed(region0()).load(), kMaxSlots));
 }
 
 absl::Status WalIndex::UnlockSlot(int slot) {

@@ -13,7 +13,8 @@
 //   offset | size  | field
 //   -------+-------+-----------------------------------------------------------------------
 //   0      | 4     | layout_version (kShmLayoutVersion; 0: not initialised yet)
-//   4      | 4     | reserved
+//   4      | 4     | slots_used: one past the highest reader slot a connection of this life of
+//          |       |   the file has claimed (only grows; S1 below)
 //   8      | 80    | index header, copy A  (IndexHeader words, then its 8-byte checksum)
 //   88     | 80    | index header, copy B
 //   168    | 88    | reserved
@@ -88,6 +89,17 @@
 //               reads; exclusive only to set the mark's pin (then converted to shared)
 // A heap index grants every lock at once: one connection is its only user.
 //
+// S1 (the slots a scan of the pins visits). Slots are claimed lowest first, so while few
+// connections are open only the first few slots are in use; a scan of every pin (a
+// checkpoint's safe frame, the policy's view after each commit, Stats) visits the slots below
+// slots_used and then every mark, rather than all 512 slots. TryLockSlot raises slots_used
+// (seq_cst) after it takes the slot's lock byte and before it returns, so before the owner
+// can store a pin there; a scan loads it (seq_cst) before the pins. A scan that stops below a
+// slot loaded slots_used before that slot was claimed, so before any pin in it was stored:
+// it sees what a scan of every slot that read this slot at that moment (no pin) would see,
+// and the readers' protocol already allows a pin stored after a scan read it (W3: a reader
+// checks the checkpoint target again after its pin store).
+//
 // Thread-safety: all methods are safe to call from many threads and processes at once, within
 // the rules above (one writer appends/truncates/publishes at a time; slots are written only by
 // their owner or, once the owner is dead, by whoever clears them).
@@ -109,7 +121,7 @@
 
 namespace journalkv::shm {
 
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5304;  // "JKS" + layout 4 (appended header)
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5305;  // "JKS" + layout 5 (slots_used)
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
@@ -118,6 +130,12 @@ inline constexpr int kOverflowMarks = 32;  // pins the connections beyond the sl
 // The holders of pins, numbered for the scans: slots 0..kMaxSlots-1, then mark m as
 // kMaxSlots + m.
 inline constexpr int kPinHolders = kMaxSlots + kOverflowMarks;
+// The holders a scan of the pins visits (S1 in the layout below): the slots below
+// `slots_used`, then every mark.
+inline int FirstHolder(int slots_used) { return slots_used > 0 ? 0 : kMaxSlots; }
+inline int NextHolder(int holder, int slots_used) {
+  return holder + 1 == slots_used ? kMaxSlots : holder + 1;
+}
 inline constexpr uint32_t kMaxBlocksPerLog = 16384;  // 64M frames per log
 inline constexpr uint32_t kMaxLogFrames = kMaxBlocksPerLog * kFramesPerBlock;
 
@@ -129,6 +147,7 @@ void SetMaxLogFramesForTesting(uint32_t frames);  // 0: kMaxLogFrames again
 
 // Byte offsets in region 0.
 inline constexpr size_t kLayoutVersionOffset = 0;
+inline constexpr size_t kSlotsUsedOffset = 4;
 inline constexpr size_t kHeaderAOffset = 8;
 inline constexpr size_t kHeaderBOffset = 88;
 inline constexpr size_t kHeaderBytes = 80;  // 18 words + checksum
@@ -284,6 +303,10 @@ class WalIndex {
   void set_mark_pin(int mark, int log, uint64_t value);
 
   // --- every pin holder (kPinHolders: the slots, then the marks)
+  // One past the highest slot claimed in this life of the file (S1), at most kMaxSlots. A
+  // scan of the pins visits holders FirstHolder(used), NextHolder(h, used), ... below
+  // kPinHolders, with `used` loaded once before it.
+  int slots_used() const;
   uint64_t holder_pin(int holder, int log) const;
   // True when nobody but perhaps the caller holds holder `holder`: a slot whose owner died, a
   // mark no connection reads under. Its pin holds nothing back. One lock test (no system call

@@ -539,6 +539,47 @@ TEST_P(SharedWalIndexTest, SlotLockBelongsToOneConnectionUntilItGoes) {
   EXPECT_TRUE(Ok(a->TryLockSlot(3)));
 }
 
+// S1: slots_used is one past the highest slot claimed, in every connection's view; it never
+// shrinks while the file lives, and a new life starts it at 0.
+TEST_P(SharedWalIndexTest, SlotsUsedCoversEveryClaimedSlot) {
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> a, Open(true));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> b, Open(false));
+  EXPECT_EQ(b->slots_used(), 0);
+  EXPECT_TRUE(Ok(a->TryLockSlot(0)));
+  EXPECT_EQ(b->slots_used(), 1);
+  EXPECT_TRUE(Ok(b->TryLockSlot(6)));
+  EXPECT_EQ(a->slots_used(), 7);
+  EXPECT_FALSE(Ok(a->TryLockSlot(6)));  // a failed claim changes nothing
+  EXPECT_TRUE(Ok(a->TryLockSlot(2)));
+  EXPECT_EQ(a->slots_used(), 7);
+  JKV_ASSERT_OK(b->UnlockSlot(6));
+  EXPECT_EQ(a->slots_used(), 7);
+  EXPECT_TRUE(Ok(a->TryLockSlot(kMaxSlots - 1)));
+  EXPECT_EQ(b->slots_used(), kMaxSlots);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WalIndex> c, Open(true));  // a new life
+  EXPECT_EQ(c->slots_used(), 0);
+}
+
+TEST(HeapWalIndexTest, SlotsUsedCoversEveryClaimedSlot) {
+  std::unique_ptr<WalIndex> index = WalIndex::OpenHeap();
+  EXPECT_EQ(index->slots_used(), 0);
+  EXPECT_TRUE(Ok(index->TryLockSlot(3)));
+  EXPECT_EQ(index->slots_used(), 4);
+  EXPECT_TRUE(Ok(index->TryLockSlot(1)));
+  EXPECT_EQ(index->slots_used(), 4);
+}
+
+TEST(PinHoldersTest, AScanVisitsTheUsedSlotsThenEveryMark) {
+  for (int used : {0, 1, 5, kMaxSlots}) {
+    std::vector<int> visited;
+    for (int h = FirstHolder(used); h < kPinHolders; h = NextHolder(h, used)) visited.push_back(h);
+    std::vector<int> expected;
+    for (int h = 0; h < used; ++h) expected.push_back(h);
+    for (int m = 0; m < kOverflowMarks; ++m) expected.push_back(kMaxSlots + m);
+    EXPECT_EQ(visited, expected) << "slots_used " << used;
+  }
+}
+
 // --- sharing
 
 TEST_P(SharedWalIndexTest, ConnectionsSeeEachOthersWrites) {

@@ -441,9 +441,12 @@ absl::Status InspectShm(vfs::FileSystem& fs, const std::string& path, std::ostre
     out << "slot " << i << ": owner " << Hex(words[2]) << ", log 0 " << Pin(words[0])
         << ", log 1 " << Pin(words[1]) << '\n';
   }
+  uint32_t slots_used = 0;
+  std::memcpy(&slots_used, s.at(shm::kSlotsUsedOffset), 4);
   out << slots << " of " << shm::kMaxSlots << " reader slots and " << marks << " of "
       << shm::kOverflowMarks
-      << " overflow marks hold something (whose owners are alive only the lock bytes say)\n";
+      << " overflow marks hold something (whose owners are alive only the lock bytes say); "
+      << "slots claimed in this life: below " << slots_used << '\n';
   for (uint64_t r = 1; s.Has(r * shm::kRegionSize, shm::kRegionSize); ++r) {
     const uint8_t* region = s.at(r * shm::kRegionSize);
     uint32_t pages = 0, slots_used = 0;

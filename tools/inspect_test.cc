@@ -122,7 +122,8 @@ TEST_F(InspectTest, TheLogAndTheIndexOfALiveWalDatabaseAndADamagedLog) {
   EXPECT_THAT(out, HasSubstr("5 commits"));
   EXPECT_THAT(out, Not(HasSubstr("BAD")));
   out = Run(db, "shm");
-  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5304 ok\n"));
+  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5305 ok\n"));
+  EXPECT_THAT(out, HasSubstr("slots claimed in this life: below 1\n"));
   EXPECT_THAT(out, HasSubstr("published copies agree\n"));
   EXPECT_THAT(out, HasSubstr("appended copies agree\n"));
   EXPECT_THAT(out, ::testing::ContainsRegex("slot [0-9]+: owner 0x[0-9a-f]+, log 0 seq [0-9]+ frame "));

@@ -291,7 +291,9 @@ checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
     log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
   }
   uint32_t oldest = p.log_frames;
-  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+  const int used = index_->slots_used();  // S1
+  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
+       holder = shm::NextHolder(holder, used)) {
     const uint64_t pin = index_->holder_pin(holder, p.log);
     if (pin == 0 || !HolderLive(holder)) continue;
     ++log.active_readers;

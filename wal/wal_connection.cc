@@ -326,7 +326,9 @@ WalStats WalConnection::Stats() {
   if (wal2_) s.wal2_backfilled = index_->backfill(1);
   uint64_t oldest = 0;
   s.overflow_reader = !private_ && slot_ < 0;
-  for (int holder = 0; holder < shm::kPinHolders; ++holder) {
+  const int used = index_->slots_used();  // S1
+  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
+       holder = shm::NextHolder(holder, used)) {
     const uint64_t pin = index_->holder_pin(holder, s.current_log);
     if (pin == 0 || !HolderLive(holder)) continue;
     ++s.pinned_slots;
