@@ -174,8 +174,12 @@ absl::StatusOr<std::unique_ptr<WriteTransaction>> Db::BeginWrite() {
 }
 
 absl::StatusOr<std::optional<std::string>> Db::Get(absl::string_view key) {
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, BeginRead());
-  return txn->Get(key);
+  if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
+  // The pager's read transaction alone: a ReadTransaction around it would cost an allocation
+  // and two atomic adds to open_transactions_, which counts the transactions a caller holds
+  // for Close; this one ends before Get returns.
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
+  return btree::BTree::Get(*txn, key);
 }
 
 absl::Status Db::Put(absl::string_view key, absl::string_view value) {

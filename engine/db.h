@@ -305,7 +305,8 @@ class Db {
   absl::StatusOr<CompactResult> Compact();
 
   // Releases the file. FailedPrecondition while transactions are open. The destructor closes
-  // too (and requires that no transaction is open).
+  // too (and requires that no transaction is open). REQUIRES: no other call on this Db runs
+  // meanwhile (a Get in another thread is not a transaction Close can see).
   absl::Status Close();
 
   const std::string& path() const { return path_; }

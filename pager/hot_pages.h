@@ -19,7 +19,9 @@
 //       the last identity a read began at when its snapshot has that identity, else a new
 //       table, which then becomes the one handed out. A table never changes identity.
 //   H2. A transaction reads from and adds to only the table it was handed, and adds only
-//       images it read at its own snapshot; it keeps the table alive until it ends. (A reader
+//       images it read at its own snapshot; the table lives until it ends (WalStrategy
+//       counts the transactions using each table under the pager mutex, at their begin and
+//       end, and frees a replaced table when its count reaches zero). (A reader
 //       of an older identity that adds after a newer table was made adds to its own old one:
 //       hook point "read:hot_add", tests/hot_pages_test.cc.)
 //   H3. A slot is written once, under the table's mutex: its entry first, then its page number

@@ -50,13 +50,13 @@ std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>*
 class WalReadTxn final : public ReadTxn {
  public:
   WalReadTxn(WalStrategy* strategy, PagerCore* core, const DbHeader& header,
-             const wal::WalSnapshot& snapshot, std::shared_ptr<HotPages> hot)
-      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot), hot_(std::move(hot)) {}
+             const wal::WalSnapshot& snapshot, HotPages* hot)
+      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot), hot_(hot) {}
   ~WalReadTxn() override {
     // The table's hits are counted once per transaction: a shared counter's atomic add per
     // page was about 4% of a cached point read, and every reading thread's adds fought over it.
     if (hot_hits_ != 0) core_->cache_hits_.fetch_add(hot_hits_, std::memory_order_relaxed);
-    strategy_->EndRead(snapshot_, thread_);
+    strategy_->EndRead(snapshot_, thread_, hot_);
   }
 
   absl::StatusOr<PageRef> Get(PageNo page_no) override {
@@ -97,7 +97,7 @@ class WalReadTxn final : public ReadTxn {
 
   WalStrategy* const strategy_;
   const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
-  const std::shared_ptr<HotPages> hot_;  // the pages met at snapshot_'s identity
+  HotPages* const hot_;  // the pages met at snapshot_'s identity, alive until EndRead (H2)
   uint64_t hot_hits_ = 0;                 // pages found in hot_, for PagerStats::cache_hits
 };
 
@@ -192,7 +192,7 @@ absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snaps
 // comes from shared memory, the pin goes to this connection's slot, the header from memory.
 absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   JKV_RETURN_IF_ERROR(TakeDeferredError());
-  std::shared_ptr<HotPages> retired;  // a replaced table goes after the mutex is let go
+  std::unique_ptr<HotPages> retired;  // a replaced table goes after the mutex is let go
   base::MutexLock lock(&core_->mu_);
   PinMutexHeld();
   JKV_RETURN_IF_ERROR(core_->sticky_);
@@ -216,22 +216,41 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
 }
 
 // H1 (hot_pages.h).
-std::shared_ptr<HotPages> WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot,
-                                                      std::shared_ptr<HotPages>* retired) {
+HotPages* WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot,
+                                      std::unique_ptr<HotPages>* retired) {
   // Every word Locate reads of the snapshot: equal identities find each page at one version.
   const std::array<uint32_t, 5> identity = {snapshot.logs[0].seq, snapshot.logs[0].mx,
                                             snapshot.logs[1].seq, snapshot.logs[1].mx,
                                             static_cast<uint32_t>(snapshot.current)};
   if (hot_ == nullptr || identity != hot_identity_) {
-    *retired = std::move(hot_);
-    hot_ = std::make_shared<HotPages>(HotPages::LimitForCache(core_->options_.cache_pages));
+    if (hot_readers_ == 0) {
+      *retired = std::move(hot_);
+    } else {
+      replaced_hot_.emplace_back(std::move(hot_), hot_readers_);  // H2: its reads go on
+    }
+    hot_ = std::make_unique<HotPages>(HotPages::LimitForCache(core_->options_.cache_pages));
+    hot_readers_ = 0;
     hot_identity_ = identity;
   }
-  return hot_;
+  ++hot_readers_;
+  return hot_.get();
 }
 
-void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread) {
+void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thread,
+                          HotPages* hot) {
+  std::unique_ptr<HotPages> unused;  // a replaced table's last read: freed after the mutex
   base::MutexLock lock(&core_->mu_);
+  if (hot == hot_.get()) {
+    --hot_readers_;
+  } else {
+    auto it = std::find_if(replaced_hot_.begin(), replaced_hot_.end(),
+                           [hot](const auto& t) { return t.first.get() == hot; });
+    JKV_DCHECK(it != replaced_hot_.end());
+    if (it != replaced_hot_.end() && --it->second == 0) {
+      unused = std::move(it->first);
+      replaced_hot_.erase(it);
+    }
+  }
   PinMutexHeld();
   --core_->readers_;
   wal_->EndRead(snapshot);

@@ -666,6 +666,11 @@ void WalIndex::set_pin(int slot, int log, uint64_t value) {
   Point("shm:set_pin");
   SlotWord(region0(), slot, log).store(value);
 }
+void WalIndex::release_pin(int slot, int log, uint64_t value) {
+  JKV_DCHECK(slot >= 0 && slot < kMaxSlots && (log == 0 || log == 1));
+  Point("shm:set_pin");
+  SlotWord(region0(), slot, log).store(value, std::memory_order_release);
+}
 uint64_t WalIndex::owner(int slot) const {
   JKV_DCHECK(slot >= 0 && slot < kMaxSlots);
   return SlotWord(region0(), slot, 2).load();

@@ -291,9 +291,12 @@ class WalIndex {
   uint64_t written_through(int log) const;
   void set_written_through(int log, uint64_t value);
 
-  // --- reader slots (pin loads and stores are seq_cst)
+  // --- reader slots (pin loads and stores are seq_cst, but for release_pin)
   uint64_t pin(int slot, int log) const;
   void set_pin(int slot, int log, uint64_t value);
+  // A pin that asks for no older snapshot than the one it replaces (0, or a later snapshot):
+  // a release store, as a read transaction's end makes (wal/wal_connection.h W3).
+  void release_pin(int slot, int log, uint64_t value);
   uint64_t owner(int slot) const;
   void set_owner(int slot, uint64_t owner);
 

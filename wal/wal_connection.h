@@ -51,7 +51,9 @@
 //       reused (past the published one only once nothing is pending, W12).
 //   W3. A reader takes a snapshot without a system call: it stores its pin, then re-reads the
 //       generation and the checkpoint target; when a checkpoint has announced a target past its
-//       snapshot (it may not have seen the pin) it takes a newer snapshot.
+//       snapshot (it may not have seen the pin) it takes a newer snapshot. A read's end
+//       only clears its pin or moves it to a later snapshot (a release store: its reads come
+//       before it, and a checkpointer that misses it keeps honouring the older pin).
 //   W4. sync != OFF: the log header of a new generation is durable before its first frame is
 //       written, so a power loss never brings back the old header over old frames that the
 //       new generation partly overwrote (that would replay an old prefix over newer pages).
@@ -576,6 +578,8 @@ class WalConnection {
   };
   PinPair PinsOf(const WalSnapshot& s) const;
   void SetPins(const PinPair& pins);
+  // W3: at a read's end, `pins` no older than the slot's (or none).
+  void ReleasePins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
   void ForgetTransaction();

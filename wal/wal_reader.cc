@@ -86,6 +86,11 @@ void WalConnection::SetPins(const PinPair& pins) {
   if (wal2_) index_->set_pin(slot_, 1, pins.second);
 }
 
+void WalConnection::ReleasePins(const PinPair& pins) {
+  index_->release_pin(slot_, 0, pins.first);
+  if (wal2_) index_->release_pin(slot_, 1, pins.second);
+}
+
 // W3: no system call. The pins are stored before the generations and the checkpoint targets
 // are read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader
 // sees the checkpoint's target.
@@ -196,7 +201,7 @@ void WalConnection::EndRead(const WalSnapshot& snapshot) {
   open_pins_.erase(it);
   if (!was_oldest) return;
   if (slot_ >= 0) {
-    SetPins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.front());
+    ReleasePins(open_pins_.empty() ? PinPair{0, 0} : open_pins_.front());  // W3
   } else if (open_pins_.empty()) {
     LeaveMark();  // M4
   }
