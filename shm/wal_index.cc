@@ -383,8 +383,8 @@ bool WalIndex::ReadCopies(size_t first, size_t second, const char* between,
   // The copies this thread last found whole: words equal to them hold a checksum already
   // checked against them (the checksum is among the words) and a plausible header, so checking
   // again would only repeat a pure function's answer. Most reads find the header unchanged
-  // since the last (every read transaction reads it twice), and its checksum was a tenth of a
-  // cached point read's time (BM_DbGet/posix_wal).
+  // since the last (every read transaction reads it once, every write transaction more), and
+  // its checksum was a tenth of a cached point read's time (BM_DbGet/posix_wal).
   thread_local HeaderWords last_whole{};
   thread_local bool has_last_whole = false;
   // Each word is compared as it is loaded. Comparing the arrays afterwards let the compiler
