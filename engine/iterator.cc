@@ -23,7 +23,9 @@ IteratorOptions IteratorOptions::Prefix(absl::string_view prefix) {
 }
 
 Iterator::Iterator(pager::PageReader& pages, IteratorOptions options)
-    : cursor_(std::make_unique<btree::Cursor>(pages)), options_(std::move(options)) {}
+    : cursor_(std::make_unique<btree::Cursor>(pages)),
+      options_(std::move(options)),
+      bounded_(options_.lower_bound.has_value() || options_.upper_bound.has_value()) {}
 
 Iterator::~Iterator() = default;
 
@@ -77,7 +79,7 @@ void Iterator::Prev() { Keep(cursor_->Prev()); }
 bool Iterator::Valid() {
   const bool valid = cursor_->Valid();
   Keep(cursor_->status());
-  return valid && status_.ok() && InBounds(cursor_->key());
+  return valid && status_.ok() && (!bounded_ || InBounds(cursor_->key()));
 }
 
 absl::string_view Iterator::key() const { return cursor_->key(); }

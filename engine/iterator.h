@@ -78,6 +78,7 @@ class Iterator {
 
   std::unique_ptr<btree::Cursor> cursor_;
   const IteratorOptions options_;
+  const bool bounded_;  // options_ has a bound: Valid checks the key against it
   absl::Status status_;
 };
 
