@@ -755,7 +755,8 @@ absl::StatusOr<bool> WalIndex::TryLockSlot(int slot) {
     if (heap_slots_[slot]) return false;
     heap_slots_[slot] = true;
   } else {
-    JKV_ASSIGN_OR_RETURN(bool locked, file_->TryLock(kSlotLockBase + slot, 1, LockMode::kExclusive));
+    JKV_ASSIGN_OR_RETURN(bool locked,
+                         file_->TryLock(kSlotLockBase + slot, 1, LockMode::kExclusive));
     if (!locked) return false;
   }
   // S1: raised before the slot's owner can store a pin in it.
