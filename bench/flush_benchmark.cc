@@ -5,8 +5,9 @@
 // flush_floor.h, which holds the file handling these cases share).
 //
 //   BM_FlushOverwrite/4096   a page-aligned 4 KiB overwrite of a preallocated file, fdatasync
-//   BM_FlushOverwrite/4120   a 4 KiB page with a 24-byte frame header (a WAL frame of journalkv
-//                            or SQLite): unaligned, so it dirties two file pages per write
+//   BM_FlushOverwrite/4128   a 4 KiB page with a 32-byte frame header (a WAL frame of journalkv;
+//                            SQLite's header is 24 bytes): unaligned, so it dirties two file
+//                            pages per write
 //   BM_FlushAppend           a 4 KiB append, fdatasync (the file size must reach the disk too)
 //   BM_FlushDirectDsync      an aligned 4 KiB O_DIRECT|O_DSYNC overwrite (no page cache; the
 //                            flush is the write's own), when the file system allows it
@@ -67,7 +68,7 @@ void BM_FlushOverwrite(benchmark::State& state) {
   close(fd);
   unlink(path.c_str());
 }
-BENCHMARK(BM_FlushOverwrite)->Arg(4096)->Arg(4120)->UseRealTime();
+BENCHMARK(BM_FlushOverwrite)->Arg(4096)->Arg(4128)->UseRealTime();
 
 void BM_FlushAppend(benchmark::State& state) {
   const std::string path = TempPath("append");

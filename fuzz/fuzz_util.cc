@@ -106,7 +106,7 @@ std::string TrimLog(std::string log) {
   if (end == std::string::npos) return "";
   const uint64_t frame = wal::FrameSize(kFuzzPageSize);
   const uint64_t frames = end < wal::kWalHeaderSize ? 0 : (end - wal::kWalHeaderSize) / frame + 1;
-  log.resize(std::min<uint64_t>(log.size(), wal::kWalHeaderSize + frames * frame));
+  log.resize(std::min<uint64_t>(log.size(), wal::LogEnd(static_cast<uint32_t>(frames), kFuzzPageSize)));
   return log;
 }
 
@@ -370,15 +370,16 @@ void ResealWal(std::string& file) {
   base::EncodeFixed64(p + 24, prev);
   const uint32_t page_size = base::DecodeFixed32(p + 8);
   if (!pager::IsValidPageSize(page_size)) return;
-  for (uint64_t off = wal::kWalHeaderSize; off + wal::FrameSize(page_size) <= file.size();
-       off += wal::FrameSize(page_size)) {
-    const uint32_t page_no = base::DecodeFixed32(p + off);
-    auto image = absl::MakeSpan(p + off + wal::kFrameHeaderSize, page_size);
-    if (page_no != 0) pager::SealPage(PageNo(page_no), image);
-    prev = wal::FrameChecksum(prev, page_no, base::DecodeFixed32(p + off + 4),
-                              base::DecodeFixed32(p + off + 8), base::DecodeFixed32(p + off + 12),
-                              image);
-    base::EncodeFixed64(p + off + 16, prev);
+  const uint32_t frames = wal::FramesInFile(file.size(), page_size);
+  for (uint32_t f = 1; f <= frames; ++f) {
+    const auto header = absl::MakeSpan(p + wal::FrameHeaderOffset(f, page_size),
+                                       wal::kFrameHeaderSize);
+    auto image = absl::MakeSpan(p + wal::FrameImageOffset(f, page_size), page_size);
+    wal::FrameHeader h = wal::DecodeFrameHeader(header);
+    if (h.page_no != 0) pager::SealPage(PageNo(h.page_no), image);
+    h.image_sum = wal::StoredImageChecksum(image);
+    wal::RechainFrameHeader(h, prev, header);
+    prev = h.checksum;
   }
 }
 

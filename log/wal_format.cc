@@ -1,9 +1,12 @@
 #include "log/wal_format.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/endian.h"
 #include "base/hash.h"
 
@@ -17,20 +20,23 @@ using base::EncodeFixed64;
 
 // The bytes of a header the checksum covers (everything before the checksum itself).
 constexpr size_t kHeaderChecksummed = 24;
-// The bytes of a frame header the frame checksum covers, before the image.
-constexpr size_t kFrameChecksummed = 16;
+// The bytes of a frame header its checksum covers.
+constexpr size_t kFrameChecksummed = 24;
+// Version 1: the bytes of a frame header hashed ahead of the image.
+constexpr size_t kV1FrameChecksummed = 16;
+constexpr uint32_t kImageTrailerSize = 8;
 
 bool PageSizeValid(uint32_t page_size) {
   return page_size >= 512 && page_size <= 65536 && (page_size & (page_size - 1)) == 0;
 }
 
-// Frame header bytes [0, 16): what the chain hashes ahead of the image.
-void EncodeFramePrefix(uint32_t page_no, uint32_t db_size, uint32_t salt1, uint32_t salt2,
-                       uint8_t* p) {
-  EncodeFixed32(p, page_no);
-  EncodeFixed32(p + 4, db_size);
-  EncodeFixed32(p + 8, salt1);
-  EncodeFixed32(p + 12, salt2);
+// Frame header bytes [0, 24): what the chain hashes.
+void EncodeFramePrefix(const FrameHeader& h, uint8_t* p) {
+  EncodeFixed32(p, h.page_no);
+  EncodeFixed32(p + 4, h.db_size);
+  EncodeFixed32(p + 8, h.salt1);
+  EncodeFixed32(p + 12, h.salt2);
+  EncodeFixed64(p + 16, h.image_sum);
 }
 
 absl::Status HeaderError(absl::string_view what) {
@@ -70,6 +76,7 @@ absl::StatusOr<WalHeader> DecodeWalHeader(absl::Span<const uint8_t> in) {
   }
   if (version == 0) return HeaderError("version 0 is invalid");
   WalHeader h;
+  h.version = version;
   h.page_size = DecodeFixed32(p + 8);
   h.ckpt_seq = DecodeFixed32(p + 12);
   h.salt1 = DecodeFixed32(p + 16);
@@ -81,19 +88,38 @@ absl::StatusOr<WalHeader> DecodeWalHeader(absl::Span<const uint8_t> in) {
   return h;
 }
 
-uint64_t FrameChecksum(uint64_t prev, uint32_t page_no, uint32_t db_size, uint32_t salt1,
-                       uint32_t salt2, absl::Span<const uint8_t> image) {
+uint32_t FramesInFile(uint64_t file_size, uint32_t page_size) {
+  if (file_size < kWalHeaderSize) return 0;
+  const uint64_t frames = (file_size - kWalHeaderSize) / FrameSize(page_size);
+  return static_cast<uint32_t>(std::min<uint64_t>(frames, std::numeric_limits<uint32_t>::max()));
+}
+
+uint64_t ImageChecksum(uint32_t page_no, absl::Span<const uint8_t> image) {
+  return base::Xxh3(image.data(), image.size() - kImageTrailerSize, page_no);
+}
+
+uint64_t StoredImageChecksum(absl::Span<const uint8_t> image) {
+  return DecodeFixed64(image.data() + image.size() - kImageTrailerSize);
+}
+
+uint64_t FrameChecksum(uint64_t prev, const FrameHeader& header) {
   uint8_t prefix[kFrameChecksummed];
-  EncodeFramePrefix(page_no, db_size, salt1, salt2, prefix);
-  return base::Xxh3Pair(prefix, sizeof(prefix), image.data(), image.size(), prev);
+  EncodeFramePrefix(header, prefix);
+  return base::Xxh3(prefix, sizeof(prefix), prev);
 }
 
 void EncodeFrameHeader(FrameHeader& header, uint64_t prev, absl::Span<const uint8_t> image,
                        absl::Span<uint8_t> out) {
+  header.image_sum = StoredImageChecksum(image);
+  JKV_DCHECK(header.image_sum == ImageChecksum(header.page_no, image));
+  RechainFrameHeader(header, prev, out);
+}
+
+void RechainFrameHeader(FrameHeader& header, uint64_t prev, absl::Span<uint8_t> out) {
   uint8_t* p = out.data();
-  EncodeFramePrefix(header.page_no, header.db_size, header.salt1, header.salt2, p);
-  header.checksum = base::Xxh3Pair(p, kFrameChecksummed, image.data(), image.size(), prev);
-  EncodeFixed64(p + 16, header.checksum);
+  EncodeFramePrefix(header, p);
+  header.checksum = base::Xxh3(p, kFrameChecksummed, prev);
+  EncodeFixed64(p + 24, header.checksum);
 }
 
 FrameHeader DecodeFrameHeader(absl::Span<const uint8_t> in) {
@@ -103,17 +129,39 @@ FrameHeader DecodeFrameHeader(absl::Span<const uint8_t> in) {
   h.db_size = DecodeFixed32(p + 4);
   h.salt1 = DecodeFixed32(p + 8);
   h.salt2 = DecodeFixed32(p + 12);
-  h.checksum = DecodeFixed64(p + 16);
+  h.image_sum = DecodeFixed64(p + 16);
+  h.checksum = DecodeFixed64(p + 24);
   return h;
+}
+
+bool FrameHeaderValid(const FrameHeader& frame, const WalHeader& log, uint64_t prev) {
+  // Salts first: they reject a frame of an older generation without hashing anything.
+  if (frame.salt1 != log.salt1 || frame.salt2 != log.salt2) return false;
+  if (frame.page_no == 0) return false;
+  return frame.checksum == FrameChecksum(prev, frame);
+}
+
+bool FrameImageValid(const FrameHeader& frame, absl::Span<const uint8_t> image) {
+  if (image.size() <= kImageTrailerSize) return false;
+  return StoredImageChecksum(image) == frame.image_sum &&
+         ImageChecksum(frame.page_no, image) == frame.image_sum;
 }
 
 bool FrameValid(const FrameHeader& frame, const WalHeader& log, uint64_t prev,
                 absl::Span<const uint8_t> image) {
-  // Salts first: they reject a frame of an older generation without hashing its page.
-  if (frame.salt1 != log.salt1 || frame.salt2 != log.salt2) return false;
-  if (frame.page_no == 0) return false;
-  return frame.checksum ==
-         FrameChecksum(prev, frame.page_no, frame.db_size, frame.salt1, frame.salt2, image);
+  return FrameHeaderValid(frame, log, prev) && FrameImageValid(frame, image);
+}
+
+bool V1FrameValid(absl::Span<const uint8_t> frame, const WalHeader& log, uint64_t prev,
+                  uint64_t* checksum, uint32_t* db_size) {
+  const uint8_t* p = frame.data();
+  if (DecodeFixed32(p + 8) != log.salt1 || DecodeFixed32(p + 12) != log.salt2) return false;
+  if (DecodeFixed32(p) == 0) return false;
+  const auto image = frame.subspan(kV1FrameHeaderSize);
+  *checksum = DecodeFixed64(p + 16);
+  *db_size = DecodeFixed32(p + 4);
+  return *checksum ==
+         base::Xxh3Pair(p, kV1FrameChecksummed, image.data(), image.size(), prev);
 }
 
 }  // namespace journalkv::wal

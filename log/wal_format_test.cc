@@ -18,9 +18,12 @@ using ::journalkv::testing::StatusIs;
 
 constexpr WalHeader kHeader{4096, 7, 0x11223344, 0x55667788};
 
-std::vector<uint8_t> GoldenImage() {
+// A 512-byte image of page `page_no` carrying its checksum in its last 8 bytes, as every
+// image the log takes does: XXH3 of bytes [0, 504) seeded with the page number.
+std::vector<uint8_t> GoldenImage(uint32_t page_no = 3) {
   std::vector<uint8_t> image(512);
   for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<uint8_t>(i * 7 % 251);
+  base::EncodeFixed64(image.data() + 504, base::Xxh3(image.data(), 504, page_no));
   return image;
 }
 
@@ -40,16 +43,16 @@ TEST(WalFormatTest, HeaderMatchesTheSpecification) {
   const uint64_t checksum = EncodeWalHeader(kHeader, absl::MakeSpan(out));
   const uint8_t expected[kWalHeaderSize] = {
       0x4A, 0x4B, 0x57, 0x4C,                          // magic "JKWL"
-      1, 0, 0, 0,                                      // version
+      2, 0, 0, 0,                                      // version
       0x00, 0x10, 0, 0,                                // page_size 4096
       7, 0, 0, 0,                                      // ckpt_seq
       0x44, 0x33, 0x22, 0x11,                          // salt1
       0x88, 0x77, 0x66, 0x55,                          // salt2
-      0x77, 0x62, 0x9c, 0x81, 0xa5, 0xb9, 0x87, 0xb8,  // checksum (XXH3 of [0, 24), seed 0)
+      0x98, 0x64, 0x23, 0xfd, 0x2e, 0x06, 0x61, 0x96,  // checksum (XXH3 of [0, 24), seed 0)
   };
   for (size_t i = 0; i < kWalHeaderSize; ++i) EXPECT_EQ(out[i], expected[i]) << "byte " << i;
   for (size_t i = kWalHeaderSize; i < out.size(); ++i) EXPECT_EQ(out[i], 0xee) << "byte " << i;
-  EXPECT_EQ(checksum, 0xb887b9a5819c6277ull);
+  EXPECT_EQ(checksum, 0x9661062efd236498ull);
   EXPECT_EQ(checksum, base::Xxh3(expected, 24, 0));  // the literal is what the spec says
 }
 
@@ -58,7 +61,7 @@ TEST(WalFormatTest, FrameMatchesTheSpecification) {
   log.page_size = 512;
   std::vector<uint8_t> raw_header(kWalHeaderSize);
   const uint64_t prev = EncodeWalHeader(log, absl::MakeSpan(raw_header));
-  EXPECT_EQ(prev, 0x0ea7dcc6e641cb86ull);
+  EXPECT_EQ(prev, 0xcef61075fb349206ull);
 
   const std::vector<uint8_t> image = GoldenImage();
   std::vector<uint8_t> out(kFrameHeaderSize + 4, 0xee);
@@ -69,25 +72,47 @@ TEST(WalFormatTest, FrameMatchesTheSpecification) {
       9, 0, 0, 0,                                      // db_size
       0x44, 0x33, 0x22, 0x11,                          // salt1
       0x88, 0x77, 0x66, 0x55,                          // salt2
-      0x17, 0xf4, 0xaf, 0x82, 0x92, 0x9f, 0x46, 0xe5,  // checksum
+      0x2c, 0x79, 0xa8, 0xbc, 0xe0, 0xe3, 0x11, 0x15,  // image_sum
+      0xb9, 0x22, 0xfe, 0x2c, 0x81, 0x77, 0x2e, 0x24,  // checksum
   };
   for (size_t i = 0; i < kFrameHeaderSize; ++i) EXPECT_EQ(out[i], expected[i]) << "byte " << i;
   for (size_t i = kFrameHeaderSize; i < out.size(); ++i) EXPECT_EQ(out[i], 0xee) << "byte " << i;
-  EXPECT_EQ(frame.checksum, 0xe5469f9282aff417ull);
+  EXPECT_EQ(frame.image_sum, 0x1511e3e0bca8792cull);
+  EXPECT_EQ(frame.checksum, 0x242e77812cfe22b9ull);
 
-  // The literal checksum is XXH3 of bytes [0, 16) then the image, seeded with the header's.
-  std::vector<uint8_t> covered(16 + image.size());
-  std::memcpy(covered.data(), expected, 16);
-  std::memcpy(covered.data() + 16, image.data(), image.size());
-  EXPECT_EQ(frame.checksum, base::Xxh3(covered.data(), covered.size(), prev));
-  EXPECT_EQ(FrameChecksum(prev, 3, 9, log.salt1, log.salt2, image), frame.checksum);
+  // The literals are what the spec says: image_sum is the image's checksum (XXH3 of its bytes
+  // [0, P-8) seeded with the page number) and its last 8 bytes; the frame's checksum is XXH3
+  // of header bytes [0, 24) seeded with the previous checksum.
+  EXPECT_EQ(frame.image_sum, base::Xxh3(image.data(), 504, 3));
+  EXPECT_EQ(frame.image_sum, base::DecodeFixed64(image.data() + 504));
+  EXPECT_EQ(frame.image_sum, ImageChecksum(3, image));
+  EXPECT_EQ(frame.checksum, base::Xxh3(expected, 24, prev));
+  EXPECT_EQ(FrameChecksum(prev, frame), frame.checksum);
+}
+
+TEST(WalFormatTest, FramesFollowTheHeaderEachItsHeaderThenItsImage) {
+  EXPECT_EQ(FrameSize(512), 544u);
+  EXPECT_EQ(FrameHeaderOffset(1, 512), 32u);
+  EXPECT_EQ(FrameImageOffset(1, 512), 64u);
+  EXPECT_EQ(FrameHeaderOffset(2, 512), 576u);
+  EXPECT_EQ(FrameImageOffset(3, 4096), 32u + 2 * 4128 + 32);
+  EXPECT_EQ(LogEnd(0, 512), kWalHeaderSize);
+  EXPECT_EQ(LogEnd(2, 512), 32u + 2 * 544);
+  for (uint32_t page_size : {512u, 4096u, 65536u}) {
+    for (uint32_t f : {1u, 2u, 100u, 100000u}) {
+      EXPECT_EQ(FramesInFile(LogEnd(f, page_size), page_size), f) << f << " " << page_size;
+      EXPECT_EQ(FramesInFile(LogEnd(f, page_size) - 1, page_size), f - 1) << f;
+    }
+  }
+  EXPECT_EQ(FramesInFile(0, 512), 0u);
+  EXPECT_EQ(FramesInFile(31, 512), 0u);
 }
 
 TEST(WalFormatTest, Xxh3PairEqualsXxh3OfTheConcatenation) {
   std::vector<uint8_t> data(5000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + (i >> 8));
   // Lengths around XXH3's internal thresholds (16, 128 and 240 bytes, its 64-byte stripes and
-  // 1 KiB blocks), and the frame's 16 + page size.
+  // 1 KiB blocks), and a version-1 frame's 16 + page size.
   for (size_t a : {0, 1, 16, 100, 240, 300}) {
     for (size_t b : {0, 3, 17, 129, 241, 512, 1024, 4096}) {
       for (uint64_t seed : {0ull, 99ull, 99ull, 0x8000000000000001ull}) {  // 99 twice in a row
@@ -111,7 +136,7 @@ TEST(WalFormatTest, HeaderRoundTrips) {
 TEST(WalFormatTest, FrameHeaderRoundTrips) {
   const std::vector<uint8_t> image = GoldenImage();
   std::vector<uint8_t> raw(kFrameHeaderSize);
-  FrameHeader frame{0xfffffffe, 0, 0xdeadbeef, 1};
+  FrameHeader frame{3, 0, 0xdeadbeef, 1};
   EncodeFrameHeader(frame, 42, image, absl::MakeSpan(raw));
   EXPECT_EQ(DecodeFrameHeader(raw), frame);
 }
@@ -142,10 +167,10 @@ TEST(WalFormatTest, NewerVersionIsAFailedPrecondition) {
   // Refused as newer whether or not its checksum is ours: a newer format may checksum
   // differently.
   EXPECT_THAT(DecodeWalHeader(raw),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "wal header: version 2 is newer"));
+              StatusIs(absl::StatusCode::kFailedPrecondition, "wal header: version 3 is newer than the supported 2"));
   Reseal(raw);
   EXPECT_THAT(DecodeWalHeader(raw),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "wal header: version 2 is newer"));
+              StatusIs(absl::StatusCode::kFailedPrecondition, "wal header: version 3 is newer than the supported 2"));
 }
 
 TEST(WalFormatTest, VersionZeroIsInvalid) {
@@ -202,7 +227,14 @@ TEST_F(FrameValidTest, AcceptsTheFrameItEncoded) {
 TEST_F(FrameValidTest, RefusesADamagedImageOrHeader) {
   image_[100] ^= 0x20;
   EXPECT_FALSE(FrameValid(frame_, log_, log_.checksum, image_));
+  EXPECT_TRUE(FrameHeaderValid(frame_, log_, log_.checksum));  // the image's own check fails
   image_[100] ^= 0x20;
+  image_[510] ^= 0x20;  // its trailer: no longer image_sum
+  EXPECT_FALSE(FrameValid(frame_, log_, log_.checksum, image_));
+  image_[510] ^= 0x20;
+  FrameHeader other_sum = frame_;
+  other_sum.image_sum ^= 1;  // the chain covers image_sum
+  EXPECT_FALSE(FrameHeaderValid(other_sum, log_, log_.checksum));
   FrameHeader committed = frame_;
   committed.db_size = 5;  // the checksum covers db_size
   EXPECT_FALSE(FrameValid(committed, log_, log_.checksum, image_));
@@ -222,9 +254,58 @@ TEST_F(FrameValidTest, RefusesOtherSaltsEvenWithAnIntactChain) {
 }
 
 TEST_F(FrameValidTest, RefusesPageZeroEvenWithAValidChecksum) {
-  FrameHeader zero{0, 0, log_.salt1, log_.salt2};
-  EncodeFrameHeader(zero, log_.checksum, image_, absl::MakeSpan(raw_frame_));
+  FrameHeader zero{0, 0, log_.salt1, log_.salt2, ImageChecksum(0, image_)};
+  RechainFrameHeader(zero, log_.checksum, absl::MakeSpan(raw_frame_));
+  EXPECT_EQ(zero.checksum, FrameChecksum(log_.checksum, zero));
   EXPECT_FALSE(FrameValid(zero, log_, log_.checksum, image_));
+}
+
+TEST_F(FrameValidTest, RefusesTheImageOfAnotherPage) {
+  // The image's checksum is seeded with its page number: page 3's image under page 4's
+  // header, chained right, does not pass.
+  FrameHeader moved = frame_;
+  moved.page_no = 4;
+  RechainFrameHeader(moved, log_.checksum, absl::MakeSpan(raw_frame_));
+  EXPECT_TRUE(FrameHeaderValid(moved, log_, log_.checksum));
+  EXPECT_FALSE(FrameValid(moved, log_, log_.checksum, image_));
+}
+
+TEST(WalFormatTest, VersionOneFramesAreCheckedByTheirOwnRules) {
+  WalHeader log = kHeader;
+  log.page_size = 512;
+  std::vector<uint8_t> raw_header(kWalHeaderSize);
+  log.checksum = EncodeWalHeader(log, absl::MakeSpan(raw_header));
+  const std::vector<uint8_t> image = GoldenImage();
+  // A version-1 frame: 16 header bytes, the chain over them and the image, then the image.
+  std::vector<uint8_t> frame(kV1FrameHeaderSize + image.size());
+  base::EncodeFixed32(frame.data(), 3);
+  base::EncodeFixed32(frame.data() + 4, 9);
+  base::EncodeFixed32(frame.data() + 8, log.salt1);
+  base::EncodeFixed32(frame.data() + 12, log.salt2);
+  std::memcpy(frame.data() + kV1FrameHeaderSize, image.data(), image.size());
+  std::vector<uint8_t> covered(frame.begin(), frame.begin() + 16);
+  covered.insert(covered.end(), image.begin(), image.end());
+  const uint64_t want = base::Xxh3(covered.data(), covered.size(), log.checksum);
+  base::EncodeFixed64(frame.data() + 16, want);
+  uint64_t checksum = 0;
+  uint32_t db_size = 0;
+  EXPECT_TRUE(V1FrameValid(frame, log, log.checksum, &checksum, &db_size));
+  EXPECT_EQ(checksum, want);
+  EXPECT_EQ(db_size, 9u);
+  EXPECT_FALSE(V1FrameValid(frame, log, log.checksum + 1, &checksum, &db_size));
+  frame[kV1FrameHeaderSize + 7] ^= 1;
+  EXPECT_FALSE(V1FrameValid(frame, log, log.checksum, &checksum, &db_size));
+  EXPECT_EQ(V1FrameOffset(2, 512), 32u + 536u);
+}
+
+TEST(WalFormatTest, VersionOneHeadersDecodeWithTheirVersion) {
+  std::vector<uint8_t> raw = Encoded(kHeader);
+  base::EncodeFixed32(raw.data() + 4, 1);
+  Reseal(raw);
+  JKV_ASSERT_OK_AND_ASSIGN(const WalHeader decoded, DecodeWalHeader(raw));
+  EXPECT_EQ(decoded.version, 1u);
+  JKV_ASSERT_OK_AND_ASSIGN(const WalHeader current, DecodeWalHeader(Encoded(kHeader)));
+  EXPECT_EQ(current.version, kWalVersion);
 }
 
 }  // namespace

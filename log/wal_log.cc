@@ -36,7 +36,8 @@ class FrameScanner {
   explicit FrameScanner(ScanResult& result)
       : result_(result), chain_(result.header.checksum) {}
 
-  // Checks the frames of `chunk` (whole frames, the first one numbered `first_frame`).
+  // Checks the frames of `chunk` (whole frames, the first one numbered `first_frame`): the
+  // header first (salts and chain, cheap), then the image's own checksum.
   // False once a frame fails: the valid prefix ended there.
   bool Feed(uint32_t first_frame, absl::Span<const uint8_t> chunk) {
     const uint32_t page_size = result_.header.page_size;
@@ -72,13 +73,6 @@ class FrameScanner {
   std::vector<uint32_t> pages_;  // every accepted frame, committed or not
 };
 
-// The number of whole frames a file of `file_size` bytes holds after its header.
-uint32_t FramesInFile(uint64_t file_size, uint32_t page_size) {
-  if (file_size < kWalHeaderSize) return 0;
-  const uint64_t frames = (file_size - kWalHeaderSize) / FrameSize(page_size);
-  return static_cast<uint32_t>(std::min<uint64_t>(frames, std::numeric_limits<uint32_t>::max()));
-}
-
 // Reads the frames of `file` (`size` bytes) in big chunks and keeps the valid prefix in
 // `result`, whose header checked out.
 absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, ScanResult& result) {
@@ -92,7 +86,7 @@ absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, Sca
     const uint64_t n = std::min<uint64_t>(per_chunk, frames - frame + 1);
     chunk.resize(n * frame_size);
     const auto first = static_cast<uint32_t>(frame);
-    const absl::Status s = file.Read(FrameOffset(first, page_size), absl::MakeSpan(chunk));
+    const absl::Status s = file.Read(FrameHeaderOffset(first, page_size), absl::MakeSpan(chunk));
     if (absl::IsOutOfRange(s)) break;  // the file was cut since Size(): the log ends here
     JKV_RETURN_IF_ERROR(s);
     if (!scanner.Feed(first, chunk)) break;
@@ -100,6 +94,35 @@ absl::Status ScanFrames(vfs::File& file, uint64_t size, uint32_t max_frames, Sca
   }
   scanner.Finish();
   return absl::OkStatus();
+}
+
+// Whether a log of version 1 (wal_format.h), whose header checked out, holds a valid commit
+// frame: such a log is refused, not emptied.
+absl::StatusOr<bool> V1HoldsACommit(vfs::File& file, uint64_t size, const WalHeader& header) {
+  const uint64_t frame_size = kV1FrameHeaderSize + uint64_t{header.page_size};
+  const uint64_t frames = size < kWalHeaderSize ? 0 : (size - kWalHeaderSize) / frame_size;
+  const uint64_t per_chunk = std::max<uint64_t>(1, kScanChunkBytes / frame_size);
+  uint64_t chain = header.checksum;
+  std::vector<uint8_t> chunk;
+  for (uint64_t frame = 1; frame <= frames;) {
+    const uint64_t n = std::min(per_chunk, frames - frame + 1);
+    chunk.resize(n * frame_size);
+    const absl::Status s =
+        file.Read(V1FrameOffset(static_cast<uint32_t>(frame), header.page_size),
+                  absl::MakeSpan(chunk));
+    if (absl::IsOutOfRange(s)) return false;
+    JKV_RETURN_IF_ERROR(s);
+    for (uint64_t at = 0; at < chunk.size(); at += frame_size) {
+      uint32_t db_size = 0;
+      if (!V1FrameValid(absl::MakeConstSpan(chunk).subspan(at, frame_size), header, chain, &chain,
+                        &db_size)) {
+        return false;
+      }
+      if (db_size != 0) return true;
+    }
+    frame += n;
+  }
+  return false;
 }
 
 }  // namespace
@@ -132,6 +155,17 @@ absl::StatusOr<ScanResult> WalLog::Scan(uint32_t page_size, uint32_t max_frames)
     return absl::FailedPreconditionError(absl::StrCat(path(), ": ", header.status().message()));
   }
   if (!header.ok() || header->page_size != page_size) return result;
+  if (header->version == 1) {
+    // An earlier build's layout: taken as empty unless it holds a commit, which this build
+    // cannot recover and must not overwrite.
+    JKV_ASSIGN_OR_RETURN(const bool committed, V1HoldsACommit(*file_, size, *header));
+    if (!committed) return result;
+    return absl::FailedPreconditionError(absl::StrCat(
+        path(), ": the log is of format version 1, written by an earlier journalkv build, and "
+        "holds committed transactions this build cannot recover (it writes version ", kWalVersion,
+        "); open the database once with the build that wrote it (its checkpoint copies them "
+        "into the database), then with this one"));
+  }
   result.header_valid = true;
   result.header = *header;
   result.last_checksum = header->checksum;
@@ -150,20 +184,14 @@ absl::StatusOr<uint64_t> WalLog::WriteHeader(const WalHeader& header) {
   return checksum;
 }
 
-absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_frame,
-                                        uint64_t prev, absl::Span<const FramePage> pages,
-                                        uint32_t commit_db_size) {
+absl::Status WalLog::CheckFrames(uint32_t first_frame, uint32_t page_size,
+                                 absl::Span<const FramePage> pages) const {
   if (first_frame == 0 || pages.empty() ||
       pages.size() - 1 > std::numeric_limits<uint32_t>::max() - first_frame) {
     return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot append ", pages.size(),
                                                    " frames at frame ", first_frame));
   }
-  const uint32_t page_size = header.page_size;
-  const uint64_t frame_size = FrameSize(page_size);
-  buffer_.resize(pages.size() * frame_size);
-  uint8_t* p = buffer_.data();
-  for (size_t i = 0; i < pages.size(); ++i, p += frame_size) {
-    const FramePage& page = pages[i];
+  for (const FramePage& page : pages) {
     if (page.page_no.value() == 0) {
       return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot append page 0"));
     }
@@ -172,57 +200,69 @@ absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_
           absl::StrCat(path(), ": image of page ", page.page_no.value(), " has ",
                        page.image.size(), " bytes, page size ", page_size));
     }
-    const bool commit = i + 1 == pages.size();
-    FrameHeader frame{page.page_no.value(), commit ? commit_db_size : 0, header.salt1,
-                      header.salt2};
-    EncodeFrameHeader(frame, prev, page.image, absl::MakeSpan(p, kFrameHeaderSize));
-    std::memcpy(p + kFrameHeaderSize, page.image.data(), page_size);
-    prev = frame.checksum;
   }
-  const uint64_t offset = FrameOffset(first_frame, page_size);
-  JKV_RETURN_IF_ERROR(EnsureSize(offset + buffer_.size()));
-  JKV_RETURN_IF_ERROR(file_->Write(offset, buffer_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> WalLog::Append(const WalHeader& header, uint32_t first_frame,
+                                        uint64_t prev, absl::Span<const FramePage> pages,
+                                        uint32_t commit_db_size) {
+  const uint32_t page_size = header.page_size;
+  JKV_RETURN_IF_ERROR(CheckFrames(first_frame, page_size, pages));
+  const auto last = static_cast<uint32_t>(first_frame + (pages.size() - 1));
+  JKV_RETURN_IF_ERROR(EnsureSize(LogEnd(last, page_size)));
+  // The frames in one write: each image copied in, then its header encoded, which takes the
+  // image's trailer from the copy just made (a big spill sealed its pages long before, and
+  // reading a trailer there first was a cache miss per frame).
+  const uint64_t frame_size = FrameSize(page_size);
+  buffer_.resize(pages.size() * frame_size);
+  uint8_t* p = buffer_.data();
+  for (size_t i = 0; i < pages.size(); ++i, p += frame_size) {
+    const FramePage& page = pages[i];
+    std::memcpy(p + kFrameHeaderSize, page.image.data(), page_size);
+    const bool commit = i + 1 == pages.size();
+    FrameHeader h{page.page_no.value(), commit ? commit_db_size : 0, header.salt1, header.salt2};
+    EncodeFrameHeader(h, prev, absl::MakeConstSpan(p + kFrameHeaderSize, page_size),
+                      absl::MakeSpan(p, kFrameHeaderSize));
+    prev = h.checksum;
+  }
+  JKV_RETURN_IF_ERROR(file_->Write(FrameHeaderOffset(first_frame, page_size), buffer_));
   return prev;
 }
 
 absl::Status WalLog::RewriteFrames(const WalHeader& header, uint32_t first_frame,
                                    absl::Span<const FramePage> pages) {
   // The checksums written here are placeholders (chained from 0): Rechain replaces them before
-  // any commit frame can vouch for these frames.
+  // any commit frame can vouch for these frames. The headers' image_sum fields are the new
+  // images' own, which Rechain chains as they are.
   return Append(header, first_frame, /*prev=*/0, pages, /*commit_db_size=*/0).status();
 }
 
 absl::StatusOr<uint64_t> WalLog::Rechain(const WalHeader& header, uint32_t first_frame,
                                          uint32_t last_frame, uint64_t prev) {
   const uint32_t page_size = header.page_size;
-  const uint64_t frame_size = FrameSize(page_size);
-  const uint64_t per_chunk = std::max(kScanChunkFrames, kScanChunkBytes / frame_size);
-  for (uint64_t frame = first_frame; frame <= last_frame;) {
-    const uint64_t n = std::min<uint64_t>(per_chunk, last_frame - frame + 1);
-    buffer_.resize(n * frame_size);
-    const auto first = static_cast<uint32_t>(frame);
-    const absl::Status s = file_->Read(FrameOffset(first, page_size), absl::MakeSpan(buffer_));
+  // Frame headers only: each carries its image's checksum, so no image is read or written.
+  std::array<uint8_t, kFrameHeaderSize> raw;
+  for (uint64_t frame = first_frame; frame <= last_frame; ++frame) {
+    const auto f = static_cast<uint32_t>(frame);
+    const uint64_t offset = FrameHeaderOffset(f, page_size);
+    const absl::Status s = file_->Read(offset, absl::MakeSpan(raw));
     if (absl::IsOutOfRange(s)) {
-      return absl::DataLossError(absl::StrCat(path(), ": frames ", first, "..", last_frame,
+      return absl::DataLossError(absl::StrCat(path(), ": frames ", f, "..", last_frame,
                                               " to rechain are missing: ", s.message()));
     }
     JKV_RETURN_IF_ERROR(s);
-    for (uint64_t at = 0; at < buffer_.size(); at += frame_size) {
-      const auto raw = absl::MakeSpan(buffer_.data() + at, kFrameHeaderSize);
-      FrameHeader h = DecodeFrameHeader(raw);
-      EncodeFrameHeader(h, prev, absl::MakeConstSpan(buffer_.data() + at + kFrameHeaderSize, page_size), raw);
-      prev = h.checksum;
-    }
-    JKV_RETURN_IF_ERROR(file_->Write(FrameOffset(first, page_size), buffer_));
-    frame += n;
+    FrameHeader h = DecodeFrameHeader(raw);
+    RechainFrameHeader(h, prev, absl::MakeSpan(raw));
+    prev = h.checksum;
+    JKV_RETURN_IF_ERROR(file_->Write(offset, raw));
   }
   return prev;
 }
 
-absl::Status WalLog::ReadInFrame(uint32_t frame, uint32_t page_size, uint64_t at,
-                                 absl::Span<uint8_t> out) {
+absl::Status WalLog::ReadInFrame(uint32_t frame, uint64_t offset, absl::Span<uint8_t> out) {
   if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
-  const absl::Status s = file_->Read(FrameOffset(frame, page_size) + at, out);
+  const absl::Status s = file_->Read(offset, out);
   // The frame was indexed, so it existed: a log cut short under it is damage.
   if (absl::IsOutOfRange(s)) {
     return absl::DataLossError(absl::StrCat(path(), ": wal frame ", frame, " is missing: ",
@@ -236,7 +276,7 @@ absl::Status WalLog::ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uin
     return absl::InvalidArgumentError(absl::StrCat(path(), ": cannot read frame ", frame,
                                                    " into ", out.size(), " bytes"));
   }
-  return ReadInFrame(frame, page_size, kFrameHeaderSize, out);
+  return ReadInFrame(frame, FrameImageOffset(frame, page_size), out);
 }
 
 absl::StatusOr<FrameHeader> WalLog::ReadFrame(uint32_t frame, uint32_t page_size,
@@ -248,14 +288,16 @@ absl::StatusOr<FrameHeader> WalLog::ReadFrame(uint32_t frame, uint32_t page_size
   // Header and image in one read: a per-thread scratch buffer (ReadFrame runs concurrently).
   thread_local std::vector<uint8_t> scratch;
   scratch.resize(FrameSize(page_size));
-  JKV_RETURN_IF_ERROR(ReadInFrame(frame, page_size, 0, absl::MakeSpan(scratch)));
+  JKV_RETURN_IF_ERROR(
+      ReadInFrame(frame, FrameHeaderOffset(frame, page_size), absl::MakeSpan(scratch)));
   std::memcpy(out.data(), scratch.data() + kFrameHeaderSize, page_size);
   return DecodeFrameHeader(absl::MakeConstSpan(scratch).first(kFrameHeaderSize));
 }
 
 absl::StatusOr<FrameHeader> WalLog::ReadFrameHeader(uint32_t frame, uint32_t page_size) {
   std::array<uint8_t, kFrameHeaderSize> bytes;
-  JKV_RETURN_IF_ERROR(ReadInFrame(frame, page_size, 0, absl::MakeSpan(bytes)));
+  JKV_RETURN_IF_ERROR(
+      ReadInFrame(frame, FrameHeaderOffset(frame, page_size), absl::MakeSpan(bytes)));
   return DecodeFrameHeader(bytes);
 }
 

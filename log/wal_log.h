@@ -89,7 +89,9 @@ class WalLog {
   // last one a commit frame with `commit_db_size` when that is nonzero. `prev` is the chain
   // value before first_frame (ScanResult::last_checksum or the previous Append's result);
   // `header` gives the salts and page size. Returns the chain value after the last frame.
-  // Grows the file first when needed (see above).
+  // Grows the file first when needed (see above). Each image must end with its own checksum
+  // (the database's page trailer, wal_format.h): it is copied into the frame header, not
+  // computed here.
   absl::StatusOr<uint64_t> Append(const WalHeader& header, uint32_t first_frame, uint64_t prev,
                                   absl::Span<const FramePage> pages, uint32_t commit_db_size);
 
@@ -100,9 +102,9 @@ class WalLog {
   absl::Status RewriteFrames(const WalHeader& header, uint32_t first_frame,
                              absl::Span<const FramePage> pages);
   // Recomputes the checksum chain of frames first_frame..last_frame from `prev` (the chain
-  // value before first_frame): reads them back in chunks and writes each chunk back with its
-  // frame headers' checksums replaced. Returns the chain value after last_frame. DataLoss when
-  // the file ends before last_frame.
+  // value before first_frame): reads each frame's header and writes it back with its checksum
+  // replaced (a header carries its image's checksum, so no image is read). Returns the chain
+  // value after last_frame. DataLoss when the file ends before last_frame.
   absl::StatusOr<uint64_t> Rechain(const WalHeader& header, uint32_t first_frame,
                                    uint32_t last_frame, uint64_t prev);
 
@@ -134,9 +136,12 @@ class WalLog {
   WalLog(std::unique_ptr<vfs::File> file, uint64_t grow_bytes)
       : file_(std::move(file)), grow_bytes_(grow_bytes) {}
   absl::Status EnsureSize(uint64_t end);
-  // Reads out.size() bytes at `at` within frame `frame`; DataLoss when the file ends first.
-  absl::Status ReadInFrame(uint32_t frame, uint32_t page_size, uint64_t at,
-                           absl::Span<uint8_t> out);
+  // InvalidArgument for frames Append cannot write, before anything is written.
+  absl::Status CheckFrames(uint32_t first_frame, uint32_t page_size,
+                           absl::Span<const FramePage> pages) const;
+  // Reads out.size() bytes at `offset`, a part of frame `frame`; DataLoss when the file ends
+  // first.
+  absl::Status ReadInFrame(uint32_t frame, uint64_t offset, absl::Span<uint8_t> out);
 
   std::unique_ptr<vfs::File> file_;
   const uint64_t grow_bytes_;  // the smallest preallocation step

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/endian.h"
+#include "base/hash.h"
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,6 +25,11 @@ using ::testing::ElementsAre;
 constexpr uint32_t kPageSize = 512;
 constexpr char kPath[] = "/db/x.db-wal";
 
+// Writes the checksum every image the log takes carries in its last 8 bytes.
+void Seal(uint32_t page_no, absl::Span<uint8_t> image) {
+  base::EncodeFixed64(image.data() + image.size() - 8, ImageChecksum(page_no, image));
+}
+
 // A page image that names its frame and page, so that a frame read from the wrong place or a
 // swapped image shows.
 std::vector<uint8_t> ImageOf(uint32_t frame, uint32_t page_no, uint32_t page_size = kPageSize) {
@@ -31,6 +37,7 @@ std::vector<uint8_t> ImageOf(uint32_t frame, uint32_t page_no, uint32_t page_siz
   for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<uint8_t>(frame * 31 + i);
   base::EncodeFixed32(image.data(), frame);
   base::EncodeFixed32(image.data() + 4, page_no);
+  Seal(page_no, absl::MakeSpan(image));
   return image;
 }
 
@@ -133,8 +140,9 @@ TEST_F(WalLogTest, AppendReturnsTheChainOfItsFrames) {
   const uint32_t pages[] = {1, 2, 3, 1, 4, 5};
   const uint32_t db_sizes[] = {0, 2, 0, 0, 4, 5};
   for (uint32_t frame = 1; frame <= 6; ++frame) {
-    chain = FrameChecksum(chain, pages[frame - 1], db_sizes[frame - 1], header_.salt1,
-                          header_.salt2, ImageOf(frame, pages[frame - 1]));
+    const std::vector<uint8_t> image = ImageOf(frame, pages[frame - 1]);
+    chain = FrameChecksum(chain, {pages[frame - 1], db_sizes[frame - 1], header_.salt1,
+                                  header_.salt2, ImageChecksum(pages[frame - 1], image)});
     if (frame == 2 || frame == 5 || frame == 6) {
       EXPECT_EQ(chain, chain_[frame]) << "frame " << frame;
     }
@@ -143,7 +151,7 @@ TEST_F(WalLogTest, AppendReturnsTheChainOfItsFrames) {
 
 TEST_F(WalLogTest, DamagedImageEndsThePrefixAtThePreviousCommit) {
   WriteThreeTransactions();
-  FlipByte(FrameOffset(4, kPageSize) + kFrameHeaderSize + 100);
+  FlipByte(FrameImageOffset(4, kPageSize) + 100);
   const ScanResult scan = ScanOk();
   EXPECT_EQ(scan.mx_frame, 2u);
   EXPECT_EQ(scan.db_size, 2u);
@@ -153,7 +161,7 @@ TEST_F(WalLogTest, DamagedImageEndsThePrefixAtThePreviousCommit) {
 
 TEST_F(WalLogTest, DamagedFrameHeaderEndsThePrefix) {
   WriteThreeTransactions();
-  FlipByte(FrameOffset(6, kPageSize) + 4);  // frame 6's db_size
+  FlipByte(FrameHeaderOffset(6, kPageSize) + 4);  // frame 6's db_size
   const ScanResult scan = ScanOk();
   EXPECT_EQ(scan.mx_frame, 5u);
   EXPECT_EQ(scan.last_checksum, chain_[5]);
@@ -161,7 +169,7 @@ TEST_F(WalLogTest, DamagedFrameHeaderEndsThePrefix) {
 
 TEST_F(WalLogTest, TornLastFrameIsNotCounted) {
   WriteThreeTransactions();
-  JKV_ASSERT_OK(log_->Truncate(FrameOffset(6, kPageSize) + kFrameHeaderSize + 100));
+  JKV_ASSERT_OK(log_->Truncate(FrameImageOffset(6, kPageSize) + 100));
   const ScanResult scan = ScanOk();
   EXPECT_EQ(scan.mx_frame, 5u);
   EXPECT_EQ(scan.db_size, 4u);
@@ -171,7 +179,7 @@ TEST_F(WalLogTest, TornLastFrameIsNotCounted) {
 
 TEST_F(WalLogTest, LogEndingExactlyAfterTheLastFrameIsWhole) {
   WriteThreeTransactions();
-  JKV_ASSERT_OK(log_->Truncate(FrameOffset(7, kPageSize)));
+  JKV_ASSERT_OK(log_->Truncate(LogEnd(6, kPageSize)));
   EXPECT_EQ(ScanOk().mx_frame, 6u);
 }
 
@@ -214,14 +222,108 @@ TEST_F(WalLogTest, OldSaltsAreRefusedEvenWhenTheChainContinues) {
 
 TEST_F(WalLogTest, FrameOfPageZeroEndsThePrefix) {
   WriteThreeTransactions();
-  // Append refuses page 0, so encode the frame by hand, with valid salts and chain.
-  std::vector<uint8_t> frame(FrameSize(kPageSize));
+  // Append refuses page 0, so encode the frame by hand, with valid salts, chain and image.
+  std::vector<uint8_t> raw(kFrameHeaderSize);
   const std::vector<uint8_t> image = ImageOf(7, 0);
   FrameHeader header{0, 7, header_.salt1, header_.salt2};
-  EncodeFrameHeader(header, chain_[6], image, absl::MakeSpan(frame));
-  std::memcpy(frame.data() + kFrameHeaderSize, image.data(), kPageSize);
-  JKV_ASSERT_OK(Raw()->Write(FrameOffset(7, kPageSize), frame));
+  EncodeFrameHeader(header, chain_[6], image, absl::MakeSpan(raw));
+  JKV_ASSERT_OK(Raw()->Write(FrameImageOffset(7, kPageSize), image));
+  JKV_ASSERT_OK(Raw()->Write(FrameHeaderOffset(7, kPageSize), raw));
   EXPECT_EQ(ScanOk().mx_frame, 6u);
+  // The same frame of page 7 is accepted: only page_no kept it out.
+  const std::vector<uint8_t> image7 = ImageOf(7, 7);
+  header.page_no = 7;
+  EncodeFrameHeader(header, chain_[6], image7, absl::MakeSpan(raw));
+  JKV_ASSERT_OK(Raw()->Write(FrameImageOffset(7, kPageSize), image7));
+  JKV_ASSERT_OK(Raw()->Write(FrameHeaderOffset(7, kPageSize), raw));
+  EXPECT_EQ(ScanOk().mx_frame, 7u);
+}
+
+// --- Frames written again (W11) ---
+
+// A transaction's spilled frame written again holds the new image; until Rechain the chain
+// from it is broken, so nothing of the transaction is recovered; after it and the commit,
+// all of it is.
+TEST_F(WalLogTest, RewrittenFramesCountOnceRechained) {
+  WriteThreeTransactions();
+  uint64_t chain = AppendTxn(header_, 7, chain_[6], {6, 7, 8}, /*db_size=*/0);
+  const std::vector<uint8_t> again = ImageOf(99, 7);
+  const FramePage page{PageNo(7), again};
+  JKV_ASSERT_OK(log_->RewriteFrames(header_, 8, {&page, 1}));
+  std::vector<uint8_t> image(kPageSize);
+  JKV_ASSERT_OK(log_->ReadPage(8, kPageSize, absl::MakeSpan(image)));
+  EXPECT_EQ(image, again);
+  const std::vector<uint8_t> commit = ImageOf(10, 9);
+  const FramePage commit_page{PageNo(9), commit};
+  // A commit frame appended without the rechain does not vouch for frames 8 and 9.
+  JKV_ASSERT_OK(log_->Append(header_, 10, chain, {&commit_page, 1}, 9).status());
+  EXPECT_EQ(ScanOk().mx_frame, 6u);
+
+  // Rechain reads and writes frame headers only.
+  JKV_ASSERT_OK_AND_ASSIGN(const FrameHeader seventh, log_->ReadFrameHeader(7, kPageSize));
+  const vfs::IoCounts before = WalCounts();
+  JKV_ASSERT_OK_AND_ASSIGN(chain, log_->Rechain(header_, 8, 9, seventh.checksum));
+  EXPECT_EQ(WalCounts().bytes_written - before.bytes_written, 2 * kFrameHeaderSize);
+  EXPECT_EQ(WalCounts().bytes_read - before.bytes_read, 2 * kFrameHeaderSize);
+  JKV_ASSERT_OK(log_->Append(header_, 10, chain, {&commit_page, 1}, 9).status());
+  const ScanResult scan = ScanOk();
+  EXPECT_EQ(scan.mx_frame, 10u);
+  EXPECT_THAT(scan.pages, ElementsAre(1, 2, 3, 1, 4, 5, 6, 7, 8, 9));
+}
+
+// --- Logs of format version 1 (an earlier build) ---
+
+class V1LogTest : public WalLogTest {
+ protected:
+  // Writes a version-1 log: its header, then frames of `pages`, the last one committing
+  // `db_size` (0: none commits).
+  void WriteV1(const std::vector<uint32_t>& pages, uint32_t db_size) {
+    WalHeader header{kPageSize, 1, 0xa1, 0xb1};
+    std::vector<uint8_t> raw(kWalHeaderSize);
+    EncodeWalHeader(header, absl::MakeSpan(raw));
+    base::EncodeFixed32(raw.data() + 4, 1);
+    uint64_t chain = base::Xxh3(raw.data(), 24, 0);
+    base::EncodeFixed64(raw.data() + 24, chain);
+    std::unique_ptr<vfs::File> file = Raw();
+    JKV_ASSERT_OK(file->Write(0, raw));
+    for (uint32_t f = 1; f <= pages.size(); ++f) {
+      std::vector<uint8_t> frame(kV1FrameHeaderSize + kPageSize);
+      base::EncodeFixed32(frame.data(), pages[f - 1]);
+      base::EncodeFixed32(frame.data() + 4, f == pages.size() ? db_size : 0);
+      base::EncodeFixed32(frame.data() + 8, header.salt1);
+      base::EncodeFixed32(frame.data() + 12, header.salt2);
+      const std::vector<uint8_t> image = ImageOf(f, pages[f - 1]);
+      std::memcpy(frame.data() + kV1FrameHeaderSize, image.data(), kPageSize);
+      chain = base::Xxh3Pair(frame.data(), 16, image.data(), image.size(), chain);
+      base::EncodeFixed64(frame.data() + 16, chain);
+      JKV_ASSERT_OK(file->Write(V1FrameOffset(f, kPageSize), frame));
+    }
+  }
+};
+
+TEST_F(V1LogTest, ACommittedLogIsRefusedAndLeftAlone) {
+  WriteV1({1, 2, 3}, 3);
+  const uint64_t size = WalSize();
+  EXPECT_THAT(log_->Scan(kPageSize),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "format version 1, written by an earlier journalkv build"));
+  EXPECT_EQ(WalSize(), size);
+  EXPECT_EQ(WalCounts().writes, 0u);  // the test wrote through another kind of file
+}
+
+TEST_F(V1LogTest, ALogWithoutACommitIsEmpty) {
+  WriteV1({1, 2, 3}, 0);
+  const ScanResult scan = ScanOk();
+  EXPECT_FALSE(scan.header_valid);
+  EXPECT_EQ(scan.mx_frame, 0u);
+  WriteV1({}, 0);
+  EXPECT_FALSE(ScanOk().header_valid);
+}
+
+TEST_F(V1LogTest, ATornCommitIsNoCommit) {
+  WriteV1({1, 2, 3}, 3);
+  JKV_ASSERT_OK(log_->Truncate(V1FrameOffset(3, kPageSize) + 100));
+  EXPECT_FALSE(ScanOk().header_valid);
 }
 
 // --- The header ---
@@ -300,7 +402,7 @@ TEST_F(WalLogTest, ReadOnlyLogScansButRefusesWrites) {
 
 TEST_F(WalLogTest, ReadPageOfAMissingFrameIsDataLoss) {
   WriteThreeTransactions();
-  JKV_ASSERT_OK(log_->Truncate(FrameOffset(6, kPageSize) + 10));
+  JKV_ASSERT_OK(log_->Truncate(FrameImageOffset(6, kPageSize) + 10));
   std::vector<uint8_t> image(kPageSize);
   EXPECT_THAT(log_->ReadPage(6, kPageSize, absl::MakeSpan(image)),
               StatusIs(absl::StatusCode::kDataLoss, "wal frame 6 is missing"));
@@ -368,7 +470,7 @@ TEST(WalLogFaultTest, AStepTheDiskCannotTakeLeavesTheAppendToGrowTheFileByItsFra
   fs.ClearFaults();
   JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
   // The header and one frame, no more: the first chunk of zeros was given back.
-  EXPECT_EQ(size, FrameOffset(2, kPageSize));
+  EXPECT_EQ(size, LogEnd(1, kPageSize));
   JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
   EXPECT_EQ(scan.mx_frame, 1u);
 }
@@ -388,14 +490,14 @@ TEST(WalLogFaultTest, AStepThatWasWrittenInPartIsGivenBackWhole) {
   const FramePage page{PageNo(1), image};
   JKV_ASSERT_OK(log->Append(header, 1, seed, {&page, 1}, 1).status());
   JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
-  EXPECT_EQ(size, FrameOffset(2, kPageSize));
+  EXPECT_EQ(size, LogEnd(1, kPageSize));
   JKV_ASSERT_OK_AND_ASSIGN(const ScanResult scan, log->Scan(kPageSize));
   EXPECT_EQ(scan.mx_frame, 1u);
 }
 
 TEST_F(WalLogTest, AppendPreallocatesInWholeSteps) {
   WriteThreeTransactions();
-  const uint64_t end = FrameOffset(7, kPageSize);
+  const uint64_t end = LogEnd(6, kPageSize);
   // The file held the 32-byte header, so it grew by at least kGrowBytes past it, rounded up.
   EXPECT_EQ(WalSize(), 2 * kGrowBytes);
   EXPECT_GE(WalSize(), end);
@@ -419,7 +521,8 @@ TEST(WalLogGrowTest, ASmallerStepStartsSmallAndDoubles) {
   const FramePage page{PageNo(1), image};
   std::vector<uint64_t> sizes;
   uint32_t frame = 1;
-  for (; FrameOffset(frame, kPageSize) < 4 * kStep; ++frame) {
+  // Until a frame ends past 4 steps.
+  for (; frame == 1 || LogEnd(frame - 1, kPageSize) <= 4 * kStep; ++frame) {
     JKV_ASSERT_OK_AND_ASSIGN(chain, log->Append(header, frame, chain, {&page, 1}, 1));
     JKV_ASSERT_OK_AND_ASSIGN(const uint64_t size, log->Size());
     if (sizes.empty() || sizes.back() != size) sizes.push_back(size);
@@ -459,18 +562,19 @@ TEST_F(WalLogTest, GrowthDoublesAtFirst) {
   header.checksum = EncodeWalHeader(header, absl::MakeSpan(raw));
   uint64_t chain = AppendTxn(header, 1, header.checksum, {1}, 1);
   EXPECT_EQ(WalSize(), kGrowBytes);
-  // Frames 2..1957 end just past 1 MiB, frames 1958..3914 just past 2 MiB.
-  const uint32_t per_mib = kGrowBytes / FrameSize(kPageSize) + 1;  // 1957
-  ASSERT_GT(FrameOffset(per_mib + 1, kPageSize), kGrowBytes);
-  ASSERT_GT(FrameOffset(2 * per_mib + 1, kPageSize), 2 * kGrowBytes);
-  chain = AppendTxn(header, 2, chain, std::vector<uint32_t>(per_mib - 1, 2), 2);
+  // Frames 2..a end just past 1 MiB, frames a+1..b just past 2 MiB.
+  const uint32_t a = FramesInFile(kGrowBytes, kPageSize) + 1;
+  const uint32_t b = FramesInFile(2 * kGrowBytes, kPageSize) + 1;
+  ASSERT_GT(LogEnd(a, kPageSize), kGrowBytes);
+  ASSERT_GT(LogEnd(b, kPageSize), 2 * kGrowBytes);
+  chain = AppendTxn(header, 2, chain, std::vector<uint32_t>(a - 1, 2), 2);
   EXPECT_EQ(WalSize(), 2 * kGrowBytes);
-  chain = AppendTxn(header, per_mib + 1, chain, std::vector<uint32_t>(per_mib, 3), 3);
+  chain = AppendTxn(header, a + 1, chain, std::vector<uint32_t>(b - a, 3), 3);
   EXPECT_EQ(WalSize(), 4 * kGrowBytes);
 
   JKV_ASSERT_OK(log_->WriteHeader(header).status());
   const ScanResult scan = ScanOk();
-  EXPECT_EQ(scan.mx_frame, 2 * per_mib);
+  EXPECT_EQ(scan.mx_frame, b);
   EXPECT_EQ(scan.last_checksum, chain);
 }
 
@@ -507,8 +611,8 @@ TEST_F(WalLogTest, TruncatedLogGrowsAgain) {
 // past the stale bound asks the file again and grows it from its real size.
 TEST_F(WalLogTest, StaleKnownSizeIsRefreshed) {
   WriteThreeTransactions();
-  JKV_ASSERT_OK(Raw()->Truncate(FrameOffset(7, kPageSize)));
-  const uint32_t past = 2 * kGrowBytes / FrameSize(kPageSize) + 1;
+  JKV_ASSERT_OK(Raw()->Truncate(LogEnd(6, kPageSize)));
+  const uint32_t past = FramesInFile(2 * kGrowBytes, kPageSize) + 1;
   AppendTxn(header_, 7, chain_[6], std::vector<uint32_t>(past - 6, 9), 9);
   // Grown from the real size (the end, rounded up: 3 MiB), not from the stale 2 MiB (4 MiB).
   EXPECT_EQ(WalSize(), 3 * kGrowBytes);
@@ -530,6 +634,7 @@ TEST_F(WalLogTest, ScansAHundredThousandFrames) {
       uint8_t* image = images.data() + i * kPageSize;
       std::memset(image, static_cast<uint8_t>(frame), kPageSize);
       base::EncodeFixed32(image, frame);
+      Seal(frame % 977 + 1, absl::MakeSpan(image, kPageSize));
       pages[i] = {PageNo(frame % 977 + 1), absl::MakeConstSpan(image, kPageSize)};
     }
     JKV_ASSERT_OK_AND_ASSIGN(chain, log_->Append(header, first, chain, pages, first + kPerTxn));
@@ -548,7 +653,7 @@ TEST_F(WalLogTest, ScansAHundredThousandFrames) {
     std::vector<uint8_t> image(kPageSize);
     JKV_ASSERT_OK(log_->ReadPage(frame, kPageSize, absl::MakeSpan(image)));
     EXPECT_EQ(base::DecodeFixed32(image.data()), frame);
-    EXPECT_EQ(image[kPageSize - 1], static_cast<uint8_t>(frame));
+    EXPECT_EQ(image[kPageSize - 9], static_cast<uint8_t>(frame));
   }
 }
 

@@ -10,6 +10,7 @@
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "log/wal_format.h"
 #include "pager/db_lock.h"
 #include "vfs/mem_fs.h"
 
@@ -354,6 +355,22 @@ TEST(PagerOpenTest, DatabaseLastUsedInAWalModeIsSwitchedBackToRollback) {
     { ASSERT_THAT(Pager::Open(&fs, kPath, {}), IsOk()); }
     EXPECT_EQ(ReadFile(fs, kPath)[kJournalFamilyOffset],
               static_cast<char>(JournalFamily::kRollback));
+  }
+}
+
+// The log checks a frame's image by the page trailer's rule, which it states itself
+// (log/wal_format.h, ImageChecksum) rather than include the pager: the two must agree, for every
+// page size and page number, or recovery would refuse every frame the pager sealed.
+TEST(PageTrailerTest, TheLogComputesTheTrailerTheSealWrites) {
+  for (uint32_t page_size : {512u, 4096u, 65536u}) {
+    std::vector<uint8_t> page(page_size);
+    for (size_t i = 0; i < page.size(); ++i) page[i] = static_cast<uint8_t>(i * 13 + page_size);
+    for (uint32_t page_no : {1u, 2u, 977u, 0xfffffffeu}) {
+      SealPage(PageNo(page_no), absl::MakeSpan(page));
+      EXPECT_EQ(wal::ImageChecksum(page_no, page), StoredPageChecksum(page));
+      EXPECT_EQ(wal::StoredImageChecksum(page), StoredPageChecksum(page));
+      EXPECT_EQ(wal::ImageChecksum(page_no + 1, page) == StoredPageChecksum(page), false);
+    }
   }
 }
 

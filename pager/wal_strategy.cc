@@ -413,7 +413,7 @@ absl::Status WalWriteTxn::CommitPages() {
       r.first_frame = std::min(r.first_frame, frame);
       if (!dirty_.contains(page)) ++r.pages;  // spilled, not written again at commit
     }
-    r.log_bytes = wal::FrameOffset(log.mx_frame + 1, new_header.page_size);
+    r.log_bytes = wal::LogEnd(log.mx_frame, new_header.page_size);
   }
   // The new pages, cached under their frames' versions: no snapshot reaches those frames
   // before a publish covers them, and from then on they are these images for good.

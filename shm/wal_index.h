@@ -121,7 +121,10 @@
 
 namespace journalkv::shm {
 
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5305;  // "JKS" + layout 5 (slots_used)
+// "JKS" + layout 6. Layout 6 is layout 5 (slots_used) for logs of format version 2
+// (log/wal_format.h): a build of layout 5 writes version-1 frames, and must not append to a log
+// a connection of this build has open.
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5306;
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;

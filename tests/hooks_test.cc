@@ -149,11 +149,11 @@ TEST(HooksTest, TheWalHookNamesExactlyTheTransactionsFramesInTheLogFile) {
       EXPECT_EQ(c.generation, seen.wal[i - 1].generation);
       EXPECT_EQ(c.first_frame, seen.wal[i - 1].last_frame + 1);
     }
-    EXPECT_EQ(c.log_bytes, wal::FrameOffset(c.last_frame + 1, page_size));
+    EXPECT_EQ(c.log_bytes, wal::LogEnd(c.last_frame, page_size));
     EXPECT_LE(c.log_bytes, log_size);
     for (uint32_t f = c.first_frame; f <= c.last_frame; ++f) {
       uint8_t header[wal::kFrameHeaderSize];
-      ASSERT_THAT(log->Read(wal::FrameOffset(f, page_size), absl::MakeSpan(header)), IsOk());
+      ASSERT_THAT(log->Read(wal::FrameHeaderOffset(f, page_size), absl::MakeSpan(header)), IsOk());
       const uint32_t db_size = base::DecodeFixed32(header + 4);
       EXPECT_EQ(db_size != 0, f == c.last_frame) << "frame " << f;
     }

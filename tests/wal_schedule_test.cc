@@ -359,16 +359,16 @@ class World {
       db_file_ = std::move(*d);
     }
     constexpr uint32_t kPage = 1024;
-    std::vector<uint8_t> frame(wal::FrameSize(kPage));
+    uint8_t header[wal::kFrameHeaderSize];
+    std::vector<uint8_t> image(kPage);
     // Each page's frames up to `upper`, in order: (frame, image).
     std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<uint8_t>>>> pages;
     for (uint32_t f = 1; f <= upper; ++f) {
-      if (!log_file_->Read(wal::FrameOffset(f, kPage), absl::MakeSpan(frame)).ok()) {
+      if (!log_file_->Read(wal::FrameHeaderOffset(f, kPage), absl::MakeSpan(header)).ok() ||
+          !log_file_->Read(wal::FrameImageOffset(f, kPage), absl::MakeSpan(image)).ok()) {
         return absl::StrCat("the log cannot be read at published frame ", f);
       }
-      const wal::FrameHeader fh = wal::DecodeFrameHeader(absl::MakeConstSpan(frame).first(wal::kFrameHeaderSize));
-      pages[fh.page_no].emplace_back(
-          f, std::vector<uint8_t>(frame.begin() + wal::kFrameHeaderSize, frame.end()));
+      pages[wal::DecodeFrameHeader(header).page_no].emplace_back(f, image);
     }
     absl::StatusOr<uint64_t> db_size = db_file_->Size();
     if (!db_size.ok()) return "the database file's size cannot be read";

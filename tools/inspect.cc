@@ -295,18 +295,24 @@ absl::Status InspectWal(vfs::FileSystem& fs, const std::string& path, std::ostre
     out << "BAD: " << OneLine(header.status().message()) << ": the log counts as empty\n";
     return absl::OkStatus();
   }
+  if (header->version == 1) {
+    out << "version 1: the layout of an earlier journalkv build, not walked; this build "
+           "recovers no frame from it (a log that holds a commit is refused at open)\n";
+    return absl::OkStatus();
+  }
   const uint32_t page_size = header->page_size;
   uint64_t prev = header->checksum;
   uint32_t valid = 0, last_commit = 0, commits = 0;
   for (uint32_t f = 1;; ++f) {
-    const uint64_t offset = wal::FrameOffset(f, page_size);
-    if (!w.Has(offset, wal::FrameSize(page_size))) {
+    const uint64_t offset = wal::FrameHeaderOffset(f, page_size);
+    const uint64_t image_at = wal::FrameImageOffset(f, page_size);
+    if (!w.Has(offset, wal::kFrameHeaderSize) || !w.Has(image_at, page_size)) {
       if (w.Has(offset, 1)) out << "frame " << f << " at " << offset << ": cut short\n";
       break;
     }
     const wal::FrameHeader frame =
         wal::DecodeFrameHeader(absl::MakeConstSpan(w.at(offset), wal::kFrameHeaderSize));
-    absl::Span<const uint8_t> image(w.at(offset + wal::kFrameHeaderSize), page_size);
+    absl::Span<const uint8_t> image(w.at(image_at), page_size);
     const bool salts = frame.salt1 == header->salt1 && frame.salt2 == header->salt2;
     if (frame == wal::FrameHeader{}) {
       out << "frame " << f << " at " << offset
@@ -314,9 +320,11 @@ absl::Status InspectWal(vfs::FileSystem& fs, const std::string& path, std::ostre
       break;
     }
     if (!wal::FrameValid(frame, *header, prev, image)) {
-      out << "frame " << f << " at " << offset << ": page " << frame.page_no << ", "
-          << (salts ? "checksum BAD (torn, or not of this chain)"
-                    : "salts of another generation")
+      const char* what = !salts ? "salts of another generation"
+                         : wal::FrameHeaderValid(frame, *header, prev)
+                             ? "image BAD (torn, or not the image its header names)"
+                             : "checksum BAD (torn, or not of this chain)";
+      out << "frame " << f << " at " << offset << ": page " << frame.page_no << ", " << what
           << ": the valid frames end here\n";
       break;
     }

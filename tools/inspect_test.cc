@@ -117,12 +117,12 @@ TEST_F(InspectTest, TheLogAndTheIndexOfALiveWalDatabaseAndADamagedLog) {
   for (int i = 0; i < 5; ++i) ASSERT_THAT(d->Put(absl::StrCat("k", i), "v"), IsOk());
   auto reader = *d->BeginRead();  // a pinned snapshot for the slot lines
   std::string out = Run(db, "wal");
-  EXPECT_THAT(out, HasSubstr("magic ok\nversion 1\npage_size 4096\n"));
+  EXPECT_THAT(out, HasSubstr("magic ok\nversion 2\npage_size 4096\n"));
   EXPECT_THAT(out, HasSubstr(", commit, db_size 2\n"));
   EXPECT_THAT(out, HasSubstr("5 commits"));
   EXPECT_THAT(out, Not(HasSubstr("BAD")));
   out = Run(db, "shm");
-  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5305 ok\n"));
+  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5306 ok\n"));
   EXPECT_THAT(out, HasSubstr("slots claimed in this life: below 1\n"));
   EXPECT_THAT(out, HasSubstr("published copies agree\n"));
   EXPECT_THAT(out, HasSubstr("appended copies agree\n"));
@@ -134,12 +134,22 @@ TEST_F(InspectTest, TheLogAndTheIndexOfALiveWalDatabaseAndADamagedLog) {
   // breaks there, and what came before is still listed.
   std::string log = ReadBytes(db + "-wal");
   const std::string copy = Path("c.db");
-  log[32 + 2 * (24 + 4096) + 24 + 100] ^= 1;
+  log[32 + 2 * (32 + 4096) + 32 + 100] ^= 1;  // frame 3's image
   WriteBytes(copy + "-wal", log);
   out = Run(copy, "wal");
-  EXPECT_THAT(out, HasSubstr("frame 3 at "));
-  EXPECT_THAT(out, HasSubstr("checksum BAD (torn, or not of this chain): the valid frames end here"));
+  EXPECT_THAT(out, HasSubstr("frame 3 at 8288: page "));
+  EXPECT_THAT(out, HasSubstr("image BAD (torn, or not the image its header names): the valid "
+                             "frames end here"));
   EXPECT_THAT(out, HasSubstr("2 valid frames"));
+  // Frame 2's header damaged instead: the chain breaks there.
+  log[32 + 2 * (32 + 4096) + 32 + 100] ^= 1;
+  log[32 + (32 + 4096) + 4] ^= 1;  // frame 2's db_size
+  WriteBytes(copy + "-wal", log);
+  out = Run(copy, "wal");
+  EXPECT_THAT(out, HasSubstr("frame 2 at 4160: page "));
+  EXPECT_THAT(out, HasSubstr("checksum BAD (torn, or not of this chain): the valid frames end here"));
+  EXPECT_THAT(out, HasSubstr("1 valid frames"));
+  log[32 + (32 + 4096) + 4] ^= 1;
   // A damaged header: named, the log counts as empty.
   log[13] ^= 1;
   WriteBytes(copy + "-wal", log);

@@ -110,7 +110,8 @@
 //       (WalLog::Rechain) before it appends the commit frame, which is always a new frame. A
 //       crash before that leaves a chain that breaks at or before the commit, so recovery
 //       takes nothing of the transaction, and a power loss that keeps only part of the
-//       rechained frames breaks the chain too (each checksum covers its own image).
+//       rechained frames breaks the chain too (each checksum covers its frame header, which
+//       carries its image's own checksum; log/wal_format.h).
 //   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
 //       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
 //       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
