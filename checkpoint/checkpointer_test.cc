@@ -12,11 +12,13 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/endian.h"
 #include "base/status_macros.h"
 #include "base/status_matchers.h"
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
+#include "log/wal_format.h"
 #include "log/wal_log.h"
 
 namespace journalkv::checkpoint {
@@ -53,10 +55,16 @@ class CheckpointerTest : public ::testing::Test {
   std::vector<uint8_t> Image(char c) const { return std::vector<uint8_t>(kPageSize, c); }
 
   // One commit of pages written with `tag`: frames appended, indexed, the header published.
+  // Each image ends with its checksum, as every image the log takes does (log/wal_format.h).
   void Commit(std::vector<uint32_t> pages, char tag) {
-    std::vector<uint8_t> image = Image(tag);
+    std::vector<std::vector<uint8_t>> images;
+    for (uint32_t p : pages) {
+      images.push_back(Image(tag));
+      base::EncodeFixed64(images.back().data() + kPageSize - 8,
+                          wal::ImageChecksum(p, images.back()));
+    }
     std::vector<wal::FramePage> frames;
-    for (uint32_t p : pages) frames.push_back({PageNo(p), image});
+    for (size_t i = 0; i < pages.size(); ++i) frames.push_back({PageNo(pages[i]), images[i]});
     shm::LogState& state = header_.logs[0];
     JKV_ASSERT_OK_AND_ASSIGN(
         state.last_checksum,
