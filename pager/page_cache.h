@@ -10,8 +10,9 @@
 // its image alive even after the cache drops or replaces the entry. The cache is split into
 // kShards shards by page number, each with its own mutex and its own least-recently-used
 // order, so that reader threads of one pager looking up different pages do not queue on one
-// lock; eviction skips pages that someone still pins, so a shard may briefly hold more than
-// its share of the capacity while many pages are pinned.
+// lock; eviction skips pages that someone still pins, moving each to the front as it passes
+// it (a pinned page is in use; left at the back, every eviction walked past it again), so a
+// shard may briefly hold more than its share of the capacity while many pages are pinned.
 //
 // Thread-safety: thread-safe.
 #ifndef JOURNALKV_PAGER_PAGE_CACHE_H_

@@ -2,6 +2,7 @@
 #include "pager/page_cache.h"
 
 #include <memory>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -43,6 +44,44 @@ TEST(PageCacheTest, PinnedPagesStayPastTheCapacity) {
   cache.Insert(PageNo(48), Image());
   EXPECT_EQ(cache.Lookup(PageNo(16)), nullptr);
   EXPECT_NE(cache.Lookup(PageNo(48)), nullptr);
+}
+
+// A page that eviction found pinned counts as used at that moment: it goes to the front, so
+// that the next evictions do not walk past it again (a snapshot's table of hot pages pins up
+// to half the cache for as long as its snapshot is the newest; pager/hot_pages.h). Once its
+// pin drops it goes in its turn, after the pages that were older when it was passed over.
+TEST(PageCacheTest, APinnedPagePassedOverByEvictionGoesToTheFront) {
+  PageCache cache(2 * PageCache::kShards);
+  const auto page = [](uint32_t i) { return PageNo(i * PageCache::kShards); };  // shard 0
+  std::shared_ptr<const PageBuffer> pinned = Image();
+  cache.Insert(page(1), pinned);
+  cache.Insert(page(2), Image());
+  cache.Insert(page(3), Image());  // passes over 1 (pinned), evicts 2
+  EXPECT_EQ(cache.Lookup(page(2)), nullptr);
+  pinned.reset();
+  cache.Insert(page(4), Image());  // 3 is now the least recently used
+  EXPECT_EQ(cache.Lookup(page(3)), nullptr) << "the page passed over stayed at the back";
+  EXPECT_NE(cache.Lookup(page(1)), nullptr);
+  EXPECT_NE(cache.Lookup(page(4)), nullptr);
+}
+
+// Eviction with every page of a shard pinned ends: nothing is evicted, the shard holds more
+// than its share until the pins drop, and the next insert then evicts down to the share.
+TEST(PageCacheTest, EvictionOfAShardWhosePagesAreAllPinnedEnds) {
+  PageCache cache(2 * PageCache::kShards);
+  const auto page = [](uint32_t i) { return PageNo(i * PageCache::kShards); };  // shard 0
+  std::vector<std::shared_ptr<const PageBuffer>> pins;
+  for (uint32_t i = 1; i <= 5; ++i) {
+    pins.push_back(Image());
+    cache.Insert(page(i), pins.back());
+  }
+  for (uint32_t i = 1; i <= 5; ++i) EXPECT_NE(cache.Lookup(page(i)), nullptr) << i;
+  pins.clear();
+  cache.Insert(page(6), Image());
+  int kept = 0;
+  for (uint32_t i = 1; i <= 6; ++i) kept += cache.Lookup(page(i)) != nullptr;
+  EXPECT_EQ(kept, 2);
+  EXPECT_NE(cache.Lookup(page(6)), nullptr);
 }
 
 // Least recently used first, except that a hit on a page in the front half does not move it
