@@ -101,24 +101,18 @@ class JournalkvSession final : public Session {
   std::unique_ptr<ReadTransaction> read_;
 };
 
-absl::StatusOr<uint64_t> IterateFrom(Iterator& it, absl::string_view from, uint64_t limit,
-                                     ScanVisitor visit) {
-  uint64_t n = 0;
-  for (it.Seek(from); n < limit && it.Valid(); it.Next()) {
-    JKV_ASSIGN_OR_RETURN(absl::string_view value, it.value_view());
-    visit(it.key(), value);
-    ++n;
-  }
-  JKV_RETURN_IF_ERROR(it.status());
-  return n;
-}
-
+// Through the transactions' Scan, journalkv's fastest way to read a range, as LMDB's adapter
+// uses its cursor.
 absl::StatusOr<uint64_t> JournalkvSession::Scan(absl::string_view from, uint64_t limit,
                                                 ScanVisitor visit) {
-  if (write_ != nullptr) return IterateFrom(*write_->NewIterator(), from, limit, visit);
-  if (read_ != nullptr) return IterateFrom(*read_->NewIterator(), from, limit, visit);
+  const auto each = [&visit](absl::string_view key, absl::string_view value) {
+    visit(key, value);
+    return true;
+  };
+  if (write_ != nullptr) return write_->Scan(from, limit, each);
+  if (read_ != nullptr) return read_->Scan(from, limit, each);
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db_->BeginRead());
-  return IterateFrom(*txn->NewIterator(), from, limit, visit);
+  return txn->Scan(from, limit, each);
 }
 
 class JournalkvAdapter final : public EngineAdapter {

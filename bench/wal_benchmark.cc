@@ -537,6 +537,31 @@ void BM_Scan100Cached(benchmark::State& state, JournalMode mode) {
 void BM_WalScan100Cached(benchmark::State& state) {
   BM_Scan100Cached(state, JournalMode::kWal);
 }
+
+// As BM_WalScan100Cached through ReadTransaction::Scan (no Iterator: one call per pair).
+void BM_WalScan100CachedVisitor(benchmark::State& state) {
+  constexpr uint64_t kKeys = 5000;
+  absl::StatusOr<std::unique_ptr<TempDb>> bench =
+      TempDb::Open(JournalMode::kWal, "threshold:1000", kKeys);
+  if (Failed(state, bench.status())) return;
+  Db& db = (*bench)->db();
+  std::mt19937_64 rng(1);
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db.BeginRead();
+    if (Failed(state, txn.status())) break;
+    absl::StatusOr<uint64_t> n =
+        (*txn)->Scan(Key(rng() % (kKeys - 100)), 100,
+                     [&bytes](absl::string_view key, absl::string_view value) {
+                       bytes += key.size() + value.size();
+                       return true;
+                     });
+    if (Failed(state, n.status())) break;
+  }
+  benchmark::DoNotOptimize(bytes);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_WalScan100CachedVisitor);
 void BM_DeleteScan100Cached(benchmark::State& state) {
   BM_Scan100Cached(state, JournalMode::kDelete);
 }

@@ -358,6 +358,11 @@ std::unique_ptr<Iterator> ReadTransaction::NewIterator(IteratorOptions options) 
   return std::unique_ptr<Iterator>(new Iterator(*txn_, std::move(options)));
 }
 
+absl::StatusOr<uint64_t> ReadTransaction::Scan(absl::string_view from, uint64_t limit,
+                                               ScanVisitor visit, const IteratorOptions& options) {
+  return internal::ScanPages(*txn_, from, limit, options, visit);
+}
+
 absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*txn_); }
 
 // ---------------------------------------------------------------------------------------------
@@ -414,6 +419,12 @@ absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
 
 std::unique_ptr<Iterator> WriteTransaction::NewIterator(IteratorOptions options) {
   return std::unique_ptr<Iterator>(new Iterator(*txn_, std::move(options)));
+}
+
+absl::StatusOr<uint64_t> WriteTransaction::Scan(absl::string_view from, uint64_t limit,
+                                                ScanVisitor visit, const IteratorOptions& options) {
+  JKV_RETURN_IF_ERROR(CheckOpen());
+  return internal::ScanPages(*txn_, from, limit, options, visit);
 }
 
 absl::StatusOr<uint64_t> WriteTransaction::Count() {

@@ -186,6 +186,12 @@ class ReadTransaction {
   // An iterator over this snapshot, within `options`' bounds (engine/iterator.h); it must be
   // destroyed before the transaction.
   std::unique_ptr<Iterator> NewIterator(IteratorOptions options = {});
+  // Calls visit(key, value) for the pairs from the first key >= `from`, in key order, within
+  // `options`' bounds, until `limit` pairs or visit returns false; returns how many it visited.
+  // A scan's fast path: no Iterator, one call per pair. DataLoss for a damaged page (the pairs
+  // visited before it were sound).
+  absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit, ScanVisitor visit,
+                                const IteratorOptions& options = {});
   // The number of keys (reads every leaf page).
   absl::StatusOr<uint64_t> Count();
 
@@ -213,6 +219,11 @@ class WriteTransaction {
   // An iterator that sees this transaction's writes, also those made while it is open, within
   // `options`' bounds; it must be destroyed before the transaction ends.
   std::unique_ptr<Iterator> NewIterator(IteratorOptions options = {});
+  // As ReadTransaction::Scan, over this transaction's writes. visit may write to the
+  // transaction; the scan then goes on from the first key after the one visited, and the views
+  // it was given end with the write.
+  absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit, ScanVisitor visit,
+                                const IteratorOptions& options = {});
   absl::StatusOr<uint64_t> Count();
 
   // Makes every write durable (as the sync level promises) and visible, atomically. On error

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/compare.h"
+#include "base/status_macros.h"
 #include "btree/cursor.h"
 
 namespace journalkv {
@@ -97,5 +98,30 @@ absl::StatusOr<absl::string_view> Iterator::value_view() {
 }
 
 absl::Status Iterator::status() const { return status_; }
+
+namespace internal {
+
+absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view from,
+                                   uint64_t limit, const IteratorOptions& options,
+                                   ScanVisitor visit) {
+  if (options.lower_bound.has_value() && from < *options.lower_bound) from = *options.lower_bound;
+  const std::optional<std::string>& upper = options.upper_bound;
+  btree::Cursor cursor(pages);
+  JKV_RETURN_IF_ERROR(cursor.Seek(from));
+  uint64_t visited = 0;
+  // One call out per pair (visit): the cursor's step and its value are inline here, where an
+  // Iterator costs a call for each of Next, Valid, key and value_view.
+  while (visited < limit && cursor.Valid()) {
+    if (upper.has_value() && base::CompareBytes(cursor.key(), *upper) >= 0) break;
+    JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
+    ++visited;
+    if (!visit(cursor.key(), value)) break;
+    JKV_RETURN_IF_ERROR(cursor.Next());
+  }
+  JKV_RETURN_IF_ERROR(cursor.status());
+  return visited;
+}
+
+}  // namespace internal
 
 }  // namespace journalkv

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,6 +36,10 @@ class Cursor;
 namespace pager {
 class PageReader;
 }  // namespace pager
+
+// What ReadTransaction::Scan and WriteTransaction::Scan call with each pair, in key order; the
+// views last until it returns. Returning false stops the scan after that pair.
+using ScanVisitor = absl::FunctionRef<bool(absl::string_view key, absl::string_view value)>;
 
 struct IteratorOptions {
   std::optional<std::string> lower_bound;  // the first key it may show (inclusive)
@@ -81,6 +86,14 @@ class Iterator {
   const bool bounded_;  // options_ has a bound: Valid checks the key against it
   absl::Status status_;
 };
+
+namespace internal {
+// The scans of both transaction kinds (engine/db.h): a cursor on the stack over `pages`, from
+// the first key >= max(from, lower bound) while below the upper bound, at most `limit` pairs.
+absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view from,
+                                   uint64_t limit, const IteratorOptions& options,
+                                   ScanVisitor visit);
+}  // namespace internal
 
 }  // namespace journalkv
 
