@@ -81,6 +81,39 @@ class Cursor {
     }
     return NextSlow();
   }
+  // For scans (the transactions' Scan in engine/): steps to each next pair of the current leaf
+  // and calls fn(key, value) with it, until fn returns false or the leaf's next pair is not one
+  // it can hand over as it lies: the leaf's end, a value in overflow pages, a cell out of order
+  // or malformed stop it before that pair, and Next takes the general way to it. The cursor is
+  // left on the last pair fn was called with. Returns false when fn did. Nothing is stored in
+  // the cursor per pair, only once at the end. REQUIRES: Valid() and !writable().
+  template <typename Fn>
+  bool ScanInLeaf(Fn&& fn) {
+    Frame& leaf = frames_.back();
+    const int count = leaf.view.cell_count();
+    int index = leaf.index;
+    absl::string_view key = key_;
+    LeafCell cell = cell_;
+    LeafCell next;
+    bool more = true;
+    while (index + 1 < count && leaf.view.leaf_cell_into(index + 1, &next) &&
+           next.local_value.size() == next.value_size && base::CompareBytes(key, next.key) < 0) {
+      ++index;
+      cell = next;
+      key = next.key;
+      if (!fn(key, absl::string_view(next.local_value.data(), next.value_size))) {
+        more = false;
+        break;
+      }
+    }
+    if (index != leaf.index) {
+      leaf.index = index;
+      cell_ = cell;
+      key_ = key;
+    }
+    return more;
+  }
+
   // Moves to the next smaller key; before the first key the cursor is no longer Valid().
   // FailedPrecondition when the cursor is not Valid().
   absl::Status Prev();
@@ -110,6 +143,9 @@ class Cursor {
     }
     return CurrentValue(&value_buffer_);
   }
+
+  // Whether the cursor reads through a PageWriter, whose pages can change under it.
+  bool writable() const { return writable_; }
 
   // The error Valid() met while repositioning, or OK.
   const absl::Status& status() const { return status_; }

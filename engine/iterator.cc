@@ -109,13 +109,20 @@ absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view f
   btree::Cursor cursor(pages);
   JKV_RETURN_IF_ERROR(cursor.Seek(from));
   uint64_t visited = 0;
-  // One call out per pair (visit): the cursor's step and its value are inline here, where an
-  // Iterator costs a call for each of Next, Valid, key and value_view.
-  while (visited < limit && cursor.Valid()) {
-    if (upper.has_value() && base::CompareBytes(cursor.key(), *upper) >= 0) break;
-    JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
+  // The pairs within the limit and the bound go to visit; false ends the scan.
+  const auto each = [&](absl::string_view key, absl::string_view value) {
+    if (visited == limit) return false;
+    if (upper.has_value() && base::CompareBytes(key, *upper) >= 0) return false;
     ++visited;
-    if (!visit(cursor.key(), value)) break;
+    return visit(key, value);
+  };
+  // One call out per pair (visit). Within a leaf a read-only cursor hands over its pairs in a
+  // loop that keeps its position in registers (ScanInLeaf); the first pair, each leaf's first
+  // and any the loop leaves (a value in overflow pages) take the general way.
+  while (cursor.Valid()) {
+    JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
+    if (!each(cursor.key(), value)) break;
+    if (!cursor.writable() && !cursor.ScanInLeaf(each)) break;
     JKV_RETURN_IF_ERROR(cursor.Next());
   }
   JKV_RETURN_IF_ERROR(cursor.status());
