@@ -170,6 +170,7 @@ class Cursor {
   absl::Status SeekImpl(absl::string_view key);
   absl::Status SeekEdge(Edge edge);
   absl::Status StepLeaf(int direction);
+  void PrefetchSibling(const Frame& parent, int direction);
   absl::Status Step(int direction);
   absl::Status NextSlow();
 

@@ -123,6 +123,7 @@ absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view f
     JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
     if (!each(cursor.key(), value)) break;
     if (!cursor.writable() && !cursor.ScanInLeaf(each)) break;
+    if (visited == limit) break;  // before Next, which may read the next leaf for nothing
     JKV_RETURN_IF_ERROR(cursor.Next());
   }
   JKV_RETURN_IF_ERROR(cursor.status());

@@ -155,6 +155,50 @@ TEST(ScanTest, AWriteTransactionsScanFollowsTheVisitorsWrites) {
   ASSERT_THAT(w.Commit(), IsOk());
 }
 
+// A scan reads the pages its pairs are on and no other: the next leaf is prefetched only when
+// the transaction has it at hand (btree::Cursor::PrefetchSibling), never read for it. Pages
+// read count as the cache misses of a handle whose cache started empty.
+TEST(ScanTest, AScanReadsOnlyThePagesOfThePairsItVisits) {
+  vfs::MemFileSystem fs;
+  Options options;
+  options.file_system = &fs;
+  {
+    auto db = Db::Open("/x.db", options);
+    ASSERT_THAT(db, IsOk());
+    WriteBatch batch;
+    for (int i = 0; i < 3000; ++i) batch.Put(absl::StrCat("k", 10000 + i), std::string(100, 'v'));
+    ASSERT_THAT((*db)->Write(batch), IsOk());
+  }
+  const auto misses = [&](auto read) {
+    auto db = Db::Open("/x.db", options);  // a cache of its own, empty
+    EXPECT_THAT(db, IsOk());
+    const uint64_t before = (*db)->Stats().cache_misses;
+    read(**db);
+    return (*db)->Stats().cache_misses - before;
+  };
+  // 100 pairs (30-odd a leaf): the scan goes through four leaves or so.
+  for (int from : {10005, 10500, 12890}) {
+    SCOPED_TRACE(from);
+    const uint64_t gets = misses([from](Db& db) {
+      auto read = db.BeginRead();
+      ASSERT_THAT(read, IsOk());
+      for (int i = from; i < from + 100; ++i) {
+        EXPECT_THAT((*read)->Get(absl::StrCat("k", i)), IsOk());
+      }
+    });
+    const uint64_t scan = misses([from](Db& db) {
+      auto read = db.BeginRead();
+      ASSERT_THAT(read, IsOk());
+      absl::StatusOr<uint64_t> n = (*read)->Scan(
+          absl::StrCat("k", from), 100, [](absl::string_view, absl::string_view) { return true; });
+      ASSERT_THAT(n, IsOk());
+      EXPECT_EQ(*n, 100u);
+    });
+    EXPECT_GE(gets, 4u) << "the pairs should span leaves";
+    EXPECT_EQ(scan, gets);
+  }
+}
+
 TEST(ScanTest, ADamagedPageEndsTheScanWithDataLossNamingIt) {
   vfs::MemFileSystem fs;
   {

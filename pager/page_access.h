@@ -143,6 +143,14 @@ class PageReader {
   // tree, which most reads of this snapshot pass through. A reader may keep it at hand for the
   // transactions of the same snapshot (WAL: pager/hot_pages.h); the default ignores it.
   virtual void NoteInterior(const PageRef& page) { (void)page; }
+
+  // The page's bytes when this transaction has them at hand without a read or a lock, else
+  // nullptr: for a hint only (a prefetch of the page a scan goes to next), since nothing keeps
+  // the bytes alive past the call. The default has nothing at hand.
+  virtual const uint8_t* BytesAtHand(PageNo page_no) {
+    (void)page_no;
+    return nullptr;
+  }
 };
 
 class PageWriter : public PageReader {

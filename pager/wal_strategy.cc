@@ -72,6 +72,13 @@ class WalReadTxn final : public ReadTxn {
     return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
   }
 
+  // The table's pages only: a lock-free probe, no lookup in the wal-index or the cache.
+  const uint8_t* BytesAtHand(PageNo page_no) override {
+    if (page_no.value() < 2) return nullptr;
+    const HotPages::Entry* hot = hot_->Find(page_no.value());
+    return hot != nullptr ? hot->bytes : nullptr;
+  }
+
   // An interior page may take the table's last quarter, which leaves may not (hot_pages.h).
   void NoteInterior(const PageRef& page) override {
     // A borrowed page came from the table: only one read through the cache may need adding.
