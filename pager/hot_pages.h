@@ -28,13 +28,21 @@
 //       (release). Find reads a slot's image only after loading the page number it wants
 //       (acquire), so a lock-free reader sees the image whole; a slot never changes again.
 //
-// Size. A table takes at most `limit` pages (Options::cache_pages / 2, at most 4,096), and
+//   H4. A table grows under its mutex by building a larger slot array with every entry of the
+//       last, then publishing it whole (release); Find loads the newest array (acquire) and
+//       probes only it. An array stays until the table goes: a reader may still be probing it,
+//       or hold an entry of it.
+//
+// Size. A table takes at most `limit` pages (Options::cache_pages / 2, at most 65,536), and
 // leaves only the first three quarters of them, so that the interior pages every descent
 // passes find room after a scan has met many leaves. The images it holds stay in memory while
 // one read of its identity is open or it is the newest, on top of the page cache's own pages:
-// at most half the cache's capacity more. Its slots (twice the limit, rounded up to a power of
-// two) cost 28 bytes each, allocated when the first page is added; the table's end releases
-// only the slots taken.
+// at most half the cache's capacity more. Its slots start at 64 and double whenever half are
+// taken, up to twice the limit rounded up to a power of two (H4), 28 bytes each, with the
+// smaller arrays kept until the table goes (at most as many slots again): a table per commit in
+// a write-heavy mix costs what it held, and a table of a large cache can hold every page a
+// read-mostly snapshot meets (at most 4,096 before, when the slots were all allocated at the
+// first page: 8,192 slots, 228 KB, for every new snapshot).
 //
 // Thread-safety: Find is lock-free and safe beside Add from any thread (H3).
 #ifndef JOURNALKV_PAGER_HOT_PAGES_H_
@@ -52,8 +60,9 @@ namespace journalkv::pager {
 
 class HotPages {
  public:
-  // The largest limit; also the limit for caches of 8,192 pages or more.
-  static constexpr uint32_t kMaxLimit = 4096;
+  // The largest limit; also the limit for caches of 131,072 pages (512 MiB of 4 KiB pages) or
+  // more.
+  static constexpr uint32_t kMaxLimit = 65536;
 
   // A table of at most min(limit, kMaxLimit) pages (at least 8).
   explicit HotPages(uint32_t limit);
@@ -73,12 +82,12 @@ class HotPages {
 
   // The entry of `page_no`, or nullptr when the table does not hold it. REQUIRES: page_no > 0.
   const Entry* Find(uint32_t page_no) const {
-    const std::atomic<uint32_t>* pages = pages_.load(std::memory_order_acquire);
-    if (pages == nullptr) return nullptr;
-    for (uint32_t i = Home(page_no);; i = (i + 1) & mask_) {
-      const uint32_t p = pages[i].load(std::memory_order_acquire);
-      if (p == page_no) return &entries_[i];  // H3: the entry was written before p
-      if (p == 0) return nullptr;             // the table is never full: a probe ends
+    const Slots* slots = slots_.load(std::memory_order_acquire);  // H4
+    if (slots == nullptr) return nullptr;
+    for (uint32_t i = slots->Home(page_no);; i = (i + 1) & slots->mask) {
+      const uint32_t p = slots->pages[i].load(std::memory_order_acquire);
+      if (p == page_no) return &slots->entries[i];  // H3: the entry was written before p
+      if (p == 0) return nullptr;                   // at most half taken: a probe ends
     }
   }
 
@@ -97,22 +106,36 @@ class HotPages {
   bool HasRoom(Kind kind) const { return size() < RoomFor(kind); }
 
  private:
-  uint32_t Home(uint32_t page_no) const { return (page_no * 0x9E3779B1u) >> shift_; }
-  uint32_t RoomFor(Kind kind) const { return kind == Kind::kAny ? limit_ - limit_ / 4 : limit_; }
+  // One slot array: page numbers (0: empty) and their entries (raw storage until taken).
+  struct Slots {
+    explicit Slots(uint32_t count);
+    ~Slots();
+    Slots(const Slots&) = delete;
+    Slots& operator=(const Slots&) = delete;
+    uint32_t Home(uint32_t page_no) const { return (page_no * 0x9E3779B1u) >> shift; }
+    // Takes a free slot for page_no (absent) and writes its entry, then the page number (H3).
+    void Put(uint32_t page_no, Entry entry);
 
-  const uint32_t limit_;  // pages at most
-  const uint32_t mask_;   // slots - 1; slots >= 2 * limit_, a power of two
-  const int shift_;       // 32 - log2(slots): Home keeps the hash's high bits
-  base::Mutex mu_;        // one Add at a time
+    const uint32_t mask;  // slots - 1, a power of two
+    const int shift;      // 32 - log2(slots): Home keeps the hash's high bits
+    std::atomic<uint32_t>* const pages;
+    Entry* const entries;
+    // The slots taken, so that the array's end costs what it held, not what it could hold.
+    // Written under the table's mutex only.
+    std::vector<uint32_t> taken;
+  };
+
+  uint32_t RoomFor(Kind kind) const { return kind == Kind::kAny ? limit_ - limit_ / 4 : limit_; }
+  // A larger array with every entry of the newest, published (H4). REQUIRES: mu_ held.
+  Slots* Grow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const uint32_t limit_;      // pages at most
+  const uint32_t max_slots_;  // >= 2 * limit_, a power of two
+  base::Mutex mu_;            // one Add at a time
   std::atomic<uint32_t> used_{0};
-  // Page number per slot (0: empty), allocated by the first Add (release: entries_ is set
-  // before it); then never freed or moved until the table goes.
-  std::atomic<std::atomic<uint32_t>*> pages_{nullptr};
-  // The entry of slot i, constructed in place when slot i is taken (raw storage until then).
-  Entry* entries_ = nullptr;
-  // The slots taken, so that the table's end costs what it held, not what it could hold (a
-  // table per commit in a write-heavy mix).
-  std::vector<uint32_t> taken_ ABSL_GUARDED_BY(mu_);
+  std::atomic<const Slots*> slots_{nullptr};  // the newest array, for Find (H4)
+  // Every array made, the newest last; freed when the table goes.
+  std::vector<std::unique_ptr<Slots>> arrays_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace journalkv::pager

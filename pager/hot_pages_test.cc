@@ -85,8 +85,30 @@ TEST(HotPagesTest, LeavesStopAtThreeQuartersAndInteriorPagesAtTheLimit) {
 
 TEST(HotPagesTest, TheLimitFollowsTheCacheWithinBounds) {
   EXPECT_EQ(HotPages(HotPages::LimitForCache(2000)).limit(), 1000u);
+  EXPECT_EQ(HotPages(HotPages::LimitForCache(16384)).limit(), 8192u);  // a 64 MiB cache
   EXPECT_EQ(HotPages(HotPages::LimitForCache(0)).limit(), 8u);
   EXPECT_EQ(HotPages(HotPages::LimitForCache(1u << 20)).limit(), HotPages::kMaxLimit);
+}
+
+// The slots start few and double as pages come (H4): every page stays found with its first
+// image, and an entry found before a growth stays whole, in the array it was found in.
+TEST(HotPagesTest, AGrowingTableKeepsEveryPageAndEveryEntryFoundBefore) {
+  HotPages hot(4096);  // any page may take 3,072; the slots grow from 64 to 8,192
+  hot.Add(2, Image(2), kAny);
+  const HotPages::Entry* early = hot.Find(2);
+  ASSERT_NE(early, nullptr);
+  const std::shared_ptr<const PageBuffer> image = early->image;
+  for (uint32_t p = 3; p < 3100; ++p) hot.Add(p, Image(static_cast<uint8_t>(p)), kAny);
+  EXPECT_EQ(hot.size(), 3072u);
+  EXPECT_EQ(early->image, image);
+  EXPECT_EQ(early->bytes[0], 2);
+  EXPECT_EQ(hot.Find(2)->image, image);
+  for (uint32_t p = 2; p < 2 + 3072; ++p) {
+    ASSERT_NE(hot.Find(p), nullptr) << p;
+    ASSERT_EQ(hot.Find(p)->bytes[0], static_cast<uint8_t>(p)) << p;
+  }
+  EXPECT_EQ(hot.Find(2 + 3072), nullptr);
+  for (uint32_t p = 100000; p < 110000; ++p) ASSERT_EQ(hot.Find(p), nullptr) << p;
 }
 
 // The table keeps its images alive, and lets them go when it goes.
@@ -102,11 +124,12 @@ TEST(HotPagesTest, TheTableHoldsItsImagesUntilItGoes) {
   EXPECT_EQ(image.use_count(), 1);
 }
 
-// Readers find while others add (ThreadSanitizer checks the publication order): every image
-// found is whole and the one its page was added with.
+// Readers find while others add (ThreadSanitizer checks the publication order, H3 and H4):
+// every image found is whole and the one its page was added with, through the table's growths
+// from 64 slots to 2,048.
 TEST(HotPagesTest, ThreadsFindWhileOthersAdd) {
-  constexpr uint32_t kPages = 200;
-  HotPages hot(512);  // room for all of them, whichever kind
+  constexpr uint32_t kPages = 700;
+  HotPages hot(1024);  // room for all of them, whichever kind
   std::atomic<bool> stop{false};
   std::atomic<int> found{0};
   std::vector<std::thread> threads;
