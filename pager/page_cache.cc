@@ -76,7 +76,7 @@ void PageCache::EvictOverCapacity(Shard& shard) {
   // front, as if used now: it is in use. Left where it was, every later eviction walked past it
   // again (a hash probe and a reference count each, both cache misses), and a snapshot's table
   // of hot pages pins up to half the cache for as long as its snapshot is the newest: once the
-  // database outgrew the cache, that walk was a third of a point read. Each page is looked at
+  // database outgrew the cache, that walk was 18% of a point read. Each page is looked at
   // once at most, so the walk ends when every page is pinned.
   for (size_t left = shard.lru.size(); shard.map.size() > shard.capacity && left > 0; --left) {
     const auto last = std::prev(shard.lru.end());
