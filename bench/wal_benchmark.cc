@@ -511,23 +511,34 @@ BENCHMARK(BM_DeleteGetCached);
 // jkvbench's scan as one iteration: a read transaction, an iterator, a Seek to a random
 // loaded key and 100 pairs read with value_view, every page cached. What a scan costs beside
 // the pairs it reads (the transaction, the iterator, the descent) is the difference from 100
-// times BM_CursorNextReadValue (bench/tree_benchmark.cc).
-void BM_Scan100Cached(benchmark::State& state, JournalMode mode) {
+// times BM_CursorNextReadValue (bench/tree_benchmark.cc). kScan reads the same pairs through
+// ReadTransaction::Scan (no Iterator: one call per pair).
+enum class Through { kIterator, kScan };
+void BM_Scan100Cached(benchmark::State& state, JournalMode mode, Through through) {
   constexpr uint64_t kKeys = 5000;  // as jkvbench's default scan: 130 leaves, all cached
   absl::StatusOr<std::unique_ptr<TempDb>> bench = TempDb::Open(mode, "threshold:1000", kKeys);
   if (Failed(state, bench.status())) return;
   Db& db = (*bench)->db();
   std::mt19937_64 rng(1);
   uint64_t bytes = 0;
+  const auto visit = [&bytes](absl::string_view key, absl::string_view value) {
+    bytes += key.size() + value.size();
+    return true;
+  };
   for (auto _ : state) {
     absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db.BeginRead();
     if (Failed(state, txn.status())) break;
+    const std::string from = Key(rng() % (kKeys - 100));
+    if (through == Through::kScan) {
+      if (Failed(state, (*txn)->Scan(from, 100, visit).status())) break;
+      continue;
+    }
     std::unique_ptr<Iterator> it = (*txn)->NewIterator();
     int n = 0;
-    for (it->Seek(Key(rng() % (kKeys - 100))); n < 100 && it->Valid(); it->Next(), ++n) {
+    for (it->Seek(from); n < 100 && it->Valid(); it->Next(), ++n) {
       absl::StatusOr<absl::string_view> value = it->value_view();
       if (!value.ok()) break;
-      bytes += it->key().size() + value->size();
+      visit(it->key(), *value);
     }
     if (Failed(state, it->status())) break;
   }
@@ -535,35 +546,14 @@ void BM_Scan100Cached(benchmark::State& state, JournalMode mode) {
   state.SetItemsProcessed(state.iterations());
 }
 void BM_WalScan100Cached(benchmark::State& state) {
-  BM_Scan100Cached(state, JournalMode::kWal);
+  BM_Scan100Cached(state, JournalMode::kWal, Through::kIterator);
 }
-
-// As BM_WalScan100Cached through ReadTransaction::Scan (no Iterator: one call per pair).
 void BM_WalScan100CachedVisitor(benchmark::State& state) {
-  constexpr uint64_t kKeys = 5000;
-  absl::StatusOr<std::unique_ptr<TempDb>> bench =
-      TempDb::Open(JournalMode::kWal, "threshold:1000", kKeys);
-  if (Failed(state, bench.status())) return;
-  Db& db = (*bench)->db();
-  std::mt19937_64 rng(1);
-  uint64_t bytes = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db.BeginRead();
-    if (Failed(state, txn.status())) break;
-    absl::StatusOr<uint64_t> n =
-        (*txn)->Scan(Key(rng() % (kKeys - 100)), 100,
-                     [&bytes](absl::string_view key, absl::string_view value) {
-                       bytes += key.size() + value.size();
-                       return true;
-                     });
-    if (Failed(state, n.status())) break;
-  }
-  benchmark::DoNotOptimize(bytes);
-  state.SetItemsProcessed(state.iterations());
+  BM_Scan100Cached(state, JournalMode::kWal, Through::kScan);
 }
 BENCHMARK(BM_WalScan100CachedVisitor);
 void BM_DeleteScan100Cached(benchmark::State& state) {
-  BM_Scan100Cached(state, JournalMode::kDelete);
+  BM_Scan100Cached(state, JournalMode::kDelete, Through::kIterator);
 }
 BENCHMARK(BM_WalScan100Cached);
 BENCHMARK(BM_DeleteScan100Cached);
