@@ -109,19 +109,23 @@ absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view f
   btree::Cursor cursor(pages);
   JKV_RETURN_IF_ERROR(cursor.Seek(from));
   uint64_t visited = 0;
-  // The pairs within the limit and the bound go to visit; false ends the scan.
+  // Whether the scan goes on to a pair with this key: checked before its value is read (one in
+  // overflow pages past the bound or the limit would be read for nothing).
+  const auto wanted = [&](absl::string_view key) {
+    return visited < limit && !(upper.has_value() && base::CompareBytes(key, *upper) >= 0);
+  };
   const auto each = [&](absl::string_view key, absl::string_view value) {
-    if (visited == limit) return false;
-    if (upper.has_value() && base::CompareBytes(key, *upper) >= 0) return false;
+    if (!wanted(key)) return false;
     ++visited;
     return visit(key, value);
   };
   // One call out per pair (visit). Within a leaf a read-only cursor hands over its pairs in a
   // loop that keeps its position in registers (ScanInLeaf); the first pair, each leaf's first
   // and any the loop leaves (a value in overflow pages) take the general way.
-  while (cursor.Valid()) {
+  while (cursor.Valid() && wanted(cursor.key())) {
     JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
-    if (!each(cursor.key(), value)) break;
+    ++visited;
+    if (!visit(cursor.key(), value)) break;
     if (!cursor.writable() && !cursor.ScanInLeaf(each)) break;
     if (visited == limit) break;  // before Next, which may read the next leaf for nothing
     JKV_RETURN_IF_ERROR(cursor.Next());

@@ -199,6 +199,37 @@ TEST(ScanTest, AScanReadsOnlyThePagesOfThePairsItVisits) {
   }
 }
 
+// A pair the scan does not hand over (past its limit or its bound) has its value left unread:
+// a value in overflow pages there costs no read of them.
+TEST(ScanTest, APairPastTheLimitOrTheBoundHasItsOverflowPagesLeftUnread) {
+  vfs::MemFileSystem fs;
+  Options options;
+  options.file_system = &fs;
+  {
+    auto db = Db::Open("/x.db", options);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Put("a", std::string(40000, 'o')), IsOk());  // about ten overflow pages
+    ASSERT_THAT((*db)->Put("b", "inline"), IsOk());
+  }
+  const auto misses = [&](absl::string_view from, uint64_t limit, IteratorOptions o) {
+    auto db = Db::Open("/x.db", options);  // a cache of its own, empty
+    EXPECT_THAT(db, IsOk());
+    const uint64_t before = (*db)->Stats().cache_misses;
+    auto read = (*db)->BeginRead();
+    EXPECT_THAT(read, IsOk());
+    absl::StatusOr<uint64_t> n = (*read)->Scan(
+        from, limit, [](absl::string_view, absl::string_view) { return true; }, o);
+    EXPECT_THAT(n, IsOk());
+    return (*db)->Stats().cache_misses - before;
+  };
+  const uint64_t descent = misses("b", 1, {});  // the leaf, "b" inline
+  IteratorOptions below_a;
+  below_a.upper_bound = "a";
+  EXPECT_EQ(misses("a", 0, {}), descent);
+  EXPECT_EQ(misses("", 100, below_a), descent);
+  EXPECT_GT(misses("a", 1, {}), descent + 5) << "the value should take overflow pages";
+}
+
 TEST(ScanTest, ADamagedPageEndsTheScanWithDataLossNamingIt) {
   vfs::MemFileSystem fs;
   {
