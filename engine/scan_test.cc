@@ -60,6 +60,20 @@ Pairs Scanned(Txn& txn, const std::string& from, uint64_t limit, const IteratorO
   return out;
 }
 
+// The pages `read` reads through a new handle on /x.db with the default page size, whose cache
+// starts empty: the cache misses it makes.
+template <typename Read>
+uint64_t PagesRead(vfs::MemFileSystem& fs, Read read) {
+  Options options;
+  options.file_system = &fs;
+  auto db = Db::Open("/x.db", options);
+  EXPECT_THAT(db, IsOk());
+  if (!db.ok()) return 0;
+  const uint64_t before = (*db)->Stats().cache_misses;
+  read(**db);
+  return (*db)->Stats().cache_misses - before;
+}
+
 TEST(ScanTest, ScansSeeTheModelFromEveryStartWithinEveryBound) {
   vfs::MemFileSystem fs;
   auto db = Db::Open("/x.db", MemOptions(&fs));
@@ -169,24 +183,17 @@ TEST(ScanTest, AScanReadsOnlyThePagesOfThePairsItVisits) {
     for (int i = 0; i < 3000; ++i) batch.Put(absl::StrCat("k", 10000 + i), std::string(100, 'v'));
     ASSERT_THAT((*db)->Write(batch), IsOk());
   }
-  const auto misses = [&](auto read) {
-    auto db = Db::Open("/x.db", options);  // a cache of its own, empty
-    EXPECT_THAT(db, IsOk());
-    const uint64_t before = (*db)->Stats().cache_misses;
-    read(**db);
-    return (*db)->Stats().cache_misses - before;
-  };
   // 100 pairs (30-odd a leaf): the scan goes through four leaves or so.
   for (int from : {10005, 10500, 12890}) {
     SCOPED_TRACE(from);
-    const uint64_t gets = misses([from](Db& db) {
+    const uint64_t gets = PagesRead(fs, [from](Db& db) {
       auto read = db.BeginRead();
       ASSERT_THAT(read, IsOk());
       for (int i = from; i < from + 100; ++i) {
         EXPECT_THAT((*read)->Get(absl::StrCat("k", i)), IsOk());
       }
     });
-    const uint64_t scan = misses([from](Db& db) {
+    const uint64_t scan = PagesRead(fs, [from](Db& db) {
       auto read = db.BeginRead();
       ASSERT_THAT(read, IsOk());
       absl::StatusOr<uint64_t> n = (*read)->Scan(
@@ -212,15 +219,13 @@ TEST(ScanTest, APairPastTheLimitOrTheBoundHasItsOverflowPagesLeftUnread) {
     ASSERT_THAT((*db)->Put("b", "inline"), IsOk());
   }
   const auto misses = [&](absl::string_view from, uint64_t limit, IteratorOptions o) {
-    auto db = Db::Open("/x.db", options);  // a cache of its own, empty
-    EXPECT_THAT(db, IsOk());
-    const uint64_t before = (*db)->Stats().cache_misses;
-    auto read = (*db)->BeginRead();
-    EXPECT_THAT(read, IsOk());
-    absl::StatusOr<uint64_t> n = (*read)->Scan(
-        from, limit, [](absl::string_view, absl::string_view) { return true; }, o);
-    EXPECT_THAT(n, IsOk());
-    return (*db)->Stats().cache_misses - before;
+    return PagesRead(fs, [&](Db& db) {
+      auto read = db.BeginRead();
+      ASSERT_THAT(read, IsOk());
+      EXPECT_THAT((*read)->Scan(
+                      from, limit, [](absl::string_view, absl::string_view) { return true; }, o),
+                  IsOk());
+    });
   };
   const uint64_t descent = misses("b", 1, {});  // the leaf, "b" inline
   IteratorOptions below_a;
