@@ -65,8 +65,9 @@ class CkptLock {
 // among the reader slots and the overflow marks. Pins of dead connections and of marks nobody
 // holds are skipped; a reader that pins after this scan checks the announced target itself.
 // `own_limits` tells whether the caller's own pin holder is the limit.
-absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, uint32_t mx,
-                                   uint32_t backfill, int own_holder, bool* own_limits) {
+absl::StatusOr<uint32_t> SafeFrame(const CheckpointFiles& files, int log, uint32_t seq,
+                                   uint32_t mx, uint32_t backfill, bool* own_limits) {
+  shm::WalIndex& index = *files.index;
   uint32_t safe = mx;
   *own_limits = false;
   const int used = index.slots_used();  // S1
@@ -76,12 +77,17 @@ absl::StatusOr<uint32_t> SafeFrame(shm::WalIndex& index, int log, uint32_t seq, 
     if (pin == 0) continue;
     const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;
     if (limit >= safe) continue;
-    if (holder != own_holder) {
+    // Step 2: the caller's own mark is read after the pin (seq_cst, as the joiner stores it
+    // before the pin: wal/wal_connection.h M5), so a pin its own thread stored is its own.
+    const bool own = holder == files.own_slot ||
+                     (files.own_mark != nullptr &&
+                      holder == shm::kMaxSlots + files.own_mark->load(std::memory_order_seq_cst));
+    if (!own) {
       JKV_ASSIGN_OR_RETURN(bool gone, index.HolderGone(holder));
       if (gone) continue;
     }
     safe = std::max(limit, backfill);
-    *own_limits = holder == own_holder;
+    *own_limits = own;
   }
   return safe;
 }
@@ -130,6 +136,15 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
       return damaged(frame, absl::StrCat("holds page ", h.page_no,
                                          ours(h) ? "" : " of another generation",
                                          " where the wal-index says page ", page));
+    }
+    if (!wal::FrameImageValid(h, image)) {
+      // C6: the header's image_sum vouches for the image the writer wrote; another one here
+      // is an older image read back from the disk (a failed sync dropped the frame) or a torn
+      // one. Copied, it would put an older version of the page into the database file.
+      return absl::DataLossError(absl::StrCat(
+          log->path(), ": frame ", frame, " (page ", page, ") holds an image other than the one "
+          "its header vouches for: the log lost it (a failed sync?); closing every connection "
+          "to the database recovers the log's durable prefix"));
     }
     Hook("copy:page");
     JKV_RETURN_IF_ERROR(
@@ -365,8 +380,7 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   while (true) {
     files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
     bool own_limits = false;
-    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(*files.index, L, seq, mx, backfill, files.own_holder,
-                                         &own_limits));
+    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(files, L, seq, mx, backfill, &own_limits));
     // C4: never below what the file may hold. A reader that pinned a snapshot older than
     // `written` after an earlier checkpoint's scan sees this target and takes a newer one; a
     // target lowered to its pin would let it settle on a snapshot whose pages the file already
@@ -392,10 +406,10 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     return absl::InternalError(absl::StrCat("checkpoint of log ", L, ", which is not open"));
   }
   if (to > from) {
-    if (files.sync_log_before_copy) {
+    if (files.make_log_durable) {
       // C1: the frames about to be copied survive a power loss before the database changes.
-      JKV_RETURN_IF_ERROR(vfs::SyncFile(files.logs[L]->file(), vfs::SyncKind::kData, "C1 log"));
-      ++result.syncs;
+      JKV_ASSIGN_OR_RETURN(const bool synced, files.make_log_durable(L, header.logs[L], to));
+      if (synced) ++result.syncs;
     }
     Hook("copy");
     files.index->set_written_through(L, EncodeTarget(seq, to));  // C3: before the first write

@@ -12,13 +12,24 @@
 //      every reader slot's and overflow mark's pin: the frames it may copy are those <= the
 //      oldest pin of the log's current generation (a pin of an older generation stops it at
 //      the current backfill). A pin whose slot lock is free belongs to a dead connection, and
-//      a mark whose lock nobody holds pins nothing: both are skipped. The target is lowered
+//      a mark whose lock nobody holds pins nothing: both are skipped. The caller's own slot
+//      and the mark its threads read under are honoured without that test (a lock never
+//      conflicts with its own owner's test, so its own mark would read as held by nobody), and
+//      the own mark is read again for each holder scanned, after the holder's pin: another
+//      thread of the caller may join a mark while the checkpoint runs (wal/wal_connection.h
+//      M5; once sampled at the checkpoint's start, the mark a later read joined was skipped
+//      and that read saw half of a later commit: wal_mixed_connections_test,
+//      AnOverflowReadersOwnCheckpointHonoursTheMarkItJoinsMidway). The target is lowered
 //      to that safe frame. A reader that pins after the scan sees the
 //      announced target and, when it is past its snapshot, takes a newer one (readers never
 //      wait; wal/wal_connection.h W3);
-//   3. C1: at sync NORMAL, syncs the log before the first database write, so that no page of
-//      a transaction reaches the database file while the log could still lose that
-//      transaction to a power loss (at FULL and EXTRA every commit is already durable);
+//   3. C1: makes the frames it is about to copy durable in the log before the first database
+//      write, so that no page of a transaction reaches the database file while the log could
+//      still lose that transaction to a power loss. Whether they are durable already is a
+//      property of the frames, not of this checkpointer's sync level (CheckpointFiles::
+//      make_log_durable; wal/wal_connection.h D2): frames a NORMAL commit published are not,
+//      whichever connection copies them (a FULL checkpointer once skipped C1 for them, and a
+//      power loss then tore the database: wal_sync_test's mixed configurations);
 //   4. writes the newest version <= safe of each page, in page order, then
 //   5. C2: syncs the database file (sync != OFF) before it publishes the new backfill, because
 //      the log may restart (and overwrite those frames) as soon as backfill == mx_frame;
@@ -52,7 +63,10 @@
 //       lose a frame or send a page to the wrong place: a backfill past mx_frame is forgotten
 //       (ForgetCopies: everything is copied again, never taken as copied); each frame copied is
 //       read whole and its own header (checksummed when it was indexed) must carry the
-//       generation's salts and the page the index names, else DataLoss; and a log restarts
+//       generation's salts and the page the index names, and its image must be the one the
+//       header vouches for (image_sum: after a failed sync the kernel may have dropped the
+//       frame, and an older image of the same page read back from the disk passes the page's
+//       own trailer check), else DataLoss; and a log restarts
 //       only when its backfill is exactly its mx_frame
 //       (tests/wal_damaged_index_test.cc, the fuzz findings behind it).
 //   C7. A checkpoint that leaves every log's backfill at its mx_frame cuts the database file
@@ -72,6 +86,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -98,12 +113,19 @@ struct CheckpointFiles {
   wal::WalLog* logs[2] = {nullptr, nullptr};
   vfs::File* db = nullptr;
   uint32_t page_size = 0;
-  bool sync_log_before_copy = false;  // C1: sync NORMAL
+  // C1: makes frames up to `through` of log `log` (of the generation, with the salts,
+  // `state` names) durable before they are copied: returns whether it synced. Null: nothing
+  // is made durable (every connection at sync OFF, or a test).
+  std::function<absl::StatusOr<bool>(int log, const shm::LogState& state, uint32_t through)>
+      make_log_durable;
   bool sync_db = true;                // C2: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
-  // The caller's pin holder (shm::kPinHolders numbering: its reader slot, or the overflow
-  // mark it reads under), whose pin is not waited for; -1: none.
-  int own_holder = -1;
+  // The caller's own pin holders (shm::kPinHolders numbering), whose pins are honoured without
+  // a lock test and not waited for: its reader slot (-1: none), and the overflow mark its
+  // threads read under now (kMaxSlots + *own_mark; *own_mark -1: none; null: none), read
+  // again for each holder scanned (step 2).
+  int own_slot = -1;
+  const std::atomic<int>* own_mark = nullptr;
   // When set (the database is closing), the copy stops before its next page: the pages
   // written stay (they are the newest versions every snapshot allows, so no reader notices),
   // the backfill stays where it was, and a later checkpoint copies them again. Not owned.
@@ -121,8 +143,8 @@ struct CheckpointFiles {
   // so the next checkpoint of any connection starts past it, and one that copies nothing new
   // (or is called with `publish` true) syncs and publishes it all. A crash before the publish
   // leaves the backfill where it was and recovery copies the frames again from the log.
-  // REQUIRES for `publish` false: not at sync NORMAL or OFF (C1 would be needed for each copy,
-  // and OFF's log is not durable).
+  // REQUIRES for `publish` false: a caller at sync FULL or EXTRA (at NORMAL the frames are
+  // seldom durable yet, so C1 would sync the log for each deferred copy).
   bool publish = true;
 };
 

@@ -268,5 +268,55 @@ TEST_F(CheckpointerTest, AnIndexEntryNamingAnotherPageIsDataLoss) {
   EXPECT_EQ(index_->backfill(0), 0u);
 }
 
+// C6: a frame whose image is not the one its header vouches for (after a failed sync the
+// kernel may drop the frame, and the disk then shows an older image of the same page, whose
+// page trailer still checks) is refused, and the older version never reaches the file.
+TEST_F(CheckpointerTest, AnImageItsHeaderDoesNotVouchForIsDataLoss) {
+  Commit({2}, 'a');
+  Commit({2}, 'b');
+  std::vector<uint8_t> older(kPageSize);
+  ASSERT_THAT(log_->ReadPage(1, kPageSize, absl::MakeSpan(older)), IsOk());
+  ASSERT_THAT(log_->file().Write(wal::FrameImageOffset(2, kPageSize), older), IsOk());
+  EXPECT_THAT(Checkpoint(Files(), CheckpointMode::kPassive),
+              StatusIs(absl::StatusCode::kDataLoss, "holds an image other than the one"));
+  EXPECT_EQ(PageInFile(2), '0') << "the older image was copied";
+  EXPECT_EQ(index_->backfill(0), 0u);
+}
+
+// C1: the frames a copy takes are made durable (by the caller's make_log_durable: wal/
+// wal_connection.h D2) before the first database write, through the last frame copied, and
+// not at all when nothing is copied.
+TEST_F(CheckpointerTest, C1MakesTheCopiedFramesDurableBeforeTheFirstDatabaseWrite) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  Pin(kSeq, 1);
+  std::vector<std::pair<int, uint32_t>> calls;
+  std::vector<char> page2_at_call;
+  CheckpointFiles f = Files();
+  f.make_log_durable = [&](int log, const shm::LogState& state, uint32_t through)
+      -> absl::StatusOr<bool> {
+    EXPECT_EQ(state.ckpt_seq, kSeq);
+    calls.emplace_back(log, through);
+    page2_at_call.push_back(PageInFile(2));
+    return true;
+  };
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(f, CheckpointMode::kPassive));
+  EXPECT_EQ(r.copied, 1u);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0], std::make_pair(0, uint32_t{1})) << "through the reader's snapshot only";
+  EXPECT_EQ(page2_at_call[0], '0') << "the database was written before the log was durable";
+  EXPECT_EQ(r.syncs, 2u);  // C1 and C2
+  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(f, CheckpointMode::kPassive));  // the pin stays
+  EXPECT_EQ(calls.size(), 1u) << "nothing to copy, yet the log was made durable";
+  // A failure of C1 is the checkpoint's, before any database write.
+  index_->set_pin(0, 0, 0);
+  f.make_log_durable = [](int, const shm::LogState&, uint32_t) -> absl::StatusOr<bool> {
+    return absl::InternalError("x.db-wal: fdatasync: Input/output error");
+  };
+  EXPECT_THAT(Checkpoint(f, CheckpointMode::kPassive),
+              StatusIs(absl::StatusCode::kInternal, "Input/output error"));
+  EXPECT_EQ(PageInFile(3), '0');
+}
+
 }  // namespace
 }  // namespace journalkv::checkpoint

@@ -260,6 +260,54 @@ absl::StatusOr<uint64_t> WalLog::Rechain(const WalHeader& header, uint32_t first
   return prev;
 }
 
+absl::Status WalLog::WriteAgain(const WalHeader& header, uint32_t first_frame,
+                                uint32_t last_frame) {
+  if (first_frame == 0 || first_frame > last_frame) return absl::OkStatus();
+  const uint32_t page_size = header.page_size;
+  uint64_t prev = 0;
+  if (first_frame == 1) {
+    std::array<uint8_t, kWalHeaderSize> raw;
+    prev = EncodeWalHeader(header, absl::MakeSpan(raw));
+    JKV_RETURN_IF_ERROR(file_->Write(0, raw));  // not WriteHeader: known_size_ is the writer's
+  } else {
+    JKV_ASSIGN_OR_RETURN(const FrameHeader before, ReadFrameHeader(first_frame - 1, page_size));
+    prev = before.checksum;
+  }
+  const uint64_t frame_size = FrameSize(page_size);
+  const uint64_t per_chunk = std::max(kScanChunkFrames, kScanChunkBytes / frame_size);
+  std::vector<uint8_t> chunk;
+  for (uint64_t frame = first_frame; frame <= last_frame;) {
+    const uint64_t n = std::min<uint64_t>(per_chunk, last_frame - frame + 1);
+    const auto first = static_cast<uint32_t>(frame);
+    chunk.resize(n * frame_size);
+    JKV_RETURN_IF_ERROR(
+        ReadInFrame(first, FrameHeaderOffset(first, page_size), absl::MakeSpan(chunk)));
+    for (uint64_t i = 0; i < n; ++i) {
+      const auto bytes = absl::MakeConstSpan(chunk).subspan(i * frame_size, frame_size);
+      const FrameHeader h = DecodeFrameHeader(bytes.first(kFrameHeaderSize));
+      if (!FrameValid(h, header, prev, bytes.subspan(kFrameHeaderSize))) {
+        return absl::DataLossError(absl::StrCat(
+            path(), ": frame ", first + i, " was lost by a failed sync of the log (it no longer "
+            "checks); closing every connection to the database recovers the log's durable "
+            "prefix"));
+      }
+      prev = h.checksum;
+    }
+    JKV_RETURN_IF_ERROR(file_->Write(FrameHeaderOffset(first, page_size), chunk));
+    frame += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WalLog::BreakChainAt(uint32_t frame, uint32_t page_size) {
+  if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file_->Size());
+  const uint64_t offset = FrameHeaderOffset(frame, page_size);
+  if (size < offset + kFrameHeaderSize) return absl::OkStatus();  // no such frame: no prefix past
+  const std::array<uint8_t, kFrameHeaderSize> zeros{};
+  return file_->Write(offset, zeros);
+}
+
 absl::Status WalLog::ReadInFrame(uint32_t frame, uint64_t offset, absl::Span<uint8_t> out) {
   if (frame == 0) return absl::InvalidArgumentError(absl::StrCat(path(), ": frame 0"));
   const absl::Status s = file_->Read(offset, out);

@@ -108,6 +108,22 @@ class WalLog {
   absl::StatusOr<uint64_t> Rechain(const WalHeader& header, uint32_t first_frame,
                                    uint32_t last_frame, uint64_t prev);
 
+  // Writes frames first_frame..last_frame of the generation `header` describes again, as they
+  // are, each checked first (salts, the chain from the frame before it, its image's checksum):
+  // after a failed sync the kernel may have dropped them while a later sync succeeds, so they
+  // are made dirty again before a sync vouches for them (wal/wal_connection.h W13). With
+  // first_frame 1 the log header is written again too. DataLoss naming the first frame that
+  // does not check (it was lost). May run beside Append and readers: it writes only bytes that
+  // are already there, of frames no transaction rewrites.
+  absl::Status WriteAgain(const WalHeader& header, uint32_t first_frame, uint32_t last_frame);
+
+  // Zeroes the header of frame `frame` when the file holds it, so that the valid prefix ends
+  // before it (wal/wal_connection.h W13 e: commits dropped after a failed sync must not come
+  // back when the index is rebuilt from the log). Unsynced. REQUIRES: no one writes that frame
+  // meanwhile (it is past the published frames and at or before the appended ones, or the
+  // caller holds WRITE).
+  absl::Status BreakChainAt(uint32_t frame, uint32_t page_size);
+
   // Reads the page image of frame `frame` into `out` (page_size bytes), without checking it
   // (the frame was validated when it was indexed; the page trailer is checked above).
   absl::Status ReadPage(uint32_t frame, uint32_t page_size, absl::Span<uint8_t> out);

@@ -22,6 +22,16 @@ inline uint64_t EncodeTarget(uint32_t ckpt_seq, uint32_t frame) {
   return (uint64_t{ckpt_seq} << 32) | frame;
 }
 
+// synced_through (wal_index.h, wal/wal_connection.h D2): a generation and the last frame of it
+// known durable, with kSyncFailedBit once a sync of that generation failed (W13).
+inline constexpr uint64_t kSyncFailedBit = uint64_t{1} << 63;
+inline uint64_t EncodeSynced(uint32_t ckpt_seq, uint32_t frame, bool failed) {
+  return (failed ? kSyncFailedBit : 0) | (uint64_t{ckpt_seq & 0x7fffffffu} << 32) | frame;
+}
+inline uint32_t SyncedSeq(uint64_t word) { return static_cast<uint32_t>(word >> 32) & 0x7fffffffu; }
+inline uint32_t SyncedFrame(uint64_t word) { return static_cast<uint32_t>(word); }
+inline bool SyncFailed(uint64_t word) { return (word & kSyncFailedBit) != 0; }
+
 // True when generation `a` is later than generation `b` (31-bit serial order).
 inline bool SeqAfter(uint32_t a, uint32_t b) {
   const uint32_t d = (a - b) & 0x7fffffffu;

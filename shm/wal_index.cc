@@ -14,6 +14,7 @@
 #include "base/endian.h"
 #include "base/hash.h"
 #include "base/status_macros.h"
+#include "shm/wal_index_internal.h"
 #include "vfs/word_wait.h"
 
 namespace journalkv::shm {
@@ -53,15 +54,7 @@ using HeaderWords = std::array<uint32_t, kCopyWords>;
 
 // --- accessors: the only way to the shared words. The memory order of each word is fixed here.
 
-// The word of type T at base + offset. It must be lock-free for all time: other processes use
-// the same memory with their own instructions, so an atomic with a hidden lock would not work.
-template <typename T>
-std::atomic_ref<T> Word(uint8_t* base, size_t offset) {
-  static_assert(std::atomic_ref<T>::is_always_lock_free);
-  JKV_DCHECK(reinterpret_cast<uintptr_t>(base + offset) % std::atomic_ref<T>::required_alignment ==
-             0);
-  return std::atomic_ref<T>(*reinterpret_cast<T*>(base + offset));
-}
+using internal::Word;
 
 // Header words: acquire/release, so that a reader that sees a published header also sees the
 // hash entries the writer added before publishing it.
@@ -220,6 +213,7 @@ void InitializeRegion0(uint8_t* r0) {
     WakeSeq(r0, kind).store(0);
     WakeWaiters(r0, kind).store(0);
   }
+  internal::InitializeDurabilityWords(r0);
   LayoutVersion(r0).store(kShmLayoutVersion, std::memory_order_release);
 }
 
@@ -308,6 +302,8 @@ WalIndex::WalIndex(vfs::File* file)
     : file_(file), regions_(std::make_unique<std::atomic<uint8_t*>[]>(kNumRegions)) {}
 
 WalIndex::~WalIndex() = default;
+
+void internal::CallIndexHook(const char* point) { Point(point); }
 
 void SetIndexHookForTesting(IndexHook hook) { index_hook.store(hook, std::memory_order_relaxed); }
 
@@ -500,6 +496,16 @@ void WalIndex::PublishHeader(const IndexHeader& header) {
   // cleared hash entries, its new frames written into the log) becomes visible after the new
   // generation does. Release stores alone order only what came before them.
   ThreadFence(std::memory_order_release);
+}
+
+bool WalIndex::CompletePublishFromB() {
+  const HeaderWords words = LoadCopy(region0(), kHeaderBOffset);
+  const uint64_t checksum = uint64_t{words[kHeaderWords + 1]} << 32 | words[kHeaderWords];
+  if (checksum != HeaderChecksum(words) || !Plausible(DecodeHeader(words))) return false;
+  Point("shm:complete_publish");
+  StoreCopy(region0(), kHeaderAOffset, words);
+  ThreadFence(std::memory_order_release);  // as PublishHeader's
+  return true;
 }
 
 void WalIndex::CorruptHeaderForTesting() {

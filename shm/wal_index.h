@@ -17,7 +17,16 @@
 //          |       |   the file has claimed (only grows; S1 below)
 //   8      | 80    | index header, copy A  (IndexHeader words, then its 8-byte checksum)
 //   88     | 80    | index header, copy B
-//   168    | 88    | reserved
+//   168    | 4     | sync_floor: the strongest sync level (vfs::SyncLevel) of any connection that
+//          |       |   has joined this life of the file; only grows (wal/wal_connection.h D1)
+//   172    | 4     | append_epoch: how many times a writer has reset the appended header after
+//          |       |   a failed log sync (wal/wal_connection.h W13)
+//   176    | 80    | sync failures: kFailureRecords records of 20 bytes, the one of epoch e at
+//          |       |   176 + 20 * (e mod kFailureRecords): u32 e + 1 (0: none), then for log 0
+//          |       |   and log 1: u32 ckpt_seq, u32 mx_frame of the published header when a log
+//          |       |   sync failed in epoch e (W13). Written under FLUSH: the tag word is zeroed,
+//          |       |   the words written, then the tag stored; a reader reads the tag before and
+//          |       |   after the words and retries when they differ
 //   256    | 64    | checkpoint info: per log L in {0,1} at 256 + 32*L:
 //          |       |   +0  u32 backfill: frames of log L's current generation already copied
 //          |       |       into the database file (and, at sync != OFF, synced)
@@ -37,7 +46,11 @@
 //   480    | 16    | wake words, per kind K in {WRITE, FLUSH} at 480 + 8*K: u32 seq, bumped when
 //          |       |   WRITE is released / a group flush has published; u32 waiters, the
 //          |       |   connections' threads sleeping on seq (vfs/word_wait.h) until it changes
-//   496    | 16    | reserved
+//   496    | 16    | synced_through, per log L at 496 + 8*L: u64 ckpt_seq << 32 | F: every frame
+//          |       |   up to F of that generation of log L is durable (D2). Bit 63
+//          |       |   (kSyncFailedBit): a sync of this generation failed (W13), so frames past F
+//          |       |   may have been lost even if a later sync succeeds; they are written again
+//          |       |   before a sync vouches for them. Written under FLUSH
 //   512    | 16*kOverflowMarks | overflow pins: mark m at 512 + 16*m: u64 pin[0], u64 pin[1],
 //          |       |       as a slot's. A connection that found no free slot pins its
 //          |       |       snapshot by holding mark m's lock byte SHARED while it has a read
@@ -121,10 +134,12 @@
 
 namespace journalkv::shm {
 
-// "JKS" + layout 6. Layout 6 is layout 5 (slots_used) for logs of format version 2
-// (log/wal_format.h): a build of layout 5 writes version-1 frames, and must not append to a log
-// a connection of this build has open.
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5306;
+// "JKS" + layout 7. Layout 7 is layout 6 with the durability words (sync_floor, append_epoch,
+// the sync failures, synced_through): a build of layout 6 would neither keep nor honour them
+// (it would publish a commit whose log sync failed, or skip C1 for frames a NORMAL connection
+// published), so it must not share a -shm with this one. Layout 6 was layout 5 (slots_used)
+// for logs of format version 2 (log/wal_format.h).
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5307;
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
@@ -154,6 +169,12 @@ inline constexpr size_t kSlotsUsedOffset = 4;
 inline constexpr size_t kHeaderAOffset = 8;
 inline constexpr size_t kHeaderBOffset = 88;
 inline constexpr size_t kHeaderBytes = 80;  // 18 words + checksum
+inline constexpr size_t kSyncFloorOffset = 168;
+inline constexpr size_t kAppendEpochOffset = 172;
+inline constexpr size_t kFailuresOffset = 176;
+inline constexpr int kFailureRecords = 4;
+inline constexpr size_t kFailureStride = 20;
+inline constexpr size_t kSyncedThroughOffset = 496;
 inline constexpr size_t kCkptInfoOffset = 256;
 inline constexpr size_t kCkptInfoStride = 32;
 inline constexpr size_t kAppendedCOffset = 320;
@@ -164,11 +185,13 @@ inline constexpr size_t kMarkStride = 16;
 inline constexpr size_t kSlotsOffset = 1024;
 inline constexpr size_t kSlotStride = 32;
 static_assert(kHeaderAOffset + kHeaderBytes <= kHeaderBOffset);
-static_assert(kHeaderBOffset + kHeaderBytes <= kCkptInfoOffset);
+static_assert(kHeaderBOffset + kHeaderBytes <= kSyncFloorOffset);
+static_assert(kFailuresOffset + kFailureRecords * kFailureStride <= kCkptInfoOffset);
 static_assert(kCkptInfoOffset + 2 * kCkptInfoStride <= kAppendedCOffset);
 static_assert(kAppendedCOffset + kHeaderBytes <= kAppendedDOffset);
 static_assert(kAppendedDOffset + kHeaderBytes <= kWakeOffset);
-static_assert(kWakeOffset + 16 <= kMarksOffset);
+static_assert(kWakeOffset + 16 <= kSyncedThroughOffset);
+static_assert(kSyncedThroughOffset + 16 <= kMarksOffset);
 static_assert(kMarksOffset + kOverflowMarks * kMarkStride <= kSlotsOffset);
 static_assert(kSlotsOffset + kMaxSlots * kSlotStride <= kRegionSize);
 static_assert(kFramesPerBlock * 4 + kHashSlots * 2 == kRegionSize);
@@ -261,6 +284,13 @@ class WalIndex {
   // One appended copy (0: C, 1: D) on its own, when its checksum matches: after a writer died
   // between them, D (written first) holds the newest appended header and C the one before.
   bool ReadAppendedHeaderCopy(int copy, IndexHeader* out) const;
+  // A published header whose copy A is torn while copy B is whole: a publisher between its two
+  // copies (B is written first), alive or dead. Writes copy A from copy B and returns true;
+  // false when copy B is not whole. Needs no lock (wal/wal_connection.h W12 h): it writes only
+  // copy A, and only B's value, the newest published, so it never makes an older header whole:
+  // racing a live publisher it writes the same words, and a late store of it over a later
+  // publish leaves the copies different (torn, repaired to B), not an older header.
+  bool CompletePublishFromB();
   // Test hook: damages copy A's checksum (as a writer killed mid-publish leaves it).
   void CorruptHeaderForTesting();
   // Test hook: damages appended copy `copy`'s checksum (0: C, as a writer killed writing C
@@ -293,6 +323,32 @@ class WalIndex {
   void set_copied_through(int log, uint64_t value);
   uint64_t written_through(int log) const;
   void set_written_through(int log, uint64_t value);
+
+  // --- durability (wal/wal_connection.h D1, D2, W13; seq_cst)
+  // The strongest sync level any connection of this life of the file joined with (D1).
+  uint32_t sync_floor() const;
+  // Raises it to `level` when lower; returns the value it had.
+  uint32_t RaiseSyncFloor(uint32_t level);
+  // The current append epoch (W13), and its successor. REQUIRES for setting: WRITE and FLUSH.
+  uint32_t append_epoch() const;
+  void set_append_epoch(uint32_t epoch);
+  // What the published header held of each log when a log sync failed (W13).
+  struct SyncFailure {
+    std::array<uint32_t, 2> ckpt_seq{};
+    std::array<uint32_t, 2> mx_frame{};
+  };
+  enum class FailureLookup {
+    kNone,       // no log sync failed in that epoch (yet)
+    kRecorded,   // *out: what it recorded
+    kForgotten,  // the record was overwritten by a later epoch's (kFailureRecords later)
+  };
+  FailureLookup Failure(uint32_t epoch, SyncFailure* out) const;
+  // Records the first failure of epoch `epoch`. REQUIRES: FLUSH held.
+  void RecordFailure(uint32_t epoch, const SyncFailure& failure);
+  // synced_through of log `log` (D2; pins.h SyncedSeq, SyncedFrame, SyncFailed read it).
+  // REQUIRES for setting: FLUSH held.
+  uint64_t synced_through(int log) const;
+  void set_synced_through(int log, uint64_t word);
 
   // --- reader slots (pin loads and stores are seq_cst, but for release_pin)
   uint64_t pin(int slot, int log) const;

@@ -424,6 +424,29 @@ absl::Status InspectShm(vfs::FileSystem& fs, const std::string& path, std::ostre
         << ", written_through seq " << (written >> 32) << " frame "
         << static_cast<uint32_t>(written) << '\n';
   }
+  // The durability words (wal/wal_connection.h D1, D2, W13).
+  {
+    uint32_t floor = 0, epoch = 0;
+    std::memcpy(&floor, s.at(shm::kSyncFloorOffset), 4);
+    std::memcpy(&epoch, s.at(shm::kAppendEpochOffset), 4);
+    const char* levels[] = {"off", "normal", "full", "extra"};
+    out << "sync floor " << (floor < 4 ? levels[floor] : "BAD") << ", append epoch " << epoch
+        << '\n';
+    for (int l = 0; l < 2; ++l) {
+      uint64_t synced = 0;
+      std::memcpy(&synced, s.at(shm::kSyncedThroughOffset + 8 * l), 8);
+      out << "log " << l << " synced through seq " << shm::SyncedSeq(synced) << " frame "
+          << shm::SyncedFrame(synced) << (shm::SyncFailed(synced) ? ", a sync FAILED" : "")
+          << '\n';
+    }
+    for (int r = 0; r < shm::kFailureRecords; ++r) {
+      uint32_t w[5];
+      std::memcpy(w, s.at(shm::kFailuresOffset + shm::kFailureStride * r), sizeof(w));
+      if (w[0] == 0) continue;
+      out << "sync failure of epoch " << w[0] - 1 << ": published then log 0 seq " << w[1]
+          << " frame " << w[2] << ", log 1 seq " << w[3] << " frame " << w[4] << '\n';
+    }
+  }
   const char* wake_names[] = {"WRITE", "FLUSH"};
   for (int k = 0; k < 2; ++k) {
     uint32_t seq = 0, waiters = 0;

@@ -122,7 +122,9 @@ TEST_F(InspectTest, TheLogAndTheIndexOfALiveWalDatabaseAndADamagedLog) {
   EXPECT_THAT(out, HasSubstr("5 commits"));
   EXPECT_THAT(out, Not(HasSubstr("BAD")));
   out = Run(db, "shm");
-  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5306 ok\n"));
+  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5307 ok\n"));
+  EXPECT_THAT(out, HasSubstr("sync floor full, append epoch 0\n"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("log 0 synced through seq [0-9]+ frame 6\n"));
   EXPECT_THAT(out, HasSubstr("slots claimed in this life: below 1\n"));
   EXPECT_THAT(out, HasSubstr("published copies agree\n"));
   EXPECT_THAT(out, HasSubstr("appended copies agree\n"));

@@ -26,10 +26,18 @@ checkpoint::CheckpointFiles WalConnection::Files() {
   f.logs[1] = logs_[1].get();
   f.db = db_file_;
   f.page_size = page_size_;
-  f.sync_log_before_copy = options_.sync == SyncLevel::kNormal;
-  f.sync_db = options_.sync != SyncLevel::kOff;
+  const SyncLevel level = MaintenanceSync();  // D1
+  if (level != SyncLevel::kOff) {
+    // C1 by the frames (D2): synced already (W1, an earlier C1), or synced here.
+    f.make_log_durable = [this](int log, const shm::LogState& state, uint32_t through) {
+      return MakeLogDurableLocking(log, state, through, "C1 log",
+                                   absl::Now() + options_.busy_timeout);
+    };
+  }
+  f.sync_db = level != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
-  f.own_holder = OwnHolder();
+  f.own_slot = slot_;  // M5
+  f.own_mark = &mark_;
   f.private_reader_lock = options_.private_reader_byte;
   return f;
 }

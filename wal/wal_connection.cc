@@ -136,6 +136,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
     // W5: the new log's directory entry is durable before any frame in it is relied on.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));
   }
+  const bool synced_dir = created && options_.sync != SyncLevel::kOff;
   constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
   base::Backoff wait(deadline, kMaxWait);
   while (true) {
@@ -158,6 +159,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       if (DiskFull(index.status())) return JoinFullDisk(index.status());
       JKV_RETURN_IF_ERROR(index.status());
       index_ = std::move(*index);
+      JKV_RETURN_IF_ERROR(JoinSyncFloor(synced_dir));  // D1: before recovery syncs by it
       JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
@@ -185,7 +187,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
           shm::WalIndex::OpenShared(shm_file_.get(), false);
       if (index.ok()) {
         index_ = std::move(*index);
-        return absl::OkStatus();
+        return JoinSyncFloor(synced_dir);  // D1
       }
       if (DiskFull(index.status())) return JoinFullDisk(index.status());
       if (!absl::IsUnavailable(index.status())) return index.status();
@@ -236,6 +238,7 @@ absl::Status WalConnection::JoinExclusive() {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
   }
   index_ = shm::WalIndex::OpenHeap();
+  JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
   return RecoverIndex();
 }
 
@@ -301,8 +304,8 @@ absl::Status WalConnection::CloseLast() {
   // Everything is in the database file (C2) and the logs are empty: no file is needed.
   for (int l = 0; l < nlogs_; ++l) JKV_RETURN_IF_ERROR(fs_->Delete(log_paths_[l]));
   if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
-  if (options_.sync == SyncLevel::kExtra) {
-    // EXTRA's promise: the removal itself durable. No guarantee needs it: a log that comes
+  if (MaintenanceSync() == SyncLevel::kExtra) {
+    // EXTRA's promise (D1: of any connection this -shm had): the removal itself durable. No guarantee needs it: a log that comes
     // back after a power loss is fully copied, and replaying it changes nothing.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "EXTRA log removal"));
   }

@@ -156,6 +156,79 @@
 //           "begin_write:restart_through_pending").
 //       A writer killed after its append and before the flush leaves a commit that the next
 //       flush publishes: it was never acknowledged, and may be present (I7).
+//       (h) A flusher publishes only a header it read whole and found older than the one it
+//           made durable, read again after its sync: a NORMAL or OFF commit may have published
+//           a newer one meanwhile (with nothing pending it publishes under WRITE alone, b), and
+//           publishing the older one would move the published state back. A flusher that
+//           cannot read the published header whole publishes nothing over it (the tear may be
+//           a live publisher between its copies): it completes a publish whose copy B is whole
+//           by copying B to A (WalIndex::CompletePublishFromB, which can never make an older
+//           header whole), and leaves a torn B to a repair under WRITE (its caller, W6).
+//           (Before, it took the tear for "pending" and published the appended header it had
+//           read before its sync over a newer one: wal_mixed_connections_test,
+//           AFlusherNeverPublishesOverANewerDirectPublish.)
+//   W13. A failed log sync. A sync that fails may have lost every write it covered, and a
+//       later sync of the same file can then succeed without bringing them back (Linux reports
+//       a writeback error once per open file; the fault-injecting file system's failed Sync
+//       does the same). Whoever's sync of a log fails (a group flush, C1, V6, W6: all go
+//       through MakeLogDurable under FLUSH), before it lets go of FLUSH:
+//       (a) records the failure for the current append epoch E: what the published header
+//           holds of each log then (WalIndex::RecordFailure; the first failure of E counts),
+//           and marks the log's generation failed in synced_through (D2): frames past what it
+//           vouches for are written again, each checked (WalLog::WriteAgain), before any later
+//           sync vouches for them;
+//       (b) while E's record stands nothing is published by a flush, and every commit of epoch
+//           E that the recorded header does not cover fails: its waiter, in whichever thread
+//           or connection, returns DataLoss (CommitDropped), and so does every commit appended
+//           on top of it before (c), which builds on it;
+//       (c) the next WRITE holder, under FLUSH too, resets: the appended header goes back to
+//           the published one, the index entries past it go (W2), synced_through is lowered
+//           to it (D2), and only then the epoch becomes E + 1 (a writer killed in between
+//           leaves E failed, and the next one resets again). Commits from then on overwrite
+//           the dropped frames; none builds on them;
+//       (d) a commit is known to its waiter by (epoch, log, generation, frame): positions are
+//           reused after (c), so a waiter asks the record of its own epoch whether it was
+//           published before the failure, never only whether the published header reaches its
+//           frame. The last kFailureRecords epochs' records are kept; a waiter that slept
+//           through more failed syncs than that cannot tell and returns DataLoss saying so.
+//       (e) the first frame past the recorded header is made invalid in the log (its header
+//           zeroed, unsynced: BreakChainAfter), so a rebuild of the index from the log (the next
+//           connection alone, once every one closed) does not find the failed commits either;
+//           after a crash they may be whole (I7);
+//       A header repair or index rebuild that drops commits appended but not yet published (an
+//       appended header neither of whose copies is whole, a log whose valid prefix ends before
+//       them) drops them the same way (DropUnpublished), so their waiters fail rather than
+//       being acknowledged by a later commit that reached the same frame (before, they were).
+//       The pager puts a connection whose commit failed so into its error state, as it does
+//       the connection whose sync failed. (Before, only the flusher got the error; the next
+//       waiter synced again, published the failed commit and acknowledged its own on top:
+//       wal_group_commit_test, AFailedGroupFlushFailsEveryCommitItCovered.)
+//   W14. A wait for FLUSH or for a flush is bounded by the busy timeout, counted from the last
+//       flush that published (LockFlush, AwaitDurable): a process stopped, not killed, while
+//       holding FLUSH (a debugger) would otherwise hold every committer of every process.
+//       A commit that gives up waiting returns Unavailable ("busy") and is in an unknown state:
+//       it is appended, and the stopped flusher or the next one may still publish it.
+//   D1. The sync floor. The -shm records the strongest sync level of any connection that has
+//       joined this life of it (WalIndex::sync_floor, only grows). The work a connection does
+//       for every connection's commits (a group flush, C1, C2, W4, W6, V6, R2, the last close)
+//       syncs at MaintenanceSync(): its own level or the floor, whichever is stronger. So a
+//       connection at OFF or NORMAL never weakens a stronger one's promise: its flush of a
+//       FULL commit syncs (finding 2 of the 2026-12-06 review: an OFF flush acknowledged FULL
+//       commits with no sync at all), and its checkpoints sync the database before the log
+//       can restart over the frames they copied. Its own commits keep its own level: a NORMAL
+//       or OFF commit with nothing pending is published with no sync. The first connection
+//       above OFF to join a -shm whose floor was OFF syncs the log's directory (W5), which an
+//       OFF creator did not.
+//   D2. synced_through (WalIndex): (G, F) for log L says every frame up to F of generation G
+//       of L is durable. It is advanced only under FLUSH, after a sync that began after those
+//       frames were written (a group flush: the appended mx it read; C1: the frames it copies;
+//       V6 and W6: the frames found), and it never exceeds the appended header's frames: a
+//       reset (W13 c), a repair or a rebuild that moves the appended header back lowers it
+//       first. C1 and V6 sync a log only when it does not already cover the frames they rely
+//       on, whoever published them: "at FULL every published frame is durable" is not true of
+//       frames a NORMAL commit, an OFF flush or a recovery published (finding 3: a FULL
+//       checkpointer copied a NORMAL connection's unsynced frames, and a power loss tore the
+//       database).
 //   M1. A connection that found no free reader slot (more connections than
 //       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
 //       byte SHARED from its first open read transaction to its last, and the mark's pin is at
@@ -176,6 +249,16 @@
 //       A checkpoint waits for a shared mark as for a slot; a mark stays at its pin while
 //       readers keep overlapping on it, so the marks are tried free-first (M2) to keep them
 //       fresh.
+//   M5. A checkpoint honours the mark this connection reads under as its own (it never waits
+//       for it, and never asks the lock table about it: an OFD lock never conflicts with its
+//       owner's own test, so the mark would read as held by nobody). The mark is read for each
+//       holder scanned, after its pin (checkpoint/checkpointer.h step 2), and a joiner stores
+//       mark_ (seq_cst) before it stores the mark's pin (M2) or locks it shared (M3): so a pin
+//       one of this connection's threads stored is seen as its own, and a checkpoint that read
+//       mark_ before the store had announced its target before it too (W3's re-check then sends
+//       that reader to a newer snapshot). (Sampled once when a checkpoint began, a mark
+//       another thread joined after that was skipped: a torn snapshot with overflow readers and
+//       the handle's own background checkpointer.)
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
@@ -422,6 +505,7 @@ class WalConnection {
     shm::IndexHeader header;
     std::vector<uint32_t> frames;
     bool published = false;
+    uint32_t epoch = 0;  // the append epoch it was appended in (W13 d)
   };
   // Appends the transaction's last frames, the last a commit frame of `db_size` pages, and
   // indexes them (W2). At NORMAL and OFF with nothing pending it publishes them too; otherwise
@@ -430,8 +514,10 @@ class WalConnection {
   absl::StatusOr<CommitTicket> Commit(absl::Span<const wal::FramePage> pages, uint32_t db_size);
   // W12: returns once a published header covers the ticket's commit (at once when Commit
   // published it), syncing the log and publishing the appended header itself when it holds
-  // FLUSH first; returns that published header's snapshot. Called without WRITE. An error is
-  // a failed sync (the commit may be present after a crash: I7).
+  // FLUSH first; returns that published header's snapshot. Called without WRITE. Errors: this
+  // flush's sync failed (the commit may be present after a crash: I7); DataLoss, a log sync
+  // failed before the commit was durable, in this or another thread or connection, and the
+  // commit is dropped (W13); Unavailable, FLUSH stayed held past the busy timeout (W14).
   absl::StatusOr<WalSnapshot> AwaitDurable(const CommitTicket& ticket);
   // Drops the transaction's unpublished frames from the index.
   absl::Status Rollback();
@@ -589,22 +675,63 @@ class WalConnection {
   static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
   // Reads the published header, waiting out a publish under way (spins, then sleeps).
   bool ReadPublishedSpinning(shm::IndexHeader* out) const;
-  // Holding FLUSH: unless the published header covers `target` already, syncs the log of the
-  // newest appended commit (target when the appended header cannot be read) and publishes it;
-  // *published gets the published header either way. Unless `as_writer` (the caller holds
-  // WRITE), it first lets the writers appending now join (WaitForAppenders).
-  absl::Status FlushLocked(const shm::IndexHeader& target, shm::IndexHeader* published,
-                           bool as_writer);
+  // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
+  // makes the log durable through the newest appended commit (target when the appended header
+  // cannot be read) and publishes it (W12 h); *published gets the published header. False
+  // when the published header stays torn (nothing published: the caller repairs it, W6).
+  // Unless `as_writer` (the caller holds WRITE), it first lets the writers appending now join
+  // (WaitForAppenders). Errors: target was dropped (W13), or this flush's sync failed.
+  absl::StatusOr<bool> FlushLocked(const shm::IndexHeader& target, uint32_t epoch,
+                                   shm::IndexHeader* published, bool as_writer);
   void WaitForAppenders(const shm::IndexHeader& published);
   // FLUSH: flush_mu_ (this connection's threads) and the -shm lock. TryLockFlush takes both or
   // neither (false: another holds one; *error: the lock call failed); LockFlush waits for
   // both (a holder that dies frees the -shm lock). UnlockFlush releases both.
   enum class FlushTry { kLocked, kBusyHere, kBusyElsewhere };
   FlushTry TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  absl::Status LockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // Waits for FLUSH until `deadline` (W14: Unavailable "busy" then).
+  absl::Status LockFlush(absl::Time deadline) ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void UnlockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // As the writer with something appended but not published (W12 c): flushes it now.
   absl::Status FlushPendingAsWriter();
+
+  // --- durability (D1, D2, W13; wal_durability.cc)
+  // D1: the level of the syncs this connection makes for every connection's commits.
+  SyncLevel MaintenanceSync() const;
+  // Raises the -shm's sync floor to this connection's level; W5 for a log whose directory
+  // entry this connection has not synced (`dir_synced`) when it is the first above OFF.
+  // REQUIRES: index_ open.
+  absl::Status JoinSyncFloor(bool dir_synced);
+  // D2, W13: makes frames up to `through` of log `log` (the generation, with the salts,
+  // `state` names) durable, unless synced_through says they are: syncs the log (writing its
+  // frames past synced_through again first when a sync of the generation failed); a failed
+  // sync or rewrite is recorded (W13 a) and returned. True when it synced. REQUIRES: FLUSH
+  // held (or no other connection: at open, alone).
+  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, uint32_t through,
+                                      const char* reason);
+  // The same, taking FLUSH (until `deadline`) unless the frames are durable already: C1 (the
+  // checkpointer's make_log_durable) and V6.
+  absl::StatusOr<bool> MakeLogDurableLocking(int log, const shm::LogState& state,
+                                             uint32_t through, const char* reason,
+                                             absl::Time deadline);
+  // W13 a. REQUIRES: FLUSH held.
+  void RecordSyncFailure(int log, const shm::LogState& state);
+  // W13 b, d: OK unless a failed sync, a repair or a rebuild dropped the commit `header`
+  // appended in `epoch` (DataLoss), or cannot tell (DataLoss too).
+  absl::Status CommitDropped(const shm::IndexHeader& header, uint32_t epoch) const;
+  // W13 c: as the WRITE holder, when the current epoch holds a failure, resets the appended
+  // header to the published one (taking FLUSH until `deadline`).
+  absl::Status ResetAfterFailure(absl::Time deadline);
+  // W13: drops every commit appended past `kept` (the header that stays published; `appended`,
+  // the appended header that named them, when it could be read): breaks the log's chain past
+  // `kept` (e), records a failure of the current epoch that `kept` covers (unless one is
+  // recorded), lowers synced_through to `kept`, and moves to the next epoch. REQUIRES: WRITE
+  // and FLUSH held, the appended header and index entries already moved back to `kept`.
+  void DropUnpublished(const shm::IndexHeader& kept,
+                       const std::optional<shm::IndexHeader>& appended);
+  // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
+  // frames past it in the same generation.
+  void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
   // The appended header, read under WRITE (a writer killed writing it leaves it torn: false).
   bool ReadAppended(shm::IndexHeader* out) const;
   // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
@@ -673,6 +800,7 @@ class WalConnection {
   int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
   uint32_t next_frame_ = 0;         // the frame the next append writes
+  uint32_t epoch_ = 0;              // the append epoch at BeginWrite (W13 d)
   uint64_t chain_ = 0;              // checksum chain value before next_frame_
   // The current transaction's frames (W11): page -> the frame it last appended the page at,
   // the first rewritten frame whose checksum is stale (0: none), and the transaction's first

@@ -62,9 +62,11 @@ WalConnection::FlushTry WalConnection::TryLockFlush(absl::Status* error) {
   return FlushTry::kBusyElsewhere;
 }
 
-absl::Status WalConnection::LockFlush() {
+absl::Status WalConnection::LockFlush(absl::Time deadline) {
   flush_mu_.Lock();
-  // No deadline: the holder is flushing (one sync), or dead, which frees the lock.
+  // W14: the holder is flushing (one sync), or dead, which frees the lock, or stopped, which
+  // the deadline is for. The deadline counts from the last flush that published.
+  uint32_t progress = index_->wake_seq(shm::WalIndex::Wake::kFlush);
   while (true) {
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::StatusOr<bool> locked =
@@ -74,6 +76,16 @@ absl::Status WalConnection::LockFlush() {
       return locked.status();
     }
     if (*locked) return absl::OkStatus();
+    const absl::Time now = absl::Now();
+    if (seen != progress) {
+      progress = seen;
+      deadline = std::max(deadline, now + options_.busy_timeout);
+    } else if (now >= deadline) {
+      flush_mu_.Unlock();
+      return absl::UnavailableError(absl::StrCat(
+          "busy: ", shm_path_, ": another connection holds the flush lock and has published "
+          "nothing for the busy timeout (a process stopped while flushing?)"));
+    }
     index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxFlushWait);
   }
 }
@@ -85,9 +97,27 @@ void WalConnection::UnlockFlush() {
   index_->Bump(shm::WalIndex::Wake::kFlush);
 }
 
-absl::Status WalConnection::FlushLocked(const shm::IndexHeader& target,
-                                        shm::IndexHeader* published, bool as_writer) {
-  if (ReadPublishedSpinning(published) && Covers(*published, target)) return absl::OkStatus();
+absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, uint32_t epoch,
+                                                shm::IndexHeader* published, bool as_writer) {
+  // W13 b: under FLUSH no failure is recorded and no reset made but by this thread, so a
+  // commit not dropped now is not dropped until this flush ends.
+  JKV_RETURN_IF_ERROR(CommitDropped(target, epoch));
+  // W12 h: a header that stays torn is a publisher between its copies, slow or dead. Nothing
+  // is published over it: a publisher that wrote copy B has its publish completed from B (the
+  // newest; no lock needed), and one that died writing B is left to a repair under WRITE (the
+  // caller's, W6).
+  if (!ReadPublishedSpinning(published) &&
+      !(index_->CompletePublishFromB() && ReadPublishedSpinning(published))) {
+    return false;
+  }
+  if (Covers(*published, target)) return true;
+  shm::WalIndex::SyncFailure failure;
+  if (index_->Failure(index_->append_epoch(), &failure) ==
+      shm::WalIndex::FailureLookup::kRecorded) {
+    // Not reachable (target would be dropped or covered): a flush never publishes past a
+    // failure before the next writer's reset (W13 b).
+    return absl::InternalError("a flush found an unpublished commit that a failed sync left");
+  }
   // The newest commit appended. A writer may be writing the appended header right now (under
   // WRITE, which this flush does not hold): the copies agree again within nanoseconds. A
   // writer killed between them leaves them torn until the next writer repairs them; then this
@@ -96,23 +126,37 @@ absl::Status WalConnection::FlushLocked(const shm::IndexHeader& target,
   shm::IndexHeader appended;
   if (!ReadAppended(&appended) || !Covers(appended, target)) appended = target;
   const int log = static_cast<int>(appended.current_log & 1);
-  if (options_.sync != SyncLevel::kOff) {
-    // W1, W12: every frame up to the newest appended commit is durable before it is
-    // published, for every commit this flush covers (the log is preallocated: data only).
-    // At OFF a connection flushes only to publish other connections' pending commits, and
-    // OFF promises nothing of a power loss.
+  if (MaintenanceSync() != SyncLevel::kOff) {
+    // W1, W12, D1: every frame up to the newest appended commit is durable before it is
+    // published, for every commit this flush covers, whatever this connection's own level:
+    // a FULL commit pending under a NORMAL or OFF one is made durable by their flush too (the
+    // log is preallocated: data only). With every connection at OFF nobody asked for it.
     const absl::Time sync_start = absl::Now();
-    JKV_RETURN_IF_ERROR(vfs::SyncFile(logs_[log]->file(), vfs::SyncKind::kData, "W1 log"));
-    last_sync_ns_.store(absl::ToInt64Nanoseconds(absl::Now() - sync_start),
-                        std::memory_order_relaxed);
+    JKV_ASSIGN_OR_RETURN(const bool synced,
+                         MakeLogDurable(log, appended.logs[log], appended.logs[log].mx_frame,
+                                        "W1 log"));
+    if (synced) {
+      last_sync_ns_.store(absl::ToInt64Nanoseconds(absl::Now() - sync_start),
+                          std::memory_order_relaxed);
+    }
   }
   CallWalHook("flush:synced");
+  // W12 h: only over an older header, read again now.
+  shm::IndexHeader now;
+  if (!ReadPublishedSpinning(&now) &&
+      !(index_->CompletePublishFromB() && ReadPublishedSpinning(&now))) {
+    return false;
+  }
+  if (Covers(now, appended)) {
+    *published = now;
+    return true;
+  }
   index_->PublishHeader(appended);  // W2: every entry up to it is in place (W12 a)
   last_group_.store(appended.change - published->change, std::memory_order_relaxed);
   *published = appended;
   base::MutexLock lock(&stats_mu_);
   ++stats_.group_flushes;
-  return absl::OkStatus();
+  return true;
 }
 
 // Group commit's convoy: without this, the writers a flush acknowledges append during the
@@ -163,20 +207,45 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
   if (ticket.published) return SnapshotOf(ticket.header);
   CallWalHook("await:start");
   const absl::Time start = absl::Now();
+  // W14: a flush that publishes nothing for the busy timeout is a flusher that stopped.
+  absl::Time deadline = start + options_.busy_timeout;
+  uint32_t progress = index_->wake_seq(shm::WalIndex::Wake::kFlush);
   shm::IndexHeader published;
   bool by_others = true;
   while (true) {
-    if (index_->ReadHeader(&published) && Covers(published, ticket.header)) break;
+    // W13 d: asked before the published header is trusted, and again after it (a failure, a
+    // reset and a later commit over the same frames may all fall in between).
+    JKV_RETURN_IF_ERROR(CommitDropped(ticket.header, ticket.epoch));
+    if (index_->ReadHeader(&published) && Covers(published, ticket.header)) {
+      JKV_RETURN_IF_ERROR(CommitDropped(ticket.header, ticket.epoch));
+      break;
+    }
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::Status error;
     if (TryLockFlush(&error) == FlushTry::kLocked) {
-      const absl::Status s = FlushLocked(ticket.header, &published, /*as_writer=*/false);
+      absl::StatusOr<bool> covered =
+          FlushLocked(ticket.header, ticket.epoch, &published, /*as_writer=*/false);
       UnlockFlush();
-      JKV_RETURN_IF_ERROR(s);
-      by_others = false;
-      break;
+      JKV_RETURN_IF_ERROR(covered.status());
+      if (*covered) {
+        by_others = false;
+        break;
+      }
+      // The published header stays torn: repaired (W6) by this thread if no one else does.
+      JKV_RETURN_IF_ERROR(ReadHeaderOrRecover(deadline, /*may_recover=*/true).status());
+      continue;
     }
     JKV_RETURN_IF_ERROR(error);
+    const absl::Time now = absl::Now();
+    if (seen != progress) {
+      progress = seen;
+      deadline = now + options_.busy_timeout;
+    } else if (now >= deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          "busy: ", shm_path_, ": this commit is in the log, but the connection holding the "
+          "flush lock has published nothing for the busy timeout (a process stopped while "
+          "flushing?); the commit may still become visible and durable when that flush ends"));
+    }
     // Another thread or connection is flushing: sleep until its publish bumps the flush word
     // (every waiter of every process wakes at once), or a flush's time at most.
     index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxJoinWait);
@@ -192,10 +261,22 @@ absl::Status WalConnection::FlushPendingAsWriter() {
   JKV_DCHECK(write_locked());
   shm::IndexHeader published;
   if (ReadPublishedSpinning(&published) && published == writer_header_) return absl::OkStatus();
-  JKV_RETURN_IF_ERROR(LockFlush());
-  const absl::Status s = FlushLocked(writer_header_, &published, /*as_writer=*/true);
-  UnlockFlush();
-  return s;
+  const absl::Time deadline = absl::Now() + options_.busy_timeout;
+  for (int attempt = 0;; ++attempt) {
+    JKV_RETURN_IF_ERROR(LockFlush(deadline));
+    absl::StatusOr<bool> covered =
+        FlushLocked(writer_header_, epoch_, &published, /*as_writer=*/true);
+    UnlockFlush();
+    JKV_RETURN_IF_ERROR(covered.status());
+    if (*covered) return absl::OkStatus();
+    // A torn published header under WRITE: a flusher died publishing. This thread holds WRITE,
+    // so it repairs it (W6, W9), then flushes again.
+    if (attempt > 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "busy: the wal-index header of ", shm_path_, " stays torn while the writer flushes"));
+    }
+    JKV_RETURN_IF_ERROR(ReadHeaderOrRecover(deadline, /*may_recover=*/true).status());
+  }
 }
 
 }  // namespace journalkv::wal

@@ -101,7 +101,8 @@ absl::Status WalConnection::RefreshPrivate() {
       // before any writer appends, or gave up initialising it for want of space for the
       // logs' index regions): as without a -shm, the logs' valid prefixes.
       if (absl::IsOutOfRange(s) ||
-          std::all_of(prefix.begin() + shm::kHeaderAOffset, prefix.end(),
+          std::all_of(prefix.begin() + shm::kHeaderAOffset,
+                      prefix.begin() + shm::kHeaderBOffset + shm::kHeaderBytes,
                       [](uint8_t b) { return b == 0; })) {
         unpublished = true;
         break;

@@ -36,11 +36,15 @@ absl::StatusOr<bool> WalConnection::JoinMark(const PinPair& pins) {
   for (int m = 0; m < shm::kOverflowMarks; ++m) {
     JKV_ASSIGN_OR_RETURN(bool alone, index_->TryLockMark(m, vfs::LockMode::kExclusive));
     if (!alone) continue;
+    // M5: this connection's own checkpoints know the mark as its own before its pin is there.
+    mark_.store(m, std::memory_order_seq_cst);
     index_->set_mark_pin(m, 0, pins.first);
     index_->set_mark_pin(m, 1, pins.second);
     JKV_ASSIGN_OR_RETURN(bool shared, index_->TryLockMark(m, vfs::LockMode::kShared));
-    if (!shared) return absl::InternalError("converting an exclusive lock to shared failed");
-    mark_.store(m, std::memory_order_relaxed);
+    if (!shared) {
+      LeaveMark();
+      return absl::InternalError("converting an exclusive lock to shared failed");
+    }
     return true;
   }
   // M3: every mark is in use: share the newest one at or below this snapshot.
@@ -52,18 +56,22 @@ absl::StatusOr<bool> WalConnection::JoinMark(const PinPair& pins) {
     }
   }
   if (best < 0) return false;
-  JKV_ASSIGN_OR_RETURN(bool shared, index_->TryLockMark(best, vfs::LockMode::kShared));
-  if (!shared) return false;  // being set right now
-  if (!MarkProtects(best, pins)) {  // set between the look and the lock
-    index_->UnlockMark(best).IgnoreError();
+  mark_.store(best, std::memory_order_seq_cst);  // M5: before the lock and the pin's re-read
+  absl::StatusOr<bool> shared = index_->TryLockMark(best, vfs::LockMode::kShared);
+  if (!shared.ok() || !*shared) {  // being set right now
+    mark_.store(-1, std::memory_order_seq_cst);
+    JKV_RETURN_IF_ERROR(shared.status());
     return false;
   }
-  mark_.store(best, std::memory_order_relaxed);
+  if (!MarkProtects(best, pins)) {  // set between the look and the lock
+    LeaveMark();
+    return false;
+  }
   return true;
 }
 
 void WalConnection::LeaveMark() {
-  const int m = mark_.exchange(-1, std::memory_order_relaxed);
+  const int m = mark_.exchange(-1, std::memory_order_seq_cst);
   if (m >= 0) index_->UnlockMark(m).IgnoreError();  // closing the file drops it anyway
 }
 

@@ -63,22 +63,22 @@ shm::IndexHeader WalConnection::HeaderFromScans(const std::array<wal::ScanResult
 // WAL2 their order is their generations' (V1).
 absl::Status WalConnection::RecoverIndex() {
   JKV_ASSIGN_OR_RETURN(auto scans, ScanLogs());
+  shm::IndexHeader old;
+  const bool had_header = index_->ReadHeader(&old);
+  shm::IndexHeader h = HeaderFromScans(scans, had_header ? &old : nullptr);
   bool found = false;
   for (int l = 0; l < nlogs_; ++l) {
     if (scans[l].mx_frame == 0) continue;
     found = true;
-    if (options_.sync >= SyncLevel::kFull) {
-      // W6: frames a crashed writer wrote but never synced are about to be published: make
-      // them durable first, so that what readers see from now on survives a power loss (and a
-      // FULL checkpoint, which relies on W1 for published frames, never copies a frame the
-      // log can still lose).
+    if (MaintenanceSync() >= SyncLevel::kFull) {
+      // W6, D1: frames a crashed writer wrote but never synced are about to be published: made
+      // durable first when any connection of the -shm is at FULL or EXTRA (whatever this
+      // one's level: they may be a FULL writer's pending commits), so that what readers see
+      // from now on survives a power loss. synced_through then says so (D2).
       JKV_RETURN_IF_ERROR(
-          vfs::SyncFile(logs_[l]->file(), vfs::SyncKind::kData, "W6 log at recovery"));
+          MakeLogDurable(l, h.logs[l], h.logs[l].mx_frame, "W6 log at recovery").status());
     }
   }
-  shm::IndexHeader old;
-  const bool had_header = index_->ReadHeader(&old);
-  shm::IndexHeader h = HeaderFromScans(scans, had_header ? &old : nullptr);
   for (int l = 0; l < nlogs_; ++l) {
     JKV_RETURN_IF_ERROR(index_->Truncate(l, 0));
     for (uint32_t f = 1; f <= scans[l].mx_frame; ++f) {
@@ -94,7 +94,15 @@ absl::Status WalConnection::RecoverIndex() {
   for (int l = 0; l < nlogs_; ++l) {
     checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
+  shm::IndexHeader appended;
+  const bool had_appended = had_header && ReadAppended(&appended);
   index_->WriteHeader(h);
+  if (had_header && (!had_appended || !Covers(h, appended))) {
+    // W13: commits appended and waiting for their flush that the log's valid prefix does not
+    // hold are gone; their waiters must fail, not be acknowledged by a later commit that
+    // reaches the same frames.
+    DropUnpublished(h, had_appended ? std::optional<shm::IndexHeader>(appended) : std::nullopt);
+  }
   if (found) {
     base::MutexLock lock(&stats_mu_);
     ++stats_.recoveries;
@@ -117,7 +125,8 @@ absl::Status WalConnection::RepairHeader() {
     // neither copy whole, what is past the published header goes.
     shm::IndexHeader a;
     const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
-    const bool pending = RepairAppended(&a) && a.current_log == h.current_log &&
+    const bool appended_whole = RepairAppended(&a);
+    const bool pending = appended_whole && a.current_log == h.current_log &&
                          a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
                          a.logs[cur].mx_frame > h.logs[cur].mx_frame;
     if (pending) {
@@ -130,6 +139,8 @@ absl::Status WalConnection::RepairHeader() {
       const uint32_t keep = pending && l == cur ? a.logs[l].mx_frame : h.logs[l].mx_frame;
       JKV_RETURN_IF_ERROR(index_->Truncate(l, keep));
     }
+    // W13: with no whole appended copy, commits appended past `h` are gone: their waiters fail.
+    if (!appended_whole) DropUnpublished(h, std::nullopt);
     return absl::OkStatus();
   }
   return RecoverIndex();

@@ -64,6 +64,10 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   // The published header (readers') and the appended one (this writer's base, W12).
   absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
   absl::Status s = published.status();
+  // W13 c: commits a failed log sync left unpublished are dropped before anything builds on
+  // them (one load when no sync failed).
+  // The published header stays as it is: the appended one goes back to it.
+  if (s.ok()) s = ResetAfterFailure(deadline);
   absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
     h = AppendedOrDamage(*published);
@@ -75,7 +79,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       // under FLUSH too (W12 d).
       absl::StatusOr<bool> r = index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive);
       s = !r.ok() ? r.status()
-          : *r    ? LockFlush()
+          : *r    ? LockFlush(deadline)
                   : absl::UnavailableError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
@@ -134,6 +138,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   writer_header_ = *h;
   next_frame_ = h->logs[cur_].mx_frame + 1;
   chain_ = h->logs[cur_].last_checksum;
+  epoch_ = index_->append_epoch();  // W13 d: fixed while this connection holds WRITE
   ForgetTransaction();
   CallWalHook("begin_write:locked");
   return SnapshotOf(*h);
@@ -265,20 +270,25 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
     // from a log whose header was lost has none; a damaged -shm, anything); Publish replaces it.
     JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
     chain_ = seed;
-    if (options_.sync != SyncLevel::kOff) {
+    const SyncLevel level = MaintenanceSync();  // D1
+    if (level != SyncLevel::kOff) {
       // W4: the new generation's header is durable before any of its frames is written (and,
-      // in WAL2, before this log is taken for the newer one by recovery, V1).
+      // in WAL2, before this log is taken for the newer one by recovery, V1). A failed sync
+      // needs no record (W13): the header is written again before the next first frame.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
     }
     LimitLogSize(cur_);
     const int other = 1 - cur_;
-    if (wal2_ && options_.sync == SyncLevel::kNormal && writer_header_.logs[other].mx_frame > 0 &&
-        writer_header_.logs[other].mx_frame > index_->backfill(other)) {
-      // V6: the log switched from is durable before the new one gets a frame; at NORMAL its
-      // newest commits were never synced, and a power loss that kept this log's frames but
-      // lost that log's tail would leave a state that was never committed.
-      JKV_RETURN_IF_ERROR(
-          vfs::SyncFile(logs_[other]->file(), vfs::SyncKind::kData, "V6 previous log"));
+    const shm::LogState& from = writer_header_.logs[other];
+    if (wal2_ && level != SyncLevel::kOff && from.mx_frame > 0 &&
+        from.mx_frame > index_->backfill(other)) {
+      // V6: the log switched from is durable before the new one gets a frame: a power loss
+      // that kept this log's frames but lost that log's tail would leave a state that was
+      // never committed. Its frames may have been published unsynced, by a NORMAL commit, an
+      // OFF flush or a recovery, whatever this writer's level (D2); only they are synced.
+      JKV_RETURN_IF_ERROR(MakeLogDurableLocking(other, from, from.mx_frame, "V6 previous log",
+                                                absl::Now() + options_.busy_timeout)
+                              .status());
     }
   }
   if (txn_first_frame_ == 0) {
@@ -352,6 +362,7 @@ absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
   ++writer_header_.change;
   checked_change_ = writer_header_.change;  // its last frame is the one just written
   ticket.header = writer_header_;
+  ticket.epoch = epoch_;
   ForgetTransaction();
   shm::IndexHeader published;
   if (options_.sync < SyncLevel::kFull && ReadPublishedSpinning(&published) &&
