@@ -1,5 +1,5 @@
 // Db::Backup: a consistent copy of one snapshot, written beside the destination under a
-// temporary name and renamed over it only once it is whole and durable.
+// temporary name and given the destination's name only once it is whole and durable.
 //
 // Crash states (tests/backup_test.cc sweeps them):
 //   B1. Until the rename is durable, DEST does not exist (or, after a power loss, never did):
@@ -11,6 +11,12 @@
 //   B3. A crash before B2 leaves DEST.jkv-backup behind (whole or not). The next backup to the
 //       same DEST refuses to start until it is removed, naming it: the name may be another
 //       backup's that is still running, and a backup never deletes what it did not create.
+// Other processes (tests/backup_test.cc, BackupRaceTest):
+//   B4. A backup never replaces a file. DEST is checked before the copy starts (a clear error
+//       before any work), and the copy takes DEST's name only while it is free, checked and
+//       renamed in one step (vfs::FileSystem::RenameNoReplace): another process may create DEST
+//       while the copy is made. Then the backup fails with AlreadyExists naming DEST, deletes
+//       only its own temporary files, and leaves DEST and the database as they are.
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -23,6 +29,7 @@
 #include "engine/db.h"
 #include "pager/db_format.h"
 #include "pager/pager.h"
+#include "wal/wal_connection.h"
 
 namespace journalkv {
 namespace {
@@ -171,10 +178,19 @@ absl::StatusOr<BackupResult> Db::Backup(const std::string& dest, const BackupOpt
     }
   }
   read.reset();  // the snapshot is copied: release it before the renames and syncs
-  if (s.ok()) s = fs_->Rename(tmp, dest);
+  if (s.ok()) {
+    // Test hook: the copy is whole and durable, DEST was missing at the start; another process
+    // may create DEST now (tests/backup_test.cc).
+    wal::CallWalHook("backup:renaming");
+    s = fs_->RenameNoReplace(tmp, dest);  // B4
+    if (absl::IsAlreadyExists(s)) {
+      s = absl::AlreadyExistsError(absl::StrCat(
+          dest, " was created while the copy was made (a backup never overwrites a file)"));
+    }
+  }
   if (s.ok()) s = fs_->SyncDirectory(vfs::DirName(dest));  // B2
   if (!s.ok()) {
-    // Our own temporary files (created exclusively above) go; DEST was never touched.
+    // Our own temporary files (created exclusively above) go; DEST was never touched (B4).
     if (created) {
       (void)fs_->Delete(tmp);
       for (const char* suffix : kSideSuffixes) (void)fs_->Delete(tmp + suffix);

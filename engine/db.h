@@ -295,8 +295,9 @@ class Db {
   // WAL2: the snapshot is pinned like any reader's; rollback modes: it holds SHARED, so a
   // writer's commit waits for the copy, up to its busy timeout). The copy is built as
   // DEST.jkv-backup, synced, and renamed to DEST, so DEST is either absent or whole, even
-  // across a power loss (engine/backup.cc, B1-B3); it opens as a database of its own in the
-  // source's journal family. AlreadyExists when DEST exists (never overwritten);
+  // across a power loss (engine/backup.cc, B1-B4); it opens as a database of its own in the
+  // source's journal family. AlreadyExists when DEST exists, also when another process
+  // creates it while the copy is made (never overwritten: the copy is removed);
   // FailedPrecondition when DEST-journal, DEST-wal, DEST-wal2 or DEST-shm exists (opening
   // the copy would take it for its own) or DEST.jkv-backup does (another backup's, or one a
   // crash interrupted: remove it); InvalidArgument when DEST is the database itself.

@@ -32,6 +32,14 @@
 //       last, then publishing it whole (release); Find loads the newest array (acquire) and
 //       probes only it. An array stays until the table goes: a reader may still be probing it,
 //       or hold an entry of it.
+//   H5. Nothing frees a table a read transaction was handed before that transaction ends.
+//       Whatever stops WalStrategy handing its current table out moves it, with its count,
+//       among the replaced tables while the count is not zero: a read at a new identity
+//       (HotPagesLocked) and a clear of the page cache at a far generation (NoteGenerationLocked,
+//       G1 in pager/wal_strategy.h) alike; a table leaves only at its count's zero. So the
+//       address a transaction ends with names its own table, never a later one made at the
+//       same address, whose count and images would otherwise be another identity's.
+//       (tests/hot_pages_test.cc, HotPagesGenerationTest.)
 //
 // Size. A table takes at most `limit` pages (Options::cache_pages / 2, at most 65,536), and
 // leaves only the first three quarters of them, so that the interior pages every descent

@@ -274,8 +274,9 @@ class WriteTxn : public PageWriter {
   absl::flat_hash_set<uint32_t> rewrite_blank_;
 };
 
-// How many generations past the one it was last cleared at a WAL connection's page cache is
-// cleared (WalStrategy::NoteGenerationLocked): 2^29, or what a test sets (0: 2^29 again).
+// How many generations apart those a WAL connection's page cache holds pages of may be before
+// it is cleared (the span of G1, pager/wal_strategy.h): 2^29, or what a test sets (0: 2^29
+// again; 1 clears it at every new generation).
 void SetCacheGenerationSpanForTesting(uint32_t span);
 
 class Pager : private PagerCore {

@@ -23,6 +23,9 @@ namespace {
 constexpr uint32_t kCacheGenerationSpan = 1u << 29;
 std::atomic<uint32_t> cache_generation_span{kCacheGenerationSpan};
 
+// How many generations `to` is after `from` in serial order (modulo 2^31).
+uint32_t GenerationsAfter(uint32_t from, uint32_t to) { return (to - from) & 0x7fffffffu; }
+
 // Every word of it, not a hash of them: two published states must never share a key.
 std::array<uint32_t, 4> HeaderKey(const wal::WalSnapshot& s) {
   return {s.change, s.cur().seq, s.cur().mx, static_cast<uint32_t>(s.current)};
@@ -168,14 +171,36 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::LoadPage(const wa
   return std::shared_ptr<const PageBuffer>(std::move(buffer));
 }
 
+// G1 (wal_strategy.h).
 void WalStrategy::NoteGenerationLocked(const wal::WalSnapshot& snapshot) {
   const uint32_t seq = snapshot.cur().seq;
-  if (((seq - cache_generation_) & 0x7fffffffu) >=
-      cache_generation_span.load(std::memory_order_relaxed)) {
-    core_->cache_.Clear();
-    hot_.reset();  // an identity repeats 2^31 generations on too (H1)
-    cache_generation_ = seq;
+  const uint32_t span = cache_generation_span.load(std::memory_order_relaxed);
+  const uint32_t from_oldest = GenerationsAfter(cache_oldest_, seq);
+  if (from_oldest <= GenerationsAfter(cache_oldest_, cache_newest_)) return;  // inside
+  if (from_oldest < span) {
+    cache_newest_ = seq;
+    return;
   }
+  if (GenerationsAfter(seq, cache_newest_) < span) {  // an older snapshot, noted late
+    cache_oldest_ = seq;
+    return;
+  }
+  core_->cache_.Clear();
+  // H5: reads of the current table keep it. One without readers is freed here, under the
+  // mutex: at most once in 2^29 generations.
+  std::unique_ptr<HotPages> retired;
+  RetireHotLocked(&retired);
+  cache_oldest_ = cache_newest_ = seq;
+}
+
+void WalStrategy::RetireHotLocked(std::unique_ptr<HotPages>* retired) {
+  JKV_DCHECK(hot_ != nullptr || hot_readers_ == 0);  // H5
+  if (hot_readers_ > 0) {
+    replaced_hot_.emplace_back(std::move(hot_), hot_readers_);  // H2: its reads go on
+  } else {
+    *retired = std::move(hot_);
+  }
+  hot_readers_ = 0;
 }
 
 absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snapshot) {
@@ -230,13 +255,8 @@ HotPages* WalStrategy::HotPagesLocked(const wal::WalSnapshot& snapshot,
                                             snapshot.logs[1].seq, snapshot.logs[1].mx,
                                             static_cast<uint32_t>(snapshot.current)};
   if (hot_ == nullptr || identity != hot_identity_) {
-    if (hot_readers_ == 0) {
-      *retired = std::move(hot_);
-    } else {
-      replaced_hot_.emplace_back(std::move(hot_), hot_readers_);  // H2: its reads go on
-    }
+    RetireHotLocked(retired);  // H5
     hot_ = std::make_unique<HotPages>(HotPages::LimitForCache(core_->options_.cache_pages));
-    hot_readers_ = 0;
     hot_identity_ = identity;
   }
   ++hot_readers_;
@@ -247,7 +267,9 @@ void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thre
                           HotPages* hot) {
   std::unique_ptr<HotPages> unused;  // a replaced table's last read: freed after the mutex
   base::MutexLock lock(&core_->mu_);
+  // H5: `hot` lives until this, so its address names it, not a later table.
   if (hot == hot_.get()) {
+    JKV_DCHECK(hot_readers_ > 0);
     --hot_readers_;
   } else {
     auto it = std::find_if(replaced_hot_.begin(), replaced_hot_.end(),
@@ -439,6 +461,9 @@ absl::Status WalWriteTxn::CommitPages() {
     core_->SetStickyError(published.status());
     return published.status();
   }
+  // Test hook: the published snapshot is taken and not yet noted; meanwhile other threads'
+  // reads may note a later generation (tests/hot_pages_test.cc).
+  wal::CallWalHook("commit:published");
   {
     // core_ is the strategy's core_; named as the strategy's guards name it.
     base::MutexLock lock(&strategy_->core_->mu_);

@@ -82,11 +82,23 @@ class WalStrategy final : public JournalStrategy {
   // The header of `snapshot` (page 1 as the snapshot sees it).
   absl::StatusOr<DbHeader> HeaderLocked(const wal::WalSnapshot& snapshot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
-  // A snapshot is about to be read through the page cache. The cache's keys name a log
-  // generation by its 31 bits, so they repeat 2^31 generations apart: the cache is cleared
-  // whenever this connection sees a generation 2^29 or more past the one it was last cleared
-  // at (or before it), long before any key can name two page versions.
+  // A snapshot is about to be read through the page cache (BeginRead, BeginWrite), or a
+  // commit's published snapshot is about to set the header (CommitPages). The cache's keys
+  // name a log generation by its 31 bits, so they repeat 2^31 generations apart, and so does a
+  // hot-page identity (hot_pages.h, H1):
+  //   G1. Every generation the cache holds pages of, and hot_'s, lies in [cache_oldest_,
+  //       cache_newest_] in serial order (modulo 2^31), and those are fewer than the span
+  //       (2^29) apart. A generation noted inside the range changes nothing; one that leaves
+  //       the range narrower than the span widens it, before it (a commit's snapshot taken
+  //       before a restart that a read of another thread noted first) or after it; any other
+  //       clears the cache, stops handing out hot_ (H5) and starts the range at itself. So no
+  //       key or identity names two generations unless the connection notes nothing while
+  //       about 3 * 2^29 generations pass (README.md, "Limits").
   void NoteGenerationLocked(const wal::WalSnapshot& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  // H5 (hot_pages.h): hot_ is no longer handed out. Kept among replaced_hot_ with its count
+  // while read transactions use it, else moved to *retired for the caller to let go of.
+  void RetireHotLocked(std::unique_ptr<HotPages>* retired)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
 
   // --- The writer role (wal_strategy.cc).
@@ -127,9 +139,12 @@ class WalStrategy final : public JournalStrategy {
 
   // The published state core_->header_ belongs to (change, current generation, frame, log).
   std::optional<std::array<uint32_t, 4>> header_key_ ABSL_GUARDED_BY(core_->mu_);
-  uint32_t cache_generation_ ABSL_GUARDED_BY(core_->mu_) = 0;  // see NoteGenerationLocked
+  // The generations the cache may hold pages of (G1, NoteGenerationLocked).
+  uint32_t cache_oldest_ ABSL_GUARDED_BY(core_->mu_) = 0;
+  uint32_t cache_newest_ ABSL_GUARDED_BY(core_->mu_) = 0;
   // The pages met at the identity of the last read begun (HotPagesLocked), and how many read
-  // transactions use it; the tables it replaced that reads still use, with their counts (H2).
+  // transactions use it; the tables it replaced that reads still use, with their counts (H2,
+  // H5). hot_readers_ is 0 while hot_ is null.
   // Plain counts under the mutex BeginRead and EndRead hold anyway: a shared_ptr's two atomic
   // adds were about 3% of a cached point read.
   std::unique_ptr<HotPages> hot_ ABSL_GUARDED_BY(core_->mu_);

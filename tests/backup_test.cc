@@ -18,7 +18,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vfs/fault_injecting_fs.h"
+#include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"
+#include "wal/wal_connection.h"
 
 namespace journalkv {
 namespace {
@@ -163,6 +165,69 @@ TEST(BackupTest, RefusesAnExistingDestinationItsSideFilesAndItself) {
   EXPECT_TRUE(*fs.Exists(absl::StrCat(other, kBackupTempSuffix)));  // not deleted: not ours
   EXPECT_FALSE(*fs.Exists(other));
 }
+
+// Issue 43, finding 7 (B4): another process creates DEST after the backup checked that DEST is
+// missing, before the copy takes DEST's name (hook point "backup:renaming"). The backup fails
+// with AlreadyExists naming DEST, DEST keeps the other process's bytes, the database is as it
+// was, and the temporary file is gone. MemFileSystem and PosixFileSystem (in a temporary
+// directory), page copy and compact copy.
+struct RacingFile {
+  vfs::FileSystem* fs = nullptr;
+  std::string path;  // created at the hook point
+};
+RacingFile racing_file;
+constexpr char kOtherProcessBytes[] = "another process's file";
+
+void CreateRacingFile(const char* point) {
+  if (std::string(point) != "backup:renaming") return;
+  JKV_CHECK(vfs::WriteStringToFile(*racing_file.fs, racing_file.path, kOtherProcessBytes).ok());
+}
+
+using MakeEnv = std::unique_ptr<vfs::FileSystemEnv> (*)();
+class BackupRaceTest : public ::testing::TestWithParam<MakeEnv> {};
+
+TEST_P(BackupRaceTest, ADestCreatedBeforeTheRenameIsNeverReplaced) {
+  std::unique_ptr<vfs::FileSystemEnv> env = GetParam()();
+  vfs::FileSystem& fs = env->fs();
+  const std::string path = env->Path("x.db");
+  const std::string dest = env->Path("copy.db");
+  Options o;
+  o.file_system = &fs;
+  std::unique_ptr<Db> db = *Db::Open(path, o);
+  const std::map<std::string, std::string> model = Fill(*db);
+  for (const bool compact : {false, true}) {
+    SCOPED_TRACE(compact ? "compact" : "page copy");
+    racing_file = {&fs, dest};
+    wal::SetWalHookForTesting(&CreateRacingFile);
+    BackupOptions b;
+    b.compact = compact;
+    absl::StatusOr<BackupResult> r = db->Backup(dest, b);
+    wal::SetWalHookForTesting(nullptr);
+    EXPECT_THAT(r, StatusIs(absl::StatusCode::kAlreadyExists, dest));
+    absl::StatusOr<std::string> dest_bytes = vfs::ReadFileToString(fs, dest);
+    ASSERT_THAT(dest_bytes, IsOk());
+    EXPECT_TRUE(*dest_bytes == kOtherProcessBytes)
+        << dest << " was replaced: it holds " << dest_bytes->size() << " bytes now";
+    for (const char* suffix : {"", "-journal", "-wal", "-wal2", "-shm"}) {
+      EXPECT_FALSE(*fs.Exists(absl::StrCat(dest, kBackupTempSuffix, suffix))) << suffix;
+    }
+    // The database: its keys, whole, through this handle and a new one.
+    absl::StatusOr<CheckResult> check = db->Check();
+    ASSERT_THAT(check, IsOk());
+    EXPECT_TRUE(check->ok());
+    EXPECT_THAT(Contents(&fs, path), IsOkAndHolds(model));
+    ASSERT_THAT(fs.Delete(dest), IsOk());
+  }
+  // With DEST gone, the backup goes through.
+  ASSERT_THAT(db->Backup(dest), IsOk());
+  EXPECT_THAT(Contents(&fs, dest), IsOkAndHolds(model));
+}
+
+INSTANTIATE_TEST_SUITE_P(FileSystems, BackupRaceTest,
+                         ::testing::Values(&vfs::MakeMemEnv, &vfs::MakePosixEnv),
+                         [](const auto& info) {
+                           return std::string(info.index == 0 ? "Mem" : "Posix");
+                         });
 
 // A writer commits k0, k1, ... in order, one per transaction, from before the backup starts to
 // after it ends: the copy holds exactly a prefix of them (one snapshot), at least those

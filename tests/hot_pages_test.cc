@@ -16,6 +16,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "pager/pager.h"
 #include "tests/hook_gate.h"
 #include "vfs/mem_fs.h"
 #include "wal/wal_connection.h"
@@ -256,12 +257,120 @@ TEST_P(HotPagesRestartTest, ALogRestartToTheSameLastFrameStartsANewTable) {
   }
 }
 
+// Issue 43, finding 5. A WAL connection clears its page cache when it sees a generation too far
+// from those it holds pages of (the span: 2^29, lowered here; G1, pager/wal_strategy.h), and
+// stops handing out its table then (an identity names its generation by 31 bits too). A read
+// transaction still using that table keeps it until it ends (H5, hot_pages.h). The clear used
+// to free the table under its readers, who then probed and added to freed memory (ASan) or,
+// with the next table made at the same address, added images of their older snapshot to the
+// newer identity's table, where the newer reads took them.
+class HotPagesGenerationTest : public HotPagesTest {
+ protected:
+  void TearDown() override { pager::SetCacheGenerationSpanForTesting(0); }
+
+  // What `txn` reads for Key(i): its value, "(absent)", or the error.
+  static std::string Read(ReadTransaction& txn, int i) {
+    absl::StatusOr<std::optional<std::string>> v = txn.Get(Key(i));
+    if (!v.ok()) return v.status().ToString();
+    return v->value_or("(absent)");
+  }
+};
+
+// The read transactions of one handle may be on any threads; one thread runs both here, so
+// that the order is exact.
+TEST_P(HotPagesGenerationTest, ACacheClearLeavesAnOpenReadItsOwnTable) {
+  pager::SetCacheGenerationSpanForTesting(1);  // every new generation clears the cache
+  std::unique_ptr<Db> db = Open();
+  std::unique_ptr<Db> other = Open();
+  PutKeys(other.get(), 0, 2, "a");
+  // Every frame copied: the next commit restarts the log, into a new generation.
+  absl::StatusOr<CheckpointResult> c = other->Checkpoint(CheckpointMode::kFull);
+  ASSERT_THAT(c, IsOk());
+  ASSERT_FALSE(c->blocked);
+  constexpr int kLast = 2 * kKeys - 2;  // in the last leaf, not Key(0)'s
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> old = db->BeginRead();
+  ASSERT_THAT(old, IsOk());
+  EXPECT_EQ(Read(**old, 0), Value(0, "a"));  // the root and the first leaf go into its table
+  const uint64_t restarts = other->Stats().log_restarts;
+  ASSERT_THAT(other->Put(Key(kLast), Value(kLast, "b")), IsOk());
+  ASSERT_EQ(other->Stats().log_restarts, restarts + 1) << "the test needs a new generation";
+  // A read at the new generation: the cache is cleared and a new table handed out.
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> fresh = db->BeginRead();
+  ASSERT_THAT(fresh, IsOk());
+  // The old read meets the last leaf at its own snapshot, into its own table; the new read
+  // must not find that image in its table.
+  EXPECT_EQ(Read(**old, kLast), Value(kLast, "a"));
+  EXPECT_EQ(Read(**fresh, kLast), Value(kLast, "b"));
+  EXPECT_EQ(Read(**old, 0), Value(0, "a"));
+  old->reset();
+  EXPECT_EQ(Read(**fresh, 0), Value(0, "a"));
+  fresh->reset();
+  EXPECT_EQ(Read(**db->BeginRead(), kLast), Value(kLast, "b"));
+}
+
+// A commit notes its published generation after its flush, without the handle's mutex held
+// in between: reads of other threads may have noted a later generation meanwhile (and
+// cleared the cache for it). The commit's older generation is among those the cache holds
+// pages of, or next to them: it clears nothing and leaves the reads' table alone.
+TEST_P(HotPagesGenerationTest, ACommitNotingAnOlderGenerationLateClearsNothing) {
+  pager::SetCacheGenerationSpanForTesting(1);
+  std::unique_ptr<Db> db = Open();
+  std::unique_ptr<Db> other = Open();
+  PutKeys(db.get(), 0, 2, "a");
+  absl::StatusOr<CheckpointResult> c = db->Checkpoint(CheckpointMode::kFull);
+  ASSERT_THAT(c, IsOk());
+  ASSERT_FALSE(c->blocked);
+  // The cache was last cleared at this generation, G.
+  EXPECT_EQ(Read(**db->BeginRead(), 0), Value(0, "a"));
+  // From here a clear needs a generation two from the ones cached.
+  pager::SetCacheGenerationSpanForTesting(2);
+  ::journalkv::testing::HookGate& gate = ::journalkv::testing::HookGate::Get();
+  gate.Arm("commit:published");
+  wal::SetWalHookForTesting(&GateHook);
+  const uint64_t restarts = db->Stats().log_restarts;
+  // Restarts the log (G + 1) and pauses once its commit is published, before noting it.
+  std::thread committer([&] { EXPECT_THAT(db->Put(Key(1), Value(1, "b")), IsOk()); });
+  const bool reached = gate.WaitUntilReached();
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> fresh = absl::UnknownError("not begun");
+  uint64_t cached = 0;
+  if (reached) {
+    EXPECT_EQ(db->Stats().log_restarts, restarts + 1);
+    // Another connection copies that commit and restarts the log again: G + 2.
+    c = other->Checkpoint(CheckpointMode::kFull);
+    EXPECT_THAT(c, IsOk());
+    const uint64_t other_restarts = other->Stats().log_restarts;
+    EXPECT_THAT(other->Put(Key(3), Value(3, "b")), IsOk());
+    EXPECT_EQ(other->Stats().log_restarts, other_restarts + 1);
+    // A read at G + 2 clears the cache (two from G), gets a new table and fills both.
+    fresh = db->BeginRead();
+    if (fresh.ok()) {
+      for (int i = 0; i < 2 * kKeys; i += 2) {
+        EXPECT_EQ(Read(**fresh, i), Value(i, "a"));
+      }
+      cached = db->Stats().cached_pages;
+    }
+  }
+  gate.Release();
+  committer.join();  // the commit notes G + 1: one before the read's
+  wal::SetWalHookForTesting(nullptr);
+  ASSERT_TRUE(reached) << "the commit never reached commit:published";
+  ASSERT_THAT(fresh, IsOk());
+  EXPECT_GE(db->Stats().cached_pages, cached) << "the cache was cleared again";
+  EXPECT_EQ(Read(**fresh, 0), Value(0, "a"));
+  EXPECT_EQ(Read(**fresh, 1), Value(1, "b"));
+  EXPECT_EQ(Read(**fresh, 3), Value(3, "b"));
+  fresh->reset();
+  EXPECT_EQ(Read(**db->BeginRead(), 1), Value(1, "b"));
+}
+
 std::string ModeName(const ::testing::TestParamInfo<JournalMode>& info) {
   return std::string(JournalModeName(info.param));
 }
 INSTANTIATE_TEST_SUITE_P(Modes, HotPagesTest,
                          ::testing::Values(JournalMode::kWal, JournalMode::kWal2), ModeName);
 INSTANTIATE_TEST_SUITE_P(Wal, HotPagesRestartTest, ::testing::Values(JournalMode::kWal),
+                         ModeName);
+INSTANTIATE_TEST_SUITE_P(Wal, HotPagesGenerationTest, ::testing::Values(JournalMode::kWal),
                          ModeName);
 
 }  // namespace

@@ -383,15 +383,33 @@ absl::Status FaultInjectingFileSystem::Delete(const std::string& path) {
 
 absl::Status FaultInjectingFileSystem::Rename(const std::string& from, const std::string& to) {
   base::MutexLock lock(&mu_);
-  const std::string context = absl::StrCat(from, ": rename to ", to);
+  return RenameLocked(from, to, RenameMode::kReplace);
+}
+
+absl::Status FaultInjectingFileSystem::RenameNoReplace(const std::string& from,
+                                                       const std::string& to) {
+  base::MutexLock lock(&mu_);
+  return RenameLocked(from, to, RenameMode::kNoReplace);
+}
+
+absl::Status FaultInjectingFileSystem::RenameLocked(const std::string& from, const std::string& to,
+                                                    RenameMode mode) {
+  const std::string context = absl::StrCat(
+      from, ": rename to ", to, mode == RenameMode::kReplace ? "" : " without replacing it");
   JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
   if (DirName(from) != DirName(to)) {
     return absl::InvalidArgumentError(
         absl::StrCat(context, ": the power-loss model renames within one directory only"));
   }
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<Inode> inode, InodeOf(from));
-  JKV_ASSIGN_OR_RETURN(std::shared_ptr<Inode> replaced, InodeOf(to));
-  JKV_RETURN_IF_ERROR(base_->Rename(from, to));  // reports a missing file or a directory
+  std::shared_ptr<Inode> replaced;  // kNoReplace: none, or the base refuses
+  if (mode == RenameMode::kReplace) {
+    JKV_ASSIGN_OR_RETURN(replaced, InodeOf(to));
+    JKV_RETURN_IF_ERROR(base_->Rename(from, to));  // reports a missing file or a directory
+  } else {
+    // Also refuses an existing `to`, atomically in the base: nothing to model then.
+    JKV_RETURN_IF_ERROR(base_->RenameNoReplace(from, to));
+  }
   if (inode == nullptr) inode = std::make_shared<Inode>();
   names_.erase(from);
   names_[to] = inode;

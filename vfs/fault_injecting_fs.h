@@ -47,8 +47,8 @@
 //    mutating operation fails with Internal ("simulated power loss: ...") without reaching the
 //    base or the model, until SimulatePowerLoss or SimulateProcessCrash (which then sees exactly
 //    the mutations made before the crash point). Mutating operations, each counted once by
-//    mutation_count(): Write, Truncate, Sync, Delete, SyncDirectory, and an Open that creates a
-//    file. Reads, Size, locks and opens of existing files still work.
+//    mutation_count(): Write, Truncate, Sync, Delete, Rename, RenameNoReplace, SyncDirectory,
+//    and an Open that creates a file. Reads, Size, locks and opens of existing files still work.
 // 4. Error injection. FailNth(op, n, err): the n-th operation of kind op counted from the call
 //    fails with ErrnoToStatus(err, ...) — the code and message PosixFileSystem would return —
 //    and is not applied; with persistent = true every later one fails too. ShortWriteNth: the
@@ -127,6 +127,9 @@ class FaultInjectingFileSystem : public FileSystem {
   // synced after it; with DiskModel::unsynced_entries_may_survive it is one entry change, kept
   // or undone whole. Not a FaultOp: no error rule targets it.
   absl::Status Rename(const std::string& from, const std::string& to) override;
+  // The base's RenameNoReplace (which refuses an existing `to` and then changes nothing),
+  // modelled as Rename is: one entry change of a name that was free.
+  absl::Status RenameNoReplace(const std::string& from, const std::string& to) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
   absl::Status SyncDirectory(const std::string& dir_path) override;
@@ -231,6 +234,11 @@ class FaultInjectingFileSystem : public FileSystem {
   // An inode whose durable image and size are `content`.
   static std::shared_ptr<Inode> InodeHolding(std::vector<uint8_t> content);
   struct Epoch;  // the Files opened between two simulated crashes, and how the epoch ended
+
+  // Rename and RenameNoReplace: whether a file at the new name is replaced or refused.
+  enum class RenameMode { kReplace, kNoReplace };
+  absl::Status RenameLocked(const std::string& from, const std::string& to, RenameMode mode)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // An unsynced create or delete of a directory entry.
   struct EntryOp {

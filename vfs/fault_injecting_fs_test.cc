@@ -462,6 +462,31 @@ TEST_P(FaultInjectingFsTest, AnUnsyncedRenameSurvivingAsAPrefixIsNeverHalfDone) 
   EXPECT_LT(renamed, 40);
 }
 
+// RenameNoReplace is one entry change as Rename is: undone whole by a power loss before the
+// directory's sync (the new name free again), kept after it; a refused one changes nothing
+// and is no mutation.
+TEST_P(FaultInjectingFsTest, RenameNoReplaceIsOneEntryChangeAndARefusedOneIsNone) {
+  JKV_ASSERT_OK(WriteDurably("new", "the backup"));
+  JKV_ASSERT_OK(WriteDurably("taken", "another file"));
+  const uint64_t mutations = fs().mutation_count();
+  EXPECT_THAT(fs().RenameNoReplace(Path("new"), Path("taken")),
+              StatusIs(absl::StatusCode::kAlreadyExists, Path("taken")));
+  EXPECT_EQ(fs().mutation_count(), mutations);
+  JKV_ASSERT_OK(fs().RenameNoReplace(Path("new"), Path("free")));
+  EXPECT_EQ(fs().mutation_count(), mutations + 1);
+  EXPECT_FALSE(Exists("new"));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(1));
+  EXPECT_FALSE(Exists("free"));
+  EXPECT_THAT(Content("new"), IsOkAndHolds("the backup"));
+  EXPECT_THAT(Content("taken"), IsOkAndHolds("another file"));
+  JKV_ASSERT_OK(fs().RenameNoReplace(Path("new"), Path("free")));
+  JKV_ASSERT_OK(fs().SyncDirectory(env_->dir()));
+  JKV_ASSERT_OK(fs().SimulatePowerLoss(2));
+  EXPECT_FALSE(Exists("new"));
+  EXPECT_THAT(Content("free"), IsOkAndHolds("the backup"));
+  EXPECT_THAT(Content("taken"), IsOkAndHolds("another file"));
+}
+
 TEST_P(FaultInjectingFsTest, UnsyncedEntryChangesMaySurviveAsAPrefixInOrder) {
   fs().SetDiskModel(DiskModel{.unsynced_entries_may_survive = true});
   // After a durable "old", three unsynced entry changes: create c1, delete old, create c2. The

@@ -17,6 +17,7 @@ namespace journalkv::vfs {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 
 constexpr OpenOptions kCreate{OpenMode::kCreate, FileKind::kOther};
@@ -153,6 +154,31 @@ TEST_P(FileSystemConformanceTest, RenameMovesTheFileAndReplacesTheTarget) {
   EXPECT_EQ(s, "FROM a");
   EXPECT_THAT(fs().Rename(Path("a"), Path("c")), StatusIs(absl::StatusCode::kNotFound,
                                                           absl::StrCat(Path("a"), ": rename to")));
+}
+
+// Only to a free name: an existing target is refused whole, naming it, and both files stay.
+TEST_P(FileSystemConformanceTest, RenameNoReplaceMovesTheFileToAFreeNameOnly) {
+  JKV_ASSERT_OK(WriteStringToFile(fs(), Path("a"), "from a"));
+  JKV_ASSERT_OK(WriteStringToFile(fs(), Path("b"), "old b"));
+  JKV_ASSERT_OK_AND_ASSIGN(auto open_a, fs().Open(Path("a"), kReadWrite));
+  EXPECT_THAT(fs().RenameNoReplace(Path("a"), Path("b")),
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       absl::StrCat(Path("a"), ": rename to ", Path("b"))));
+  EXPECT_THAT(ReadFileToString(fs(), Path("a")), IsOkAndHolds("from a"));
+  EXPECT_THAT(ReadFileToString(fs(), Path("b")), IsOkAndHolds("old b"));
+
+  JKV_ASSERT_OK(fs().RenameNoReplace(Path("a"), Path("c")));
+  JKV_ASSERT_OK_AND_ASSIGN(bool exists, fs().Exists(Path("a")));
+  EXPECT_FALSE(exists);
+  EXPECT_THAT(ReadFileToString(fs(), Path("c")), IsOkAndHolds("from a"));
+  EXPECT_THAT(ReadFileToString(fs(), Path("b")), IsOkAndHolds("old b"));
+  // A file open under the old name is the renamed file.
+  JKV_ASSERT_OK(WriteString(*open_a, 0, "FROM"));
+  EXPECT_THAT(ReadFileToString(fs(), Path("c")), IsOkAndHolds("FROM a"));
+  EXPECT_THAT(fs().RenameNoReplace(Path("a"), Path("d")),
+              StatusIs(absl::StatusCode::kNotFound, absl::StrCat(Path("a"), ": rename to")));
+  JKV_ASSERT_OK_AND_ASSIGN(exists, fs().Exists(Path("d")));
+  EXPECT_FALSE(exists);
 }
 
 TEST_P(FileSystemConformanceTest, DeletedFileStaysUsableThroughAnOpenFile) {

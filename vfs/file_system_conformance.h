@@ -7,8 +7,9 @@
 //                            FileSystemEnvFactoryName);
 //
 // Covers: read/write/size/truncate, short reads (OutOfRange), open modes, create-exclusive,
-// delete (with open handles), read-only files, directories, byte-range locks between two Files
-// of one path, shared regions, I/O counters, large transfers and concurrent use.
+// delete (with open handles), rename (replacing, and only to a free name), read-only files,
+// directories, byte-range locks between two Files of one path, shared regions, I/O counters,
+// large transfers and concurrent use.
 //
 // Thread-safety: test-only; each test gets its own environment.
 #ifndef JOURNALKV_VFS_FILE_SYSTEM_CONFORMANCE_H_

@@ -264,6 +264,22 @@ absl::Status MemFileSystem::Rename(const std::string& from, const std::string& t
   return absl::OkStatus();
 }
 
+absl::Status MemFileSystem::RenameNoReplace(const std::string& from, const std::string& to) {
+  base::MutexLock lock(&mu_);
+  const std::string context = absl::StrCat(from, ": rename to ", to, " without replacing it");
+  if (directories_.count(from) != 0) return ErrnoToStatus(EISDIR, context);
+  auto it = files_.find(from);
+  if (it == files_.end()) return ErrnoToStatus(ENOENT, context);
+  // Checked and renamed under mu_: one step, as renameat2 is.
+  if (files_.count(to) != 0 || directories_.count(to) != 0) {
+    return ErrnoToStatus(EEXIST, context);
+  }
+  std::shared_ptr<MemNode> node = std::move(it->second);
+  files_.erase(it);
+  files_[to] = std::move(node);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> MemFileSystem::Exists(const std::string& path) {
   base::MutexLock lock(&mu_);
   return files_.count(path) != 0 || directories_.count(path) != 0;

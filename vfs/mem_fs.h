@@ -57,6 +57,7 @@ class MemFileSystem : public FileSystem {
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
+  absl::Status RenameNoReplace(const std::string& from, const std::string& to) override;
   // True for files and for directories made with MakeDirectoryForTesting.
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;

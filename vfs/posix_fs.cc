@@ -5,6 +5,7 @@
 #include "vfs/posix_fs.h"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE (glibc, _GNU_SOURCE)
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -361,6 +362,24 @@ absl::Status PosixFileSystem::Delete(const std::string& path) {
 absl::Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     return ErrnoToStatus(errno, absl::StrCat(from, ": rename to ", to));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PosixFileSystem::RenameNoReplace(const std::string& from, const std::string& to) {
+  const std::string context = absl::StrCat(from, ": rename to ", to, " without replacing it");
+  if (!link_for_no_replace_.load(std::memory_order_relaxed)) {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+      return absl::OkStatus();
+    }
+    const int err = errno;
+    if (err != EINVAL && err != ENOSYS) return ErrnoToStatus(err, context);
+  }
+  // The file system (or the kernel) cannot: a new name that must be free, then the old name
+  // goes. In between (a crash there) both name the file.
+  if (::link(from.c_str(), to.c_str()) != 0) return ErrnoToStatus(errno, context);
+  if (::unlink(from.c_str()) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat(context, ": unlink after link"));
   }
   return absl::OkStatus();
 }

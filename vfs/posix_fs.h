@@ -18,6 +18,9 @@
 //    Every page of the region is then given its disk block (fallocate), so that a store into
 //    the mapping never meets a full disk (the kernel's SIGBUS): a full disk is
 //    ResourceExhausted from this call instead. Mappings live until the File is destroyed. Refused (FailedPrecondition) on read-only files.
+//  - Rename: rename(2). RenameNoReplace: renameat2(RENAME_NOREPLACE); where the file system
+//    refuses the flag (EINVAL) or the kernel lacks the call (ENOSYS), link(2) to the new name
+//    (EEXIST when it exists) and unlink(2) of the old one.
 //  - SyncDirectory: open(O_RDONLY | O_DIRECTORY), fsync, close.
 //  - Errors: errno -> code and message as errno_status.h says; a read-only File refuses Write,
 //    Truncate and exclusive locks with FailedPrecondition ("opened read-only").
@@ -29,6 +32,7 @@
 #ifndef JOURNALKV_VFS_POSIX_FS_H_
 #define JOURNALKV_VFS_POSIX_FS_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -51,12 +55,22 @@ class PosixFileSystem : public FileSystem {
                                              const OpenOptions& options) override;
   absl::Status Delete(const std::string& path) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
+  absl::Status RenameNoReplace(const std::string& from, const std::string& to) override;
   // True for anything stat(2) finds, directories included.
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<bool> IsDirectory(const std::string& path) override;
   absl::Status SyncDirectory(const std::string& dir_path) override;
   // Follows up to 40 links (ELOOP past that, as the kernel does).
   absl::StatusOr<std::string> ResolveLinks(const std::string& path) override;
+
+  // From now on RenameNoReplace takes its link(2) and unlink(2) path, as on a file system that
+  // refuses RENAME_NOREPLACE.
+  void UseLinkForRenameNoReplaceForTesting() {
+    link_for_no_replace_.store(true, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<bool> link_for_no_replace_{false};
 };
 
 }  // namespace journalkv::vfs

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,6 +22,8 @@
 namespace journalkv::vfs {
 namespace {
 
+using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 
 INSTANTIATE_TEST_SUITE_P(Posix, FileSystemConformanceTest,
@@ -249,6 +252,28 @@ TEST(PosixFileSystemTest, FilesAreOpenedCloseOnExec) {
     ++found;
   }
   EXPECT_EQ(found, 1);
+}
+
+// Where a file system refuses RENAME_NOREPLACE, RenameNoReplace links the new name and
+// unlinks the old one: the same results as renameat2's.
+TEST(PosixFileSystemTest, RenameNoReplaceByLinkAndUnlinkRefusesATakenName) {
+  ScopedTempDir dir;
+  PosixFileSystem fs;
+  fs.UseLinkForRenameNoReplaceForTesting();
+  const std::string a = dir.path() + "/a", b = dir.path() + "/b", c = dir.path() + "/c";
+  ASSERT_THAT(WriteStringToFile(fs, a, "from a"), IsOk());
+  ASSERT_THAT(WriteStringToFile(fs, b, "old b"), IsOk());
+  EXPECT_THAT(fs.RenameNoReplace(a, b),
+              StatusIs(absl::StatusCode::kAlreadyExists, absl::StrCat(a, ": rename to ", b)));
+  EXPECT_THAT(ReadFileToString(fs, a), IsOkAndHolds("from a"));
+  EXPECT_THAT(ReadFileToString(fs, b), IsOkAndHolds("old b"));
+  ASSERT_THAT(fs.RenameNoReplace(a, c), IsOk());
+  EXPECT_THAT(fs.Exists(a), IsOkAndHolds(false));
+  EXPECT_THAT(ReadFileToString(fs, c), IsOkAndHolds("from a"));
+  struct stat st;
+  ASSERT_EQ(::stat(c.c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);  // the old name is gone, not a second link
+  EXPECT_THAT(fs.RenameNoReplace(a, b), StatusIs(absl::StatusCode::kNotFound, a));
 }
 
 TEST(PosixFileSystemTest, BothSyncKindsSucceed) {

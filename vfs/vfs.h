@@ -159,6 +159,16 @@ class FileSystem {
   virtual absl::Status Rename(const std::string& from, const std::string& /*to*/) {
     return absl::UnimplementedError(absl::StrCat(from, ": rename: not supported here"));
   }
+  // As Rename, but only to a free name: when `to` exists (a file or a directory) it fails with
+  // AlreadyExists naming both names and changes nothing. The check and the rename are one
+  // step (renameat2 RENAME_NOREPLACE), so a file another process creates at `to` after any
+  // earlier check is never replaced. Where the file system refuses that flag, a link(2) of
+  // `to` then an unlink(2) of `from`: a crash between them leaves both names on the file
+  // (`to` still never names neither file nor another one). Unimplemented where unsupported.
+  virtual absl::Status RenameNoReplace(const std::string& from, const std::string& /*to*/) {
+    return absl::UnimplementedError(
+        absl::StrCat(from, ": rename without replacing: not supported here"));
+  }
   // `path` with every symbolic link in its last component followed (the target of a link that
   // names a missing file too), so that side files named after the result sit next to the file
   // itself whichever name it was opened by; `path` unchanged when it is not a link. Links in
