@@ -171,6 +171,7 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   written_ = false;
   synced_since_last_write_ = false;
   end_offset_ = 0;
+  seal_offset_.reset();
   pending_.clear();
   memory_images_.clear();
 }
@@ -250,6 +251,7 @@ absl::Status Journal::Flush(const Seal* seal) {
   synced_since_last_write_ = false;
   std::string body = std::move(pending_);
   pending_.clear();
+  const uint64_t seal_in_body = body.size();
   if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
   std::string buffer;
   if (!written_) {
@@ -267,6 +269,8 @@ absl::Status Journal::Flush(const Seal* seal) {
     written_ = true;
   }
   const uint64_t write_at = end_offset_ - buffer.size();
+  // Recorded before the write: a write that fails may still have put the seal in the file.
+  if (seal != nullptr) seal_offset_ = end_offset_ + seal_in_body;
   buffer += body;
   JKV_RETURN_IF_ERROR(file_->Write(write_at, AsBytes(buffer)));
   end_offset_ = write_at + buffer.size();
@@ -287,6 +291,7 @@ absl::Status Journal::Finish(Outcome committed) {
   memory_images_.clear();
   if (in_memory() || !written_) return absl::OkStatus();
   written_ = false;
+  seal_offset_.reset();
   const bool extra = sync_ == SyncLevel::kExtra;
   if (committed == Outcome::kCommitted) known_counter_ = start_counter_ + 1;
   switch (mode_) {
@@ -332,6 +337,14 @@ absl::Status Journal::RollBack(vfs::File* db) {
   }
   pending_.clear();
   if (!written_) return absl::OkStatus();
+  if (absl::Status s = RestoreDatabase(db); !s.ok()) {
+    UnsealAfterFailedUndo();  // I12
+    return s;
+  }
+  return Finish(Outcome::kRolledBack);
+}
+
+absl::Status Journal::RestoreDatabase(vfs::File* db) {
   JKV_ASSIGN_OR_RETURN(std::optional<ParsedJournal> parsed, ParseJournal(file_.get(), path_));
   if (!parsed.has_value() || parsed->header.nonce != header_.nonce) {
     return absl::DataLossError(absl::StrCat(path_, ": journal unreadable during rollback"));
@@ -344,7 +357,23 @@ absl::Status Journal::RollBack(vfs::File* db) {
     db_synced = true;
   }
   JKV_DCHECK(db_synced || sync_ == SyncLevel::kOff);  // I3
-  return Finish(Outcome::kRolledBack);
+  return absl::OkStatus();
+}
+
+// I12: the undo of a commit failed, so the database file may still hold every page the seal
+// lists with its sealed trailer (the commit's sync failed, yet its writes reached the file),
+// and the next opener (RecoverJournal, here or in another process as soon as this handle
+// gives up its locks) would take the journal as complete and keep the failed commit. Zeros
+// over the seal's first 8 bytes (its zero word and kind) end the journal before the seal, so
+// the journal is hot and is rolled back. Not synced: until a power loss the file's bytes are
+// what the next opener reads, and after one a commit that returned an error may be present
+// anyway (I7).
+void Journal::UnsealAfterFailedUndo() {
+  if (!seal_offset_.has_value() || file_ == nullptr) return;
+  const uint8_t zeros[8] = {};
+  // The undo's error is the one to report. If this write fails too, the next opener may find
+  // the failed commit whole (README, "Failures"); it finds no part of it otherwise.
+  file_->Write(*seal_offset_, zeros).IgnoreError();
 }
 
 absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path) {

@@ -11,6 +11,10 @@
 //      zeroes the header). Only EXTRA makes this durable: if a power loss undoes it, the seal
 //      proves the transaction complete and the next opener discards the journal unapplied.
 //
+// A commit that fails after step 1 is undone by RollBack. If that undo fails before the
+// database is restored durably, RollBack unseals the journal (pager I12), so that the next
+// opener rolls it back instead of taking the failed commit as complete.
+//
 // MEMORY and OFF keep original images in memory only (needed when a transaction that spilled is
 // rolled back); they never create a file and are not crash-atomic.
 //
@@ -63,7 +67,10 @@ class Journal {
 
   // Undoes the transaction's writes to `db`: restores every journaled original, cuts the file
   // back to orig_pages, syncs it (sync != OFF) and ends the journal. Used when a transaction
-  // whose pages spilled into the database file is rolled back.
+  // whose pages spilled into the database file is rolled back, and when a commit fails after
+  // its journal was flushed. On error the journal is left for the next opener to roll back;
+  // when the restore itself failed and this transaction wrote a seal, the seal's first 8 bytes
+  // are overwritten with zeros first (pager I12). The error returned is the undo's.
   absl::Status RollBack(vfs::File* db);
 
   // True once this transaction has written to the journal file or the in-memory journal.
@@ -81,6 +88,11 @@ class Journal {
   bool in_memory() const { return mode_ == JournalMode::kMemory || mode_ == JournalMode::kOff; }
   absl::Status OpenForTransaction();
   absl::Status SyncIfNeeded();
+  // Writes back every original the journal file holds for this transaction and syncs `db`
+  // (sync != OFF): the database restored durably, RollBack's part before the journal may end.
+  absl::Status RestoreDatabase(vfs::File* db);
+  // I12: after a failed restore, makes the seal this transaction wrote fail its check.
+  void UnsealAfterFailedUndo();
   // Chooses records_offset for this transaction's records (journal_format.h, "Placement").
   uint64_t PlaceRecords(std::optional<uint64_t> size_bytes) const;
 
@@ -97,6 +109,9 @@ class Journal {
   bool written_ = false;    // the header of this transaction is in the file
   bool synced_since_last_write_ = false;  // file and directory entry (flushed(), I1)
   uint64_t end_offset_ = 0;  // where the next record goes
+  // Where this transaction's seal starts in the file, once Flush has tried to write it (the
+  // write may have failed half-way); I12.
+  std::optional<uint64_t> seal_offset_;
   // Byte ranges of the file holding records of journals whose header may still be the durable
   // one; this transaction's records must not overwrite them.
   std::vector<std::pair<uint64_t, uint64_t>> protected_;

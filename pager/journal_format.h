@@ -61,6 +61,10 @@
 // database already carries its sealed trailer (then the transaction completed and the journal is
 // *stale*: it is discarded without touching the database). This is what lets a commit be durable
 // without syncing the end of the journal.
+//
+// Unsealing. A writer whose commit failed, and whose undo then failed too, overwrites the first
+// 8 bytes of its seal (zero and kind) with zeros (pager I12): a record of kind 0 ends the
+// journal, so it has no seal and is hot, whatever the database file holds.
 #ifndef JOURNALKV_PAGER_JOURNAL_FORMAT_H_
 #define JOURNALKV_PAGER_JOURNAL_FORMAT_H_
 

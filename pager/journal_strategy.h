@@ -2,7 +2,7 @@
 // family of journal modes:
 //   - RollbackStrategy (rollback_strategy.{h,cc}): DELETE, TRUNCATE, PERSIST, MEMORY, OFF. The
 //     database file is written in place, the originals of its pages kept in the journal first
-//     (pager.h, I1..I10, the state table of its locks).
+//     (pager.h, I1..I12, the state table of its locks).
 //   - WalStrategy (wal_strategy.{h,cc}, wal_policy.cc): WAL and WAL2. Pages are appended to the
 //     log; the protocol of the log, the wal-index and the checkpoints is wal::WalConnection's
 //     (wal/wal_connection.h, W1..W10, V1..V6, M1..M4).

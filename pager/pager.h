@@ -78,6 +78,15 @@
 //       hot journal and every page past the new end untouched, so the journal never needs the
 //       pages past it (cut first, a power loss could keep the cut and lose the pages that
 //       replace them).
+//   I12. A commit that fails leaves no seal that checks behind it unless its undo restored the
+//       database durably (I3). The seal says the transaction completed, and a failed commit
+//       whose sync failed after its writes reached the file may have every sealed page in it:
+//       when the undo of a transaction whose journal was written with a seal fails (reading
+//       the journal, rewriting a page or syncing the database), Journal::RollBack overwrites
+//       the seal's first 8 bytes with zeros before the handle enters its error state and gives
+//       up its locks, so the next opener rolls the journal back rather than discarding it.
+//       The write is not synced: a commit that returned an error may be present after a power
+//       loss anyway (I7). If it fails too, the next opener may find the commit whole.
 #ifndef JOURNALKV_PAGER_PAGER_H_
 #define JOURNALKV_PAGER_PAGER_H_
 

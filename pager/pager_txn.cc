@@ -334,8 +334,9 @@ absl::Status WriteTxn::Commit() {
   if (s.ok()) return s;
   if (commit_retryable_ && absl::IsUnavailable(s)) return s;  // still open: see Commit
   // Undo in this process. When the database file was touched this restores the originals from
-  // the journal; if that fails too, the pager enters its error state and the next opener rolls
-  // the hot journal back. Either way the caller's error is the commit's.
+  // the journal; if that fails too, the journal is unsealed (I12), the pager enters its error
+  // state and the next opener rolls the hot journal back. Either way the caller's error is the
+  // commit's.
   Rollback().IgnoreError();
   if (IsSyncFailure(s)) {
     base::MutexLock lock(&core_->mu_);

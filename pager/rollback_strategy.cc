@@ -1,5 +1,5 @@
 // The rollback journal's protocol (rollback_strategy.h; pager.h has the state table and
-// I1..I10): the SHARED / RESERVED / EXCLUSIVE locks of readers and writers, and a write
+// I1..I12): the SHARED / RESERVED / EXCLUSIVE locks of readers and writers, and a write
 // transaction's spill and commit to the database file through the journal.
 #include "pager/rollback_strategy.h"
 

@@ -2,7 +2,7 @@
 // PERSIST, MEMORY and OFF. A write transaction writes the database file in place, each page's
 // original saved in the journal first; readers and writers of every connection take turns on
 // the database file's SHARED / RESERVED / PENDING / EXCLUSIVE locks. The state table and the
-// invariants I1..I10 it keeps are in pager.h; the journal file itself is journal.{h,cc}.
+// invariants I1..I12 it keeps are in pager.h; the journal file itself is journal.{h,cc}.
 //
 // A commit, top to bottom: RollbackWriteTxn::CommitPages in rollback_strategy.cc.
 #ifndef JOURNALKV_PAGER_ROLLBACK_STRATEGY_H_
