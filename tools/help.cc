@@ -149,9 +149,11 @@ two spaces in a row enclose an empty token. Empty lines are skipped (no answer).
   help             -> one line naming the commands
   quit, exit       -> ok, and the shell ends (so does the end of stdin)
 Outside begin..commit each put and del commits on its own. Inside "begin read"
-put and del are errors. Any error answers "error: MESSAGE" and the shell goes
-on; the shell itself exits 0. A transaction still open when the shell ends is
-rolled back.
+put and del are errors. A begin that answers an error opens no transaction, and
+the put and del lines meant for it are errors too (reads go on) until rollback
+(-> ok) or commit (-> an error: nothing was committed); begin may be sent again.
+Any error answers "error: MESSAGE" and the shell goes on; the shell itself exits
+0. A transaction still open when the shell ends is rolled back.
 
 Examples:
   jkv x.db put user:1 alice

@@ -65,6 +65,7 @@ Shell::~Shell() { EndTransactions(); }
 void Shell::EndTransactions() {
   read_txn_.reset();
   write_txn_.reset();  // rolls back unless committed
+  failed_begin_.reset();
 }
 
 absl::Status Shell::Run(std::istream& in) {
@@ -100,8 +101,8 @@ absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields&
   if (name == "quit" || name == "exit") {
     return absl::InvalidArgumentError(absl::StrCat(name, " takes no arguments"));
   }
-  JKV_RETURN_IF_ERROR(CheckArity(name, args.size()));
   if (name == "begin") return Begin(args);
+  JKV_RETURN_IF_ERROR(CheckArity(name, args.size()));
   if (name == "commit" || name == "rollback") return End(name);
   if (name == "put") return Put(args);
   if (name == "del") return Del(args);
@@ -121,6 +122,18 @@ absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
     return absl::FailedPreconditionError(
         "begin: a transaction is already open (commit or rollback it first)");
   }
+  // Any error, a malformed begin's included, leaves the shell in `failed`: the lines that
+  // follow were meant for a transaction that is not open.
+  if (absl::Status s = OpenTransaction(args); !s.ok()) {
+    failed_begin_ = s;
+    return s;
+  }
+  failed_begin_.reset();
+  return std::string("ok");
+}
+
+absl::Status Shell::OpenTransaction(const Fields& args) {
+  JKV_RETURN_IF_ERROR(CheckArity("begin", args.size()));
   if (args.empty()) {
     JKV_ASSIGN_OR_RETURN(write_txn_, db_->BeginWrite());
   } else if (args[0] == "read") {
@@ -129,13 +142,20 @@ absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
     return absl::InvalidArgumentError(absl::StrCat(
         "begin: expected \"begin\" or \"begin read\", got \"begin ", OneLine(args[0]), "\""));
   }
-  return std::string("ok");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Shell::End(absl::string_view name) {
   if (read_txn_ != nullptr) {
     read_txn_.reset();
     return std::string("ok");
+  }
+  if (write_txn_ == nullptr && failed_begin_.has_value()) {
+    const absl::Status begin = *std::exchange(failed_begin_, std::nullopt);
+    if (name == "rollback") return std::string("ok");
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, ": no transaction: the begin failed (", OneLine(begin.message()),
+                     "); nothing was committed"));
   }
   if (write_txn_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(name, ": no transaction is open"));
@@ -155,6 +175,11 @@ absl::StatusOr<std::string> Shell::End(absl::string_view name) {
 }
 
 absl::Status Shell::CheckWritable(absl::string_view name) const {
+  if (failed_begin_.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, ": no transaction: the begin failed (",
+                     OneLine(failed_begin_->message()), "); send rollback to go on"));
+  }
   if (read_txn_ == nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       name, ": the open transaction is read-only (begin read); commit or rollback it first"));

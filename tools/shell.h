@@ -7,10 +7,15 @@
 //
 //   none --begin--> write --commit/rollback--> none
 //   none --begin read--> read --commit/rollback--> none
+//   none --begin or begin read that answers an error--> failed --commit/rollback--> none
+//   failed --begin, begin read--> as from none (a retry)
 //
 // In `none`, get/scan/count read in a short read transaction of their own and put/del commit
-// on their own. A failed commit ends the transaction (it has rolled back). The destructor rolls
-// back whatever is still open, so a Shell must be destroyed before its Db.
+// on their own. A failed commit ends the transaction (it has rolled back). In `failed` no
+// transaction is open, but the input meant the lines after its begin for one: put and del are
+// refused (committing them one by one would break the transaction's atomicity), reads run as
+// in `none`, rollback answers ok and commit an error (nothing was committed). The destructor
+// rolls back whatever is still open, so a Shell must be destroyed before its Db.
 //
 // Thread-safety: one thread at a time.
 #ifndef JOURNALKV_TOOLS_SHELL_H_
@@ -18,6 +23,7 @@
 
 #include <istream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -52,6 +58,8 @@ class Shell {
   // The answer to a command, without the final newline.
   absl::StatusOr<std::string> Execute(absl::string_view name, const Fields& args);
   absl::StatusOr<std::string> Begin(const Fields& args);
+  // Opens the transaction `begin` (args included) asks for.
+  absl::Status OpenTransaction(const Fields& args);
   absl::StatusOr<std::string> End(absl::string_view name);
   absl::StatusOr<std::string> Put(const Fields& args);
   absl::StatusOr<std::string> Del(const Fields& args);
@@ -61,7 +69,8 @@ class Shell {
   // Runs fn on the open transaction, or on a read transaction of its own when none is open.
   template <typename Fn>
   absl::StatusOr<std::string> Read(Fn fn);
-  // FailedPrecondition when a read transaction is open: writes are refused in it.
+  // FailedPrecondition when a read transaction is open or the last begin failed: writes are
+  // refused then.
   absl::Status CheckWritable(absl::string_view name) const;
   void EndTransactions();
 
@@ -69,6 +78,9 @@ class Shell {
   std::ostream* const out_;
   std::unique_ptr<ReadTransaction> read_txn_;    // set by "begin read"
   std::unique_ptr<WriteTransaction> write_txn_;  // set by "begin"
+  // The error of the begin that put the shell in `failed`; cleared by commit, rollback, a
+  // begin that succeeds, quit and the end of the input.
+  std::optional<absl::Status> failed_begin_;
 };
 
 }  // namespace journalkv::tools

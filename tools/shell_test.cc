@@ -10,6 +10,8 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vfs/fault_injecting_fs.h"
+#include "vfs/posix_fs.h"
 
 namespace journalkv::tools {
 namespace {
@@ -28,6 +30,13 @@ class ShellTest : public ::testing::Test {
   void TearDown() override {
     shell_.reset();
     db_.reset();
+  }
+  // The shell on a new handle of the same database, opened with `options`.
+  void Reopen(const Options& options) {
+    shell_.reset();
+    db_.reset();
+    JKV_ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, options));
+    shell_ = std::make_unique<Shell>(db_.get(), &out_);
   }
 
   // Feeds `lines` to the shell and returns everything it answered.
@@ -143,6 +152,87 @@ TEST_F(ShellTest, TransactionStateErrors) {
   EXPECT_THAT(Line("begin read"), ::testing::HasSubstr("already open"));
   EXPECT_EQ(Line("rollback"), "ok\n");
   EXPECT_THAT(Line("begin write"), ::testing::HasSubstr("expected \"begin\" or \"begin read\""));
+  // A malformed begin failed too: no transaction is open and writes are refused.
+  EXPECT_THAT(Line("put a 1"), ::testing::StartsWith("error: put: no transaction: the begin "
+                                                     "failed (begin: expected"));
+  EXPECT_EQ(Line("rollback"), "ok\n");
+  EXPECT_EQ(Line("put a 1"), "ok\n");
+}
+
+// A `begin` that answered an error opened no transaction: the put and del lines meant for it
+// must not commit one by one (issue 43). Here the begin's read of page 1 fails with EIO.
+TEST_F(ShellTest, FailedBeginRefusesWritesUntilRollback) {
+  vfs::PosixFileSystem posix;
+  vfs::FaultInjectingFileSystem fs(&posix);
+  Options options;
+  options.journal_mode = JournalMode::kDelete;
+  options.file_system = &fs;
+  Reopen(options);
+  EXPECT_EQ(Line("put a 1"), "ok\n");
+  fs.FailNth(vfs::FaultOp::kRead, 1, EIO);
+  const std::string begin = Line("begin");
+  EXPECT_THAT(begin, ::testing::StartsWith("error: "));
+  EXPECT_THAT(begin, ::testing::HasSubstr("Input/output error"));
+  const std::string refused = "no transaction: the begin failed (" +
+                              begin.substr(7, begin.size() - 8) + "); send rollback to go on\n";
+  EXPECT_EQ(Line("put b 2"), "error: put: " + refused);
+  EXPECT_EQ(Line("del a"), "error: del: " + refused);
+  EXPECT_EQ(GetFromOtherHandle("b"), std::nullopt);
+  EXPECT_EQ(GetFromOtherHandle("a"), "1");
+  // Reads go on, each in a read transaction of its own.
+  EXPECT_EQ(Line("get a"), "value 1\n");
+  EXPECT_EQ(Line("count"), "count 1\n");
+  EXPECT_EQ(Line("scan"), "pairs 1\na 1\n");
+  EXPECT_EQ(Line("rollback"), "ok\n");
+  EXPECT_EQ(Line("rollback"), "error: rollback: no transaction is open\n");
+  EXPECT_EQ(Line("put b 2"), "ok\n");  // an autocommit again
+  EXPECT_EQ(GetFromOtherHandle("b"), "2");
+}
+
+// `commit` after a failed begin answers the error too (nothing was committed) and, like
+// rollback, ends the state.
+TEST_F(ShellTest, CommitAfterAFailedBeginAnswersAnErrorAndEndsIt) {
+  vfs::PosixFileSystem posix;
+  vfs::FaultInjectingFileSystem fs(&posix);
+  Options options;
+  options.journal_mode = JournalMode::kDelete;
+  options.file_system = &fs;
+  Reopen(options);
+  EXPECT_EQ(Line("put a 1"), "ok\n");
+  fs.FailNth(vfs::FaultOp::kRead, 1, EIO);
+  const std::string begin = Line("begin");
+  ASSERT_THAT(begin, ::testing::StartsWith("error: "));
+  const std::string failed = "no transaction: the begin failed (" +
+                             begin.substr(7, begin.size() - 8) + ")";
+  EXPECT_EQ(Run("put b 2\ndel a\ncommit\nget a\nget b\nput c 3\n"),
+            "error: put: " + failed + "; send rollback to go on\n" +
+            "error: del: " + failed + "; send rollback to go on\n" +
+            "error: commit: " + failed + "; nothing was committed\n" +
+            "value 1\nmissing\nok\n");
+  EXPECT_EQ(GetFromOtherHandle("b"), std::nullopt);
+  EXPECT_EQ(GetFromOtherHandle("c"), "3");
+}
+
+// The same with a begin that fails busy (another connection is writing), as a script meets it:
+// every line sent at once. Sending `begin` again retries it.
+TEST_F(ShellTest, BusyBeginRefusesWritesAndBeginRetries) {
+  Options options;
+  options.busy_timeout = absl::Milliseconds(20);
+  Reopen(options);
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(path_));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<WriteTransaction> writer, other->BeginWrite());
+  const std::string begin = Line("begin");
+  EXPECT_THAT(begin, ::testing::StartsWith("error: busy"));
+  ASSERT_THAT(writer->Rollback(), testing::IsOk());
+  EXPECT_THAT(Line("put a 1"), ::testing::StartsWith("error: put: no transaction: the begin "
+                                                     "failed (busy"));
+  EXPECT_EQ(GetFromOtherHandle("a"), std::nullopt);
+  EXPECT_EQ(Line("begin"), "ok\n");
+  EXPECT_EQ(Line("put a 1"), "ok\n");
+  EXPECT_EQ(Line("put b 2"), "ok\n");
+  EXPECT_EQ(GetFromOtherHandle("a"), std::nullopt);
+  EXPECT_EQ(Line("commit"), "ok\n");
+  EXPECT_EQ(GetFromOtherHandle("b"), "2");
 }
 
 TEST_F(ShellTest, ScanRangesAndLimits) {
