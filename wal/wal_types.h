@@ -1,0 +1,120 @@
+// The value types of the WAL protocol (wal_connection.h): a connection's options, a snapshot,
+// where a snapshot finds a page, the statistics and the policy's view of the log's progress.
+#ifndef JOURNALKV_WAL_WAL_TYPES_H_
+#define JOURNALKV_WAL_WAL_TYPES_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "log/wal_log.h"
+#include "shm/pins.h"
+#include "shm/wal_index.h"
+#include "vfs/sync.h"
+
+namespace journalkv::wal {
+
+using vfs::SyncLevel;
+
+// How one connection uses the WAL protocol (the pager fills it from its PagerOptions).
+struct WalOptions {
+  bool wal2 = false;  // WAL2: two logs (V1..V6)
+  SyncLevel sync = SyncLevel::kFull;
+  bool read_only = false;
+  // This connection is the database's only one for its whole life: the wal-index lives on
+  // the heap, no -shm is made (the caller holds the database file EXCLUSIVE).
+  bool exclusive_locking = false;
+  // WAL2: the writer switches to the other log once the current one holds this many frames.
+  uint32_t wal2_switch_pages = 1000;
+  // The -shm reader slots this connection may claim (0..shm::kMaxSlots; M1..M4 beyond them).
+  int reader_slots = 512;
+  absl::Duration busy_timeout = absl::Seconds(5);
+  // When a log restarts, a file longer than this many bytes is cut back to it (0: never), so
+  // that one big transaction does not leave the log at its peak size for good.
+  uint64_t size_limit = 64ull << 20;
+  // The smallest step by which a log file is preallocated (log/wal_log.h).
+  uint64_t grow_bytes = wal::kGrowBytes;
+  // The byte of the database file that read-only connections with a private index hold
+  // shared for their life (JoinPrivate); the database file's lock table owns its place.
+  uint64_t private_reader_byte = 0;
+};
+
+// One snapshot of a WAL or WAL2 database: each log's generation and last visible frame.
+struct WalSnapshot {
+  struct Log {
+    uint32_t seq = 0;  // log generation (ckpt_seq)
+    uint32_t mx = 0;   // last committed frame visible
+  };
+  std::array<Log, 2> logs;  // logs[1]: WAL2 only
+  int current = 0;          // the log the writer appended to (WAL: 0)
+  uint32_t change = 0;      // the index header's change word (identifies the published state)
+  const Log& cur() const { return logs[current]; }
+  uint64_t pin(int log) const { return shm::EncodePin(logs[log].seq, logs[log].mx); }
+};
+
+// The page cache's version key of a page as frame `frame` of log generation `seq` holds it
+// (frame 0: as the database file holds it while that generation is current). The one place
+// the key's layout is written.
+constexpr uint64_t PageVersionKey(uint32_t seq, uint32_t frame) {
+  return (uint64_t{seq} << 32) | frame;
+}
+
+// Where a snapshot finds a page.
+struct PageVersion {
+  int log = 0;            // the log holding `frame`
+  uint32_t frame = 0;     // 0: the database file
+  uint64_t key = 0;       // the page cache version (PageVersionKey)
+  bool cacheable = true;  // false: an old-generation read (W7), not cached
+};
+
+struct WalStats {
+  uint32_t log_frames = 0;       // committed frames in the log's current generation
+  uint32_t backfilled = 0;       // of those, copied into the database file
+  uint64_t checkpoints = 0;      // run by this connection
+  uint64_t frames_copied = 0;    // by this connection's checkpoints
+  uint64_t log_restarts = 0;     // by this connection
+  uint64_t frames_rewritten = 0;  // by this connection's transactions over their own frames (W11)
+  uint64_t log_size_cuts = 0;     // logs this connection cut back to WalOptions::size_limit
+  // W12: syncs this connection made as a group's flusher, commits of this connection a flush
+  // covered (its own or another's), of those the ones another connection's or thread's flush
+  // covered, and the time its commits waited for their flush.
+  uint64_t group_flushes = 0;
+  uint64_t flushed_commits = 0;
+  uint64_t commits_flushed_by_others = 0;
+  absl::Duration flush_wait;
+  uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
+  uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
+  int pinned_slots = 0;           // reader slots and overflow marks with a pin
+  bool overflow_reader = false;   // this connection has no slot: it pins under overflow marks
+  uint64_t log_bytes = 0;         // size of the log file
+  uint64_t log_zero_bytes = 0;    // zeros this connection wrote preallocating its logs (all)
+  absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
+  absl::Duration checkpoint_work;       // and copying, syncing, restarting
+  uint64_t checkpoint_syncs = 0;        // their flushes (C1, C2)
+  // WAL2: the second log (x.db-wal2; the fields above without "wal2_" are x.db-wal's), which
+  // of the two is current, and the switches this connection made.
+  bool wal2 = false;
+  int current_log = 0;
+  uint32_t wal2_log_frames = 0;
+  uint32_t wal2_backfilled = 0;
+  uint64_t wal2_log_bytes = 0;
+  uint64_t log_switches = 0;
+};
+
+// How far the log the checkpoint policy looks at is copied (WAL: the log; WAL2: the log that is
+// not current, the only one checkpoints copy while writers run).
+struct WalProgress {
+  uint32_t seq = 0;  // the generation
+  uint32_t log_frames = 0;
+  uint32_t backfilled = 0;
+  // log_frames, or 0 when every frame is copied (the log restarts); WAL2: both logs' frames
+  // while the non-current one has frames to copy, else 0 (Progress)
+  uint32_t live_frames = 0;
+  int log = 0;               // which log
+  uint32_t total_frames = 0;    // committed frames in every log (WAL2: both)
+  uint32_t total_uncopied = 0;  // of those, not yet copied
+};
+
+}  // namespace journalkv::wal
+
+#endif  // JOURNALKV_WAL_WAL_TYPES_H_
