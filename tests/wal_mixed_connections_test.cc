@@ -376,6 +376,37 @@ TEST_P(MixedConnectionsTest, ACommitWaitingForAStoppedFlusherGivesUpBusy) {
   ASSERT_THAT(ta.get(), IsOk());
 }
 
+// W13 (the review's side note): a repair that drops a commit appended but not yet published
+// (the published header torn, both copies of the appended header damaged) makes its waiter
+// fail. Another connection's next commit reaches the same frames; before, the waiter found the
+// published header past its frame and was acknowledged for a commit nobody can read.
+TEST_P(MixedConnectionsTest, ACommitDroppedByARepairFailsRatherThanBeingAcknowledged) {
+  std::unique_ptr<Db> a = Open(SyncLevel::kFull);
+  std::unique_ptr<Db> b = Open(SyncLevel::kFull);
+  ASSERT_THAT(b->Put("base", "0"), IsOk());
+  RoleGates::Get().Arm("A:await:start");
+  auto ta = InRole("A", [&] { return a->Put("a", "1"); });
+  ASSERT_TRUE(RoleGates::Get().WaitUntilReached("A:await:start"));
+  {
+    // What a process killed while publishing, over a -shm a buggy one overwrote, leaves.
+    absl::StatusOr<std::unique_ptr<vfs::File>> f =
+        fs_.Open("/x.db-shm", {vfs::OpenMode::kReadWrite, vfs::FileKind::kShm});
+    ASSERT_THAT(f, IsOk());
+    absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
+        shm::WalIndex::OpenShared(f->get(), /*initialize=*/false);
+    ASSERT_THAT(index, IsOk());
+    (*index)->CorruptHeaderForTesting();
+    (*index)->CorruptAppendedCopyForTesting(0);
+    (*index)->CorruptAppendedCopyForTesting(1);
+  }
+  ASSERT_THAT(b->Put("c", "3"), IsOk());  // its writer repairs the header, then commits
+  RoleGates::Get().Release("A:await:start");
+  const absl::Status sa = ta.get();
+  EXPECT_TRUE(absl::IsDataLoss(sa)) << "a dropped commit was acknowledged: " << sa;
+  EXPECT_EQ(Value(*b, "a"), "<missing>");
+  EXPECT_EQ(Value(*b, "c"), "3");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, MixedConnectionsTest,
                          ::testing::Values(JournalMode::kWal, JournalMode::kWal2),
                          [](const ::testing::TestParamInfo<JournalMode>& info) {

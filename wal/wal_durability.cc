@@ -177,11 +177,16 @@ absl::Status WalConnection::ResetAfterFailure(absl::Time deadline) {
 
 void WalConnection::DropUnpublished(const shm::IndexHeader& kept,
                                     const std::optional<shm::IndexHeader>& appended) {
-  // W13 e. Holding WRITE, nobody writes frames: the frame past `kept` goes even when the
-  // appended header that named the dropped commits could not be read (a repair).
-  shm::IndexHeader past = kept;
-  past.logs[wal2_ ? static_cast<int>(kept.current_log & 1) : 0].mx_frame = UINT32_MAX;
-  BreakChainAfter(kept, appended.value_or(past));
+  // W13 e. Holding WRITE, nobody else writes frames: the frame past `kept` goes even when the
+  // appended header that named the dropped commits could not be read (a repair). Unless this
+  // connection's own transaction has frames there (its writer thread repairing mid-write:
+  // W9), which are not commits and which it still needs.
+  const WriterState state = writer_state_.load(std::memory_order_relaxed);
+  if (state == WriterState::kIdle || state == WriterState::kLocked) {
+    shm::IndexHeader past = kept;
+    past.logs[wal2_ ? static_cast<int>(kept.current_log & 1) : 0].mx_frame = UINT32_MAX;
+    BreakChainAfter(kept, appended.value_or(past));
+  }
   const uint32_t epoch = index_->append_epoch();
   shm::WalIndex::SyncFailure f;
   if (index_->Failure(epoch, &f) != shm::WalIndex::FailureLookup::kRecorded) {
