@@ -667,7 +667,11 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
     if (!outcomes[id].tried || !outcomes[id].ok) continue;
     int p = outcomes[id].pred;
     for (size_t steps = 0; p > 0 && steps <= outcomes.size(); ++steps) {
-      if (outcomes[p].tried && !outcomes[p].ok) {
+      if (!Known(p)) {
+        return absl::StrCat("commit ", id, " built (through ", steps, " others) on commit ", p,
+                            ", never made (it read a damaged \"last\")");
+      }
+      if (!outcomes[p].ok) {
         return absl::StrCat("commit ", id, " (at ", LevelName(outcomes[id].sync),
                             ") was acknowledged, built (through ", steps, " others) on commit ",
                             p, ", which returned an error (", outcomes[p].error, ")");
