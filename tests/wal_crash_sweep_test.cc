@@ -257,16 +257,22 @@ TEST_P(WalMixedCrashSweepTest, EveryCrashKeepsWhatEachTransactionsOwnLevelPromis
   spec.guarantees.power_loss_durable = false;  // each transaction's own level: FromLastDurable
   spec.further_points = static_cast<size_t>(TierScaled(60, 8, 150));
   spec.recovery_crash_states = static_cast<size_t>(TierScaled(3, 1, 250));
-  spec.check_clean_run = [&](const RunResult& clean, const std::map<std::string, int>& sites) {
+  bool durable_writer = false;  // some connection at FULL or EXTRA
+  for (const MixedConnection& m : c.connections) durable_writer |= m.sync >= SyncLevel::kFull;
+  spec.check_clean_run = [&, durable_writer](const RunResult& clean,
+                                             const std::map<std::string, int>& sites) {
     if (c.mode == JournalMode::kWal2) {
       EXPECT_GT(clean.log_switches, 3u) << "the workload never switched logs";
     }
     auto count = [&](const char* site) { return sites.contains(site) ? sites.at(site) : 0; };
-    EXPECT_GT(count("C2 database"), 3) << "the workload never checkpointed";
-    EXPECT_GT(count("W1 log"), 3) << "no group flush synced a commit";
+    // (Counted by the connections, not by their syncs: an OFF checkpointer makes none today.)
+    EXPECT_GT(clean.checkpoints, 3u) << "the workload never checkpointed";
     EXPECT_GT(clean.explicit_checkpoints, 3) << "the workload never called a checkpoint";
-    // Not vacuous: some transactions were acknowledged durably and some were not.
-    EXPECT_GT(clean.acknowledged_durable, 0) << "no connection at FULL or EXTRA committed";
+    if (durable_writer) {
+      // Not vacuous: commits were acknowledged durably, by their own flushes.
+      EXPECT_GT(count("W1 log"), 3) << "no group flush synced a commit";
+      EXPECT_GT(clean.acknowledged_durable, 0) << "no connection at FULL or EXTRA committed";
+    }
   };
   RunCrashSweep(spec);
 }
