@@ -9,6 +9,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
 #include "vfs/mem_fs.h"
@@ -104,6 +106,14 @@ std::vector<int> UpTo(const RunResult& run) {
   return v;
 }
 
+std::vector<int> FromLastDurable(const RunResult& run) {
+  std::vector<int> v;
+  for (int t = run.acknowledged_durable; t <= std::max(run.acknowledged, run.in_flight); ++t) {
+    v.push_back(t);
+  }
+  return v;
+}
+
 std::string SweepCounts::Summary() const {
   return absl::StrCat(points, " crash points, ", states, " crash states (", by_kind[0],
                       " power loss, ", by_kind[1], " process crash, ", by_kind[2],
@@ -115,7 +125,7 @@ std::string SweepCounts::Summary() const {
 }
 
 std::vector<int> Guarantees::Outcomes(const RunResult& run, CrashKind kind) const {
-  if (kind == CrashKind::kPowerLoss && !power_loss_durable) return UpTo(run);
+  if (kind == CrashKind::kPowerLoss && !power_loss_durable) return FromLastDurable(run);
   return Allowed(run);
 }
 
@@ -132,29 +142,31 @@ class Sweep {
 
   SweepCounts Run() {
     RunSeed();  // printed first
+    start_ = absl::Now();
     if (!CleanRun()) return counts_;
     std::vector<uint64_t> points = Points();
     counts_.points = points.size();
     for (uint64_t point : points) {
+      ++points_tried_;
       const std::vector<uint64_t> seeds = spec_.deterministic
                                               ? PowerLossSeeds(spec_.name, point)
                                               : std::vector<uint64_t>{DrawSeed(spec_.name, point)};
       for (size_t i = 0; i < seeds.size() && g_.power_loss; ++i) {
-        if (!State(point, CrashKind::kPowerLoss, seeds[i], i == 0)) return counts_;
+        if (!State(point, CrashKind::kPowerLoss, seeds[i], i == 0)) return Failed();
       }
-      if (!State(point, CrashKind::kProcessCrash, 0, true)) return counts_;
+      if (!State(point, CrashKind::kProcessCrash, 0, true)) return Failed();
       for (size_t i = 0; i < seeds.size() && g_.power_loss; ++i) {
-        if (!State(point, CrashKind::kCrashThenPowerLoss, seeds[i], i == 0)) return counts_;
+        if (!State(point, CrashKind::kCrashThenPowerLoss, seeds[i], i == 0)) return Failed();
       }
     }
     if (spec_.deterministic && g_.atomic) {
       for (uint64_t point : Sample(spec_.name + "/recovery", recovering_after_process_crash_,
                                    spec_.recovery_crash_states)) {
-        if (!RecoverTwice(point, /*power_loss_first=*/false)) return counts_;
+        if (!RecoverTwice(point, /*power_loss_first=*/false)) return Failed();
       }
       for (uint64_t point : Sample(spec_.name + "/recovery after power loss",
                                    recovering_after_power_loss_, spec_.recovery_crash_states)) {
-        if (!RecoverTwice(point, /*power_loss_first=*/true)) return counts_;
+        if (!RecoverTwice(point, /*power_loss_first=*/true)) return Failed();
       }
     }
     std::printf("%s: over %llu mutations: %s\n", spec_.name.c_str(),
@@ -175,6 +187,18 @@ class Sweep {
   }
 
  private:
+  // A state failed (reported already): how far the sweep got, so that how quickly a
+  // configuration finds a bug can be read off its log.
+  SweepCounts Failed() {
+    std::printf("%s: FAILED at crash point %llu of %llu, after %llu crash states passed, "
+                "%.1f s into the sweep\n",
+                spec_.name.c_str(), static_cast<unsigned long long>(points_tried_),
+                static_cast<unsigned long long>(counts_.points),
+                static_cast<unsigned long long>(counts_.states),
+                absl::ToDoubleSeconds(absl::Now() - start_));
+    return counts_;
+  }
+
   bool CleanRun() {
     vfs::MemFileSystem base;
     vfs::FaultInjectingFileSystem fs(&base);
@@ -388,6 +412,8 @@ class Sweep {
   // Crash points whose recovery wrote something, by the first crash.
   std::vector<uint64_t> recovering_after_process_crash_, recovering_after_power_loss_;
   SweepCounts counts_;
+  uint64_t points_tried_ = 0;  // crash points begun (the recovery crashes count as none)
+  absl::Time start_;
 };
 
 }  // namespace

@@ -19,8 +19,9 @@
 //
 // What each state may recover to is the configuration's Guarantees: the last acknowledged
 // commit or the one in flight (durable), or any whole transaction up to the one in flight
-// (WAL at NORMAL after a power loss); configurations that are not crash-atomic (MEMORY, OFF)
-// are crashed only between transactions.
+// (WAL at NORMAL after a power loss) and no earlier than the last one a connection at FULL or
+// EXTRA acknowledged (WAL connections whose levels differ); configurations that are not
+// crash-atomic (MEMORY, OFF) are crashed only between transactions.
 //
 // Crash points and seeds (base/test_scale.h has the tiers):
 //   - crash points: every mutation index right after a sync and right after a transaction
@@ -85,6 +86,10 @@ std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t
 
 // Any whole transaction up to the one in flight (what a power loss may leave at WAL NORMAL).
 std::vector<int> UpTo(const RunResult& run);
+// Any whole transaction from the last one acknowledged at sync FULL or EXTRA up to the one in
+// flight (what a power loss may leave when the connections' levels differ: issue 43, G3). With
+// every connection at NORMAL (none acknowledged durably) this is UpTo.
+std::vector<int> FromLastDurable(const RunResult& run);
 
 // What a sweep tried, to print and to assert that it did not pass vacuously.
 struct SweepCounts {
@@ -108,7 +113,10 @@ struct Guarantees {
   // Power losses are swept. False at sync OFF, which promises nothing against one.
   bool power_loss = true;
   // After a power loss: the last acknowledged commit or the one in flight. False (WAL at
-  // NORMAL): any whole transaction up to the one in flight.
+  // NORMAL, or WAL connections at different levels): any whole transaction from the last one
+  // a connection at FULL or EXTRA acknowledged (RunResult::acknowledged_durable; none at
+  // NORMAL) up to the one in flight: the guarantee is each transaction's, by the level of the
+  // connection that committed it, whoever flushed or checkpointed it later.
   bool power_loss_durable = true;
   // Rollback EXTRA: a power loss between transactions leaves no valid journal.
   bool no_journal_after_idle_power_loss = false;

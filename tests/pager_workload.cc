@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "base/endian.h"
 #include "pager/journal.h"
@@ -141,11 +142,33 @@ const char* ConnectionsName(Connections c) {
   return "?";
 }
 
+const pager::PagerOptions& ConnectionOptions(const WorkloadOptions& options, int i) {
+  if (options.connections != Connections::kTwo || options.connection_pager.empty()) {
+    return options.pager;
+  }
+  return options.connection_pager[static_cast<size_t>(i) % options.connection_pager.size()];
+}
+
+int ConnectionCount(const WorkloadOptions& options) {
+  if (options.connections != Connections::kTwo) return 1;
+  return std::max<int>(2, static_cast<int>(options.connection_pager.size()));
+}
+
 RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& options,
                       bool record) {
   RunResult result;
   if (record) result.after.push_back(ModelState{});
-  std::unique_ptr<Pager> pagers[2];
+  const int n = ConnectionCount(options);
+  std::vector<std::unique_ptr<Pager>> pagers(n);
+  // Every return closes the connections in one order: the others, highest index first, then
+  // the last closer (with two alike connections: 1, then 0, as before connections could differ).
+  const int last = options.connections == Connections::kTwo ? options.last_closer : 0;
+  absl::Cleanup close_all = [&] {
+    for (int i = n - 1; i >= 0; --i) {
+      if (i != last) pagers[i].reset();
+    }
+    pagers[last].reset();
+  };
   auto tally = [&](int i) {
     if (pagers[i] == nullptr) return;
     const pager::PagerStats s = pagers[i]->Stats();
@@ -159,19 +182,22 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
   auto open = [&](int i) {
     tally(i);
     pagers[i].reset();
-    auto p = Pager::Open(&fs, kSweepPath, options.pager);
+    auto p = Pager::Open(&fs, kSweepPath, ConnectionOptions(options, i));
     if (p.ok()) pagers[i] = std::move(p).value();
     return pagers[i] != nullptr;
   };
-  if (!open(0)) return result;
-  if (options.connections == Connections::kTwo && !open(1)) return result;
+  for (int i = 0; i < n; ++i) {
+    if (!open(i)) return result;
+  }
   if (record) result.idle_points.push_back(fs.mutation_count());
   std::mt19937 rng(12345);
   ModelState model;
   for (int t = 1; t <= options.transactions; ++t) {
     int who = 0;
     if (options.connections == Connections::kReopen && t % 7 == 0 && !open(0)) return result;
-    if (options.connections == Connections::kTwo) who = t % 2;
+    if (options.connections == Connections::kTwo) {
+      who = options.turns.empty() ? t % n : options.turns[t % options.turns.size()];
+    }
     auto txn_or = pagers[who]->BeginWrite();
     if (!txn_or.ok()) return result;
     pager::WriteTxn& txn = **txn_or;
@@ -197,6 +223,9 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
       if (!txn.Commit().ok()) return result;
       result.in_flight = 0;
       result.acknowledged = t;
+      if (ConnectionOptions(options, who).sync >= pager::SyncLevel::kFull) {
+        result.acknowledged_durable = t;
+      }
     }
     if (record) {
       result.after.push_back(model);
@@ -207,12 +236,12 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
                                                        checkpoint::CheckpointMode::kRestart,
                                                        checkpoint::CheckpointMode::kTruncate};
       const auto mode = kModes[(t / options.checkpoint_every) % 3];
-      if (!pagers[who]->Checkpoint(mode).ok()) return result;
+      const int by = options.checkpointer >= 0 ? options.checkpointer : who;
+      if (!pagers[by]->Checkpoint(mode).ok()) return result;
       ++result.explicit_checkpoints;
     }
   }
-  tally(0);
-  tally(1);
+  for (int i = 0; i < n; ++i) tally(i);
   return result;
 }
 
@@ -282,7 +311,13 @@ Recovered Verify(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& optio
   }
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), r.t) == allowed.end()) {
     std::string want;
-    for (int a : allowed) absl::StrAppend(&want, want.empty() ? "" : " or ", a);
+    const bool range = allowed.size() > 3 &&
+                       allowed.back() - allowed.front() + 1 == static_cast<int>(allowed.size());
+    if (range) {
+      want = absl::StrCat(allowed.front(), " to ", allowed.back());
+    } else {
+      for (int a : allowed) absl::StrAppend(&want, want.empty() ? "" : " or ", a);
+    }
     r.problem = absl::StrCat("recovered to transaction ", r.t, ", want ", want,
                              r.t < allowed.front() ? " (an acknowledged commit was lost)" : "");
     return r;

@@ -8,8 +8,12 @@
 // pages from the journal); one in 9 writes a few pages and rolls back; the rest write 1-6
 // pages (allocations, overwrites, frees) and commit; with WorkloadOptions::rewrite_every, some
 // rewrite the whole database compacted. Connections: one pager for the whole run,
-// a pager reopened every 7 transactions, or two pagers on the one file system taking turns, so
-// the paths for a journal left by another connection run under the sweep.
+// a pager reopened every 7 transactions, or two (or more) pagers on the one file system taking
+// turns, so the paths for a journal left by another connection run under the sweep. The pagers
+// taking turns may differ (WorkloadOptions::connection_pager: each its own sync level, reader
+// slots, checkpoint policy), with the explicit checkpoints and the last close given to any one
+// of them, so that one connection's shared work (a checkpoint, a restart, the last close) runs
+// over commits another connection made at another level (issue 43).
 #ifndef JOURNALKV_TESTS_PAGER_WORKLOAD_H_
 #define JOURNALKV_TESTS_PAGER_WORKLOAD_H_
 
@@ -52,7 +56,27 @@ struct WorkloadOptions {
   // empty, the file cut at commit, pager I11 and checkpoint C7); every other such one rolls
   // back instead. The rewrites write every live page, so the runs get longer.
   int rewrite_every = 0;
+
+  // Connections that differ (Connections::kTwo only): connection i opens with
+  // connection_pager[i], and there are as many connections as entries (at least two); empty:
+  // two connections, both with `pager`. `pager` stays what a recovery, a probe and a
+  // verification open with (a new connection after the crash).
+  std::vector<pager::PagerOptions> connection_pager;
+  // Connections::kTwo: transaction t runs on connection turns[t % turns.size()] (empty: on
+  // t % the number of connections).
+  std::vector<int> turns;
+  // The connection that runs the explicit checkpoints of checkpoint_every (-1: the one that ran
+  // the transaction).
+  int checkpointer = -1;
+  // Connections::kTwo: the connection that closes last (its close is the last close: a
+  // checkpoint and the log's removal); the others close before it, highest index first.
+  int last_closer = 0;
 };
+
+// The options connection `i` of the workload opens with.
+const pager::PagerOptions& ConnectionOptions(const WorkloadOptions& options, int i);
+// The number of connections the workload keeps open at once.
+int ConnectionCount(const WorkloadOptions& options);
 
 // Which pages are live and which transaction last wrote each.
 struct ModelState {
@@ -63,6 +87,9 @@ struct ModelState {
 
 struct RunResult {
   int acknowledged = 0;  // last transaction whose Commit returned OK
+  // The last transaction whose Commit returned OK on a connection at sync FULL or EXTRA: what
+  // a power loss must keep in WAL whatever the other connections' levels (issue 43, G1, G3).
+  int acknowledged_durable = 0;
   int in_flight = 0;     // the transaction whose Commit was under way when the run stopped
   // Recorded runs only: after[t] is the model after transaction t (a rolled-back t leaves the
   // model of t-1), and idle_points the mutation counts at which no transaction was open.

@@ -154,15 +154,17 @@ void SyncSweep::CommitSyncsAreNeeded() {
   // Without a skip the same states pass: a failure below is the skipped sync's.
   for (uint64_t point = 1; point <= total_; point += spec_.sanity_stride) {
     for (bool via_recovery : {false, true}) {
-      ASSERT_EQ(FirstProblem(point, point, {}, via_recovery), "") << spec_.name << " point "
-                                                                   << point;
+      ASSERT_EQ(FirstProblem(point, point, {}, via_recovery), "")
+          << spec_.name << ": with no sync skipped, the crash after mutation " << point
+          << (via_recovery ? " (process crash, recovery, power loss)" : " (power loss)")
+          << " fails";
     }
   }
   std::map<std::string, std::vector<size_t>> by_site;
   for (size_t i = 0; i < log_.size(); ++i) by_site[sites_[i]].push_back(i);
   std::set<size_t> chosen;
   for (const auto& [site, indexes] : by_site) {
-    if (LongTier()) {
+    if (LongTier() || spec_.every_sync_of_sites.contains(site)) {
       chosen.insert(indexes.begin(), indexes.end());
       continue;
     }
@@ -182,6 +184,12 @@ void SyncSweep::CommitSyncsAreNeeded() {
     if (role == SyncRole::kNotTried) continue;
     // Under a sanitizer only what is asserted: the other searches print lines for people.
     if (UnderSanitizer() && (role == SyncRole::kCovered || role == SyncRole::kUnproven)) continue;
+    // A site all of whose syncs are tried (every_sync_of_sites) needs one noticed: in the
+    // default tier the search ends there.
+    if (role == SyncRole::kNeededAtSite && !LongTier() &&
+        spec_.every_sync_of_sites.contains(sites_[i]) && noticed_at_site[sites_[i]]) {
+      continue;
+    }
     // The syncs asserted one by one are searched to the end of the run; the others, in the
     // default tier, over a window after them (kNeededAtSite: a longer one).
     const bool full_search =

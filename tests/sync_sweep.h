@@ -13,9 +13,11 @@
 //
 // Which syncs are skipped: in the long tier every sync of the run; in the default tier, per
 // site, the first, the last and one drawn at random in between (from the run seed the crash
-// sweeps print; under a sanitizer the first and the last only). A sync whose removal no state notices is either unneeded (then it goes, and
-// its saving is measured) or a hole in the harness (then the harness is fixed); the sweep
-// prints a line per skipped sync, so the next engineer sees which state catches which sync.
+// sweeps print; under a sanitizer the first and the last only), and every one of a site the
+// spec names in every_sync_of_sites (until one is noticed). A sync whose removal no state
+// notices is either unneeded (then it goes, and its saving is measured) or a hole in the
+// harness (then the harness is fixed); the sweep prints a line per skipped sync, so the next
+// engineer sees which state catches which sync.
 // Power-loss seeds here are fixed (the same every run): the sweep asserts that a failing state
 // exists, and a search that found one yesterday finds it today.
 #ifndef JOURNALKV_TESTS_SYNC_SWEEP_H_
@@ -59,6 +61,10 @@ struct SyncSweepSpec {
       commit_role;
   // The role of a recovery's sync, by its site.
   std::function<SyncRole(const std::string& site)> recovery_role;
+  // Sites whose every sync is skipped in turn in the default tier too (the others: the first,
+  // the last and one at random), for sites where only some syncs of the run are needed and
+  // those few must not be left out by the draw.
+  std::set<std::string> every_sync_of_sites;
   // Power-loss seeds per crash point: on the three points right after the skipped sync, and
   // on the later ones.
   int seeds_near = 24;
