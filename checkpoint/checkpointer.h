@@ -75,6 +75,10 @@
 //       backfill), and a page past its size in a later snapshot was written after it, so it
 //       is in the log. Never on a deferred copy, and only when the newest commit frame's own
 //       db_size agrees with the index header's page_count.
+//   C8. A C2 that fails forgets every copy past the backfill (copied_through back to it; the
+//       file may still hold their versions, which written_through keeps saying, C3): the
+//       kernel may have dropped those pages while a later sync of the file succeeds, so the
+//       next checkpoint copies them again before it syncs and publishes them.
 // FULL, RESTART and TRUNCATE wait up to the busy timeout for readers pinned below mx_frame;
 // when they give up, the result says blocked and what was copied stays copied.
 //
@@ -113,11 +117,10 @@ struct CheckpointFiles {
   wal::WalLog* logs[2] = {nullptr, nullptr};
   vfs::File* db = nullptr;
   uint32_t page_size = 0;
-  // C1: makes frames up to `through` of log `log` (of the generation, with the salts,
-  // `state` names) durable before they are copied: returns whether it synced. Null: nothing
-  // is made durable (every connection at sync OFF, or a test).
-  std::function<absl::StatusOr<bool>(int log, const shm::LogState& state, uint32_t through)>
-      make_log_durable;
+  // C1: makes the frames of log `log` up to state.mx_frame (the header's, whose frames the
+  // copy takes a prefix of) durable before any is copied: returns whether it synced. Null:
+  // nothing is made durable (every connection at sync OFF, or a test).
+  std::function<absl::StatusOr<bool>(int log, const shm::LogState& state)> make_log_durable;
   bool sync_db = true;                // C2: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
   // The caller's own pin holders (shm::kPinHolders numbering), whose pins are honoured without

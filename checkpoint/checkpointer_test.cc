@@ -284,7 +284,7 @@ TEST_F(CheckpointerTest, AnImageItsHeaderDoesNotVouchForIsDataLoss) {
 }
 
 // C1: the frames a copy takes are made durable (by the caller's make_log_durable: wal/
-// wal_connection.h D2) before the first database write, through the last frame copied, and
+// wal_connection.h D2, through the header's last frame) before the first database write, and
 // not at all when nothing is copied.
 TEST_F(CheckpointerTest, C1MakesTheCopiedFramesDurableBeforeTheFirstDatabaseWrite) {
   Commit({2}, 'a');
@@ -293,24 +293,23 @@ TEST_F(CheckpointerTest, C1MakesTheCopiedFramesDurableBeforeTheFirstDatabaseWrit
   std::vector<std::pair<int, uint32_t>> calls;
   std::vector<char> page2_at_call;
   CheckpointFiles f = Files();
-  f.make_log_durable = [&](int log, const shm::LogState& state, uint32_t through)
-      -> absl::StatusOr<bool> {
+  f.make_log_durable = [&](int log, const shm::LogState& state) -> absl::StatusOr<bool> {
     EXPECT_EQ(state.ckpt_seq, kSeq);
-    calls.emplace_back(log, through);
+    calls.emplace_back(log, state.mx_frame);
     page2_at_call.push_back(PageInFile(2));
     return true;
   };
   JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(f, CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 1u);
   ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0], std::make_pair(0, uint32_t{1})) << "through the reader's snapshot only";
+  EXPECT_EQ(calls[0], std::make_pair(0, uint32_t{2}));
   EXPECT_EQ(page2_at_call[0], '0') << "the database was written before the log was durable";
   EXPECT_EQ(r.syncs, 2u);  // C1 and C2
   JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(f, CheckpointMode::kPassive));  // the pin stays
   EXPECT_EQ(calls.size(), 1u) << "nothing to copy, yet the log was made durable";
   // A failure of C1 is the checkpoint's, before any database write.
   index_->set_pin(0, 0, 0);
-  f.make_log_durable = [](int, const shm::LogState&, uint32_t) -> absl::StatusOr<bool> {
+  f.make_log_durable = [](int, const shm::LogState&) -> absl::StatusOr<bool> {
     return absl::InternalError("x.db-wal: fdatasync: Input/output error");
   };
   EXPECT_THAT(Checkpoint(f, CheckpointMode::kPassive),

@@ -261,8 +261,14 @@ absl::StatusOr<uint64_t> WalLog::Rechain(const WalHeader& header, uint32_t first
 }
 
 absl::Status WalLog::WriteAgain(const WalHeader& header, uint32_t first_frame,
-                                uint32_t last_frame) {
+                                uint32_t last_frame, uint64_t last_checksum) {
   if (first_frame == 0 || first_frame > last_frame) return absl::OkStatus();
+  const auto lost = [&](uint32_t frame) {
+    return absl::DataLossError(absl::StrCat(
+        path(), ": frame ", frame, " was lost by a failed sync of the log (it is not the frame "
+        "published); closing every connection to the database recovers the log's durable "
+        "prefix"));
+  };
   const uint32_t page_size = header.page_size;
   uint64_t prev = 0;
   if (first_frame == 1) {
@@ -285,14 +291,10 @@ absl::Status WalLog::WriteAgain(const WalHeader& header, uint32_t first_frame,
     for (uint64_t i = 0; i < n; ++i) {
       const auto bytes = absl::MakeConstSpan(chunk).subspan(i * frame_size, frame_size);
       const FrameHeader h = DecodeFrameHeader(bytes.first(kFrameHeaderSize));
-      if (!FrameValid(h, header, prev, bytes.subspan(kFrameHeaderSize))) {
-        return absl::DataLossError(absl::StrCat(
-            path(), ": frame ", first + i, " was lost by a failed sync of the log (it no longer "
-            "checks); closing every connection to the database recovers the log's durable "
-            "prefix"));
-      }
+      if (!FrameValid(h, header, prev, bytes.subspan(kFrameHeaderSize))) return lost(first + i);
       prev = h.checksum;
     }
+    if (frame + n > last_frame && prev != last_checksum) return lost(last_frame);
     JKV_RETURN_IF_ERROR(file_->Write(FrameHeaderOffset(first, page_size), chunk));
     frame += n;
   }

@@ -112,10 +112,15 @@ class WalLog {
   // are, each checked first (salts, the chain from the frame before it, its image's checksum):
   // after a failed sync the kernel may have dropped them while a later sync succeeds, so they
   // are made dirty again before a sync vouches for them (wal/wal_connection.h W13). With
-  // first_frame 1 the log header is written again too. DataLoss naming the first frame that
-  // does not check (it was lost). May run beside Append and readers: it writes only bytes that
-  // are already there, of frames no transaction rewrites.
-  absl::Status WriteAgain(const WalHeader& header, uint32_t first_frame, uint32_t last_frame);
+  // first_frame 1 the log header is written again too. `last_checksum` is the chain value the
+  // frames must end with (the index header's): a lost write may leave at its place an older
+  // frame of the same generation that still continues the chain (a commit a failed sync
+  // dropped, whose frames were since written over), which only the chain's end tells from the
+  // one published. DataLoss naming the first frame that does not check, or the end. May run
+  // beside Append and readers: it writes only bytes that are already there, of frames no
+  // transaction rewrites.
+  absl::Status WriteAgain(const WalHeader& header, uint32_t first_frame, uint32_t last_frame,
+                          uint64_t last_checksum);
 
   // Zeroes the header of frame `frame` when the file holds it, so that the valid prefix ends
   // before it (wal/wal_connection.h W13 e: commits dropped after a failed sync must not come

@@ -172,6 +172,14 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::LoadPage(const wa
 }
 
 // G1 (wal_strategy.h).
+void WalStrategy::NoteEpochLocked() {
+  const uint32_t epoch = wal_->append_epoch();  // after the snapshot was taken (G2)
+  if (epoch == cache_epoch_) return;
+  cache_epoch_ = epoch;
+  core_->cache_.Clear();
+  header_key_.reset();
+}
+
 void WalStrategy::NoteGenerationLocked(const wal::WalSnapshot& snapshot) {
   const uint32_t seq = snapshot.cur().seq;
   const uint32_t span = cache_generation_span.load(std::memory_order_relaxed);
@@ -204,6 +212,7 @@ void WalStrategy::RetireHotLocked(std::unique_ptr<HotPages>* retired) {
 }
 
 absl::StatusOr<DbHeader> WalStrategy::HeaderLocked(const wal::WalSnapshot& snapshot) {
+  NoteEpochLocked();
   NoteGenerationLocked(snapshot);
   if (HeaderKey(snapshot) == header_key_) return core_->header_;
   JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, PageNo(1)));
@@ -455,8 +464,9 @@ absl::Status WalWriteTxn::CommitPages() {
   End(/*clear_cache=*/false);
   absl::StatusOr<wal::WalSnapshot> published = strategy_->wal_->AwaitDurable(ticket);
   if (!published.ok()) {
-    // I7: the sync failed; the commit may be present after a crash (another connection's
-    // flush may even publish it), and this handle trusts nothing of the log any more.
+    // I7, W13: the commit failed; it may be present after a crash, and this handle trusts
+    // nothing of the log any more. (Its pages stay cached under its frames' versions until the
+    // next transaction of the handle begins, which finds the append epoch moved: G2.)
     base::MutexLock lock(&core_->mu_);
     core_->SetStickyError(published.status());
     return published.status();

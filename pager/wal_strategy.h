@@ -96,6 +96,18 @@ class WalStrategy final : public JournalStrategy {
   //       about 3 * 2^29 generations pass (README.md, "Limits").
   void NoteGenerationLocked(const wal::WalSnapshot& snapshot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  //   G2. A failed log sync lets later commits reuse the frames of the commits it dropped
+  //       (wal/wal_connection.h W13), and this handle may hold images under those frames'
+  //       versions: its own dropped commit's pages and spills, pages one of its writers read
+  //       from another connection's commit that was dropped with them, and the header of such
+  //       a state (header_key_). So a transaction that begins after the append epoch moved
+  //       (it reads the epoch after its snapshot: a snapshot that holds a reused frame was
+  //       published after the move) clears the cache and forgets the header first. Hot-page
+  //       tables need nothing: they are made only for published snapshots (H1), and no
+  //       dropped commit was ever published. (Before, a writer of the same handle as a
+  //       dropped commit read "last" as the dropped commit wrote it and built on it:
+  //       wal_group_fault_test, the failing syncs of wal_full_3_handles.)
+  void NoteEpochLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
   // H5 (hot_pages.h): hot_ is no longer handed out. Kept among replaced_hot_ with its count
   // while read transactions use it, else moved to *retired for the caller to let go of.
   void RetireHotLocked(std::unique_ptr<HotPages>* retired)
@@ -142,6 +154,7 @@ class WalStrategy final : public JournalStrategy {
   // The generations the cache may hold pages of (G1, NoteGenerationLocked).
   uint32_t cache_oldest_ ABSL_GUARDED_BY(core_->mu_) = 0;
   uint32_t cache_newest_ ABSL_GUARDED_BY(core_->mu_) = 0;
+  uint32_t cache_epoch_ ABSL_GUARDED_BY(core_->mu_) = 0;  // the append epoch last seen (G2)
   // The pages met at the identity of the last read begun (HotPagesLocked), and how many read
   // transactions use it; the tables it replaced that reads still use, with their counts (H2,
   // H5). hot_readers_ is 0 while hot_ is null.

@@ -29,9 +29,8 @@ checkpoint::CheckpointFiles WalConnection::Files() {
   const SyncLevel level = MaintenanceSync();  // D1
   if (level != SyncLevel::kOff) {
     // C1 by the frames (D2): synced already (W1, an earlier C1), or synced here.
-    f.make_log_durable = [this](int log, const shm::LogState& state, uint32_t through) {
-      return MakeLogDurableLocking(log, state, through, "C1 log",
-                                   absl::Now() + options_.busy_timeout);
+    f.make_log_durable = [this](int log, const shm::LogState& state) {
+      return MakeLogDurableLocking(log, state, "C1 log", absl::Now() + options_.busy_timeout);
     };
   }
   f.sync_db = level != SyncLevel::kOff;

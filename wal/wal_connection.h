@@ -444,6 +444,9 @@ class WalConnection {
                                                           const std::atomic<bool>* stop = nullptr,
                                                           bool defer = false);
   bool wal2() const { return wal2_; }
+  // The append epoch (W13): it moves when a writer drops commits a failed sync left, after
+  // which later commits reuse their frames. One load.
+  uint32_t append_epoch() const { return index_->append_epoch(); }
   // How Wal2Checkpoint becomes the writer and stops being it (the pager's writer role:
   // this handle's and the WRITE lock, BeginWrite and EndWrite inside).
   struct WriterRole {
@@ -607,18 +610,17 @@ class WalConnection {
   // entry this connection has not synced (`dir_synced`) when it is the first above OFF.
   // REQUIRES: index_ open.
   absl::Status JoinSyncFloor(bool dir_synced);
-  // D2, W13: makes frames up to `through` of log `log` (the generation, with the salts,
-  // `state` names) durable, unless synced_through says they are: syncs the log (writing its
-  // frames past synced_through again first when a sync of the generation failed); a failed
+  // D2, W13: makes the frames of log `log` up to state.mx_frame (the generation, salts and
+  // chain value `state` names, a header's) durable, unless synced_through says they are:
+  // syncs the log (writing its frames past synced_through again first, each checked and the
+  // chain's end against state.last_checksum, when a sync of the generation failed); a failed
   // sync or rewrite is recorded (W13 a) and returned. True when it synced. REQUIRES: FLUSH
   // held (or no other connection: at open, alone).
-  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, uint32_t through,
-                                      const char* reason);
+  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason);
   // The same, taking FLUSH (until `deadline`) unless the frames are durable already: C1 (the
   // checkpointer's make_log_durable) and V6.
   absl::StatusOr<bool> MakeLogDurableLocking(int log, const shm::LogState& state,
-                                             uint32_t through, const char* reason,
-                                             absl::Time deadline);
+                                             const char* reason, absl::Time deadline);
   // W13 a. REQUIRES: FLUSH held.
   void RecordSyncFailure(int log, const shm::LogState& state);
   // W13 b, d: OK unless a failed sync, a repair or a rebuild dropped the commit `header`

@@ -33,7 +33,8 @@ absl::Status WalConnection::JoinSyncFloor(bool dir_synced) {
 }
 
 absl::StatusOr<bool> WalConnection::MakeLogDurable(int log, const shm::LogState& state,
-                                                   uint32_t through, const char* reason) {
+                                                   const char* reason) {
+  const uint32_t through = state.mx_frame;
   const uint64_t word = index_->synced_through(log);
   const bool same = shm::SyncedSeq(word) == (state.ckpt_seq & 0x7fffffffu);
   const uint32_t synced = same ? shm::SyncedFrame(word) : 0;
@@ -51,7 +52,7 @@ absl::StatusOr<bool> WalConnection::MakeLogDurable(int log, const shm::LogState&
     header.ckpt_seq = state.ckpt_seq;
     header.salt1 = state.salt1;
     header.salt2 = state.salt2;
-    s = logs_[log]->WriteAgain(header, synced + 1, through);
+    s = logs_[log]->WriteAgain(header, synced + 1, through, state.last_checksum);
   }
   if (s.ok()) s = vfs::SyncFile(logs_[log]->file(), vfs::SyncKind::kData, reason);
   if (!s.ok()) {
@@ -64,15 +65,16 @@ absl::StatusOr<bool> WalConnection::MakeLogDurable(int log, const shm::LogState&
 }
 
 absl::StatusOr<bool> WalConnection::MakeLogDurableLocking(int log, const shm::LogState& state,
-                                                          uint32_t through, const char* reason,
+                                                          const char* reason,
                                                           absl::Time deadline) {
+  const uint32_t through = state.mx_frame;
   const uint64_t word = index_->synced_through(log);
   if (shm::SyncedSeq(word) == (state.ckpt_seq & 0x7fffffffu) &&
       shm::SyncedFrame(word) >= through) {
     return false;  // D2: durable already; no lock taken
   }
   JKV_RETURN_IF_ERROR(LockFlush(deadline));
-  absl::StatusOr<bool> synced = MakeLogDurable(log, state, through, reason);
+  absl::StatusOr<bool> synced = MakeLogDurable(log, state, reason);
   UnlockFlush();
   return synced;
 }

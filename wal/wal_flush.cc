@@ -133,8 +133,7 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
     // log is preallocated: data only). With every connection at OFF nobody asked for it.
     const absl::Time sync_start = absl::Now();
     JKV_ASSIGN_OR_RETURN(const bool synced,
-                         MakeLogDurable(log, appended.logs[log], appended.logs[log].mx_frame,
-                                        "W1 log"));
+                         MakeLogDurable(log, appended.logs[log], "W1 log"));
     if (synced) {
       last_sync_ns_.store(absl::ToInt64Nanoseconds(absl::Now() - sync_start),
                           std::memory_order_relaxed);

@@ -76,7 +76,7 @@ absl::Status WalConnection::RecoverIndex() {
       // one's level: they may be a FULL writer's pending commits), so that what readers see
       // from now on survives a power loss. synced_through then says so (D2).
       JKV_RETURN_IF_ERROR(
-          MakeLogDurable(l, h.logs[l], h.logs[l].mx_frame, "W6 log at recovery").status());
+          MakeLogDurable(l, h.logs[l], "W6 log at recovery").status());
     }
   }
   for (int l = 0; l < nlogs_; ++l) {

@@ -286,9 +286,9 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
       // that kept this log's frames but lost that log's tail would leave a state that was
       // never committed. Its frames may have been published unsynced, by a NORMAL commit, an
       // OFF flush or a recovery, whatever this writer's level (D2); only they are synced.
-      JKV_RETURN_IF_ERROR(MakeLogDurableLocking(other, from, from.mx_frame, "V6 previous log",
-                                                absl::Now() + options_.busy_timeout)
-                              .status());
+      JKV_RETURN_IF_ERROR(
+          MakeLogDurableLocking(other, from, "V6 previous log", absl::Now() + options_.busy_timeout)
+              .status());
     }
   }
   if (txn_first_frame_ == 0) {
