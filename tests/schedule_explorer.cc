@@ -64,6 +64,7 @@ int Schedule::Adopt() {
   idle_.push_back(false);
   countdown_.push_back(0);
   held_until_.emplace_back();
+  last_point_.push_back("");
   arriving_.push_back(false);
   tids_.push_back(static_cast<int>(::gettid()));
   if (adoption_expected_) {
@@ -224,10 +225,19 @@ void Schedule::Point(int id, const char* point) {
     if (!problem.empty()) step_failure_ = absl::StrCat("after step ", steps_, ": ", problem);
   }
   if (IsDecision(point) && change_steps_.contains(++decisions_)) priorities_[id] = next_low_--;
-  if (!drop_names_.empty() && drop_names_.contains(std::string_view(point)) && (rng_() & 1)) {
+  // "prev/point": the step at `point` of a thread whose previous step was at `prev`.
+  std::string after;
+  if (pair_names_) after = absl::StrCat(last_point_[id], "/", point);
+  last_point_[id] = point;
+  const auto named = [&](const auto& names) {
+    return names.contains(std::string_view(point)) || (pair_names_ && names.contains(after));
+  };
+  if (!drop_names_.empty() && named(drop_names_) && (rng_() & 1)) {
     priorities_[id] = next_low_--;
   }
-  const auto hold = hold_names_.find(std::string_view(point));
+  auto hold = hold_names_.end();
+  if (pair_names_) hold = hold_names_.find(after);
+  if (hold == hold_names_.end()) hold = hold_names_.find(std::string_view(point));
   const bool held = hold != hold_names_.end() && (rng_() & 1);
   // A thread at "wait" sits out until another thread takes a step (of its own, not a wait):
   // two waiters passing the turn to each other would keep a low-priority lock holder from
@@ -316,6 +326,7 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
     idle_.assign(n, false);
     countdown_.assign(n, 0);
     held_until_.assign(n, "");
+    last_point_.assign(n, "");
     arriving_.assign(n, false);
     tids_.assign(n, 0);
     last_step_.assign(n, 0);
@@ -341,6 +352,10 @@ void Schedule::Run(std::vector<std::function<void()>> bodies) {
           drop_names_.insert(name);
         }
       }
+    }
+    pair_names_ = false;
+    for (const std::string& name : options_.drop_names) {
+      pair_names_ = pair_names_ || name.substr(0, name.find('>')).find('/') != std::string::npos;
     }
     rng_.seed(rng());
   }

@@ -72,7 +72,10 @@ struct ScheduleOptions {
   // "a>b" holds instead of dropping: a thread reaching a (at each visit with probability one
   // half) sits out until another thread reaches b (or every other thread sits out too), and
   // keeps its priority: a window between a and b of different threads, the rest of the
-  // schedule drawn as ever.
+  // schedule drawn as ever. "p/a" (as a drop, or the a of a hold) names the step at a of a
+  // thread whose previous step was at p: a checkpoint's first lock attempt after its thread
+  // woke ("idle/shm:lock") or polled ("wait:poll/shm:lock"), where a plain "shm:lock" would
+  // name every lock attempt of every thread.
   std::vector<std::string> drop_names;
   absl::Duration stall = absl::Milliseconds(500);
   absl::Duration deadlock = absl::Seconds(20);
@@ -170,6 +173,8 @@ class Schedule {
   std::set<std::string, std::less<>> drop_names_;
   std::map<std::string, std::string, std::less<>> hold_names_;  // "a>b": a -> b
   std::vector<std::string> held_until_;  // a held thread's release point ("" none)
+  std::vector<const char*> last_point_;   // each thread's previous step ("" none)
+  bool pair_names_ = false;               // a drop or hold names "prev/point"
   std::mt19937_64 rng_;  // drop_points' coin, drawn in step order (one thread runs at a time)
   int next_low_ = 0;  // the priority a thread gets at a change point (then decremented)
   int token_ = -1;    // the thread allowed to run; -1: none (the holder stalled or ended)
