@@ -136,9 +136,6 @@ class World {
   int acknowledged() const { return acknowledged_.load(); }
   int durable() const { return durable_.load(); }  // acknowledged at full or extra
   bool power_lost() const { return power_lost_.load(); }
-  // The power loss was not checked against the commits: an `off` connection began the log's
-  // generation it ended in, unsynced (see PowerLoss).
-  bool unchecked() const { return unchecked_; }
   // The version Final found (-1: none read).
   int recovered() const { return recovered_; }
 
@@ -164,9 +161,6 @@ class World {
   bool CheckAccounts(Txn& t, int version, const std::string& who);
   template <typename Txn>
   std::optional<int> ReadInt(Txn& t, const std::string& key);
-  // The step check at an `off` writer's "commit:appended": notes (off_generation_start_) a
-  // commit whose frames begin a log generation, so its unsynced log header.
-  void NoteOffCommit();
   // The step check at "power:cut" (PowerLoss) or after the acknowledgment awaited: the cut.
   void CutPower();
   // WAL: the backfill's promise, checked against the files themselves.
@@ -190,10 +184,7 @@ class World {
   std::atomic<bool> power_lost_{false};
   // From the power loss to Final: the schedule's threads run on, and their errors are expected.
   std::atomic<bool> dark_{false};
-  bool unchecked_ = false;
   int recovered_ = -1;
-  // Per log: mutation_count() after an `off` commit that began a generation of it (0: none).
-  std::array<uint64_t, 2> off_generation_start_{};
   Cut cut_;
   // The step check's own handles, on the in-memory file system itself (never the fault
   // injecting one, whose power loss would kill them).
@@ -222,7 +213,6 @@ struct Outcome {
   // window reached.
   uint64_t held_back = 0;
   bool power_lost = false;
-  bool unchecked = false;  // World::unchecked
   int durable = 0;         // commits acknowledged at full or extra
   int recovered = -1;      // the version found after the power loss
   std::string trace;
