@@ -31,8 +31,17 @@ namespace {
 std::atomic<WalHook> wal_hook{nullptr};
 std::atomic<uint32_t> first_generation{0};
 std::atomic<uint32_t> restart_through_pending_frames{internal::kRestartThroughPendingFrames};
+std::atomic<int64_t> min_flush_wait_ns{absl::ToInt64Nanoseconds(internal::kMinFlushWait)};
 
 }  // namespace
+
+absl::Duration internal::FlushWait(absl::Duration busy_timeout) {
+  return std::max(busy_timeout, absl::Nanoseconds(min_flush_wait_ns.load(std::memory_order_relaxed)));
+}
+
+void SetMinFlushWaitForTesting(absl::Duration wait) {
+  min_flush_wait_ns.store(absl::ToInt64Nanoseconds(wait), std::memory_order_relaxed);
+}
 
 uint32_t internal::FirstGeneration() { return first_generation.load(std::memory_order_relaxed); }
 uint32_t internal::RestartThroughPendingFrames() {

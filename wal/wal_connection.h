@@ -203,9 +203,11 @@
 //       the connection whose sync failed. (Before, only the flusher got the error; the next
 //       waiter synced again, published the failed commit and acknowledged its own on top:
 //       wal_group_commit_test, AFailedGroupFlushFailsEveryCommitItCovered.)
-//   W14. A wait for FLUSH or for a flush is bounded by the busy timeout, counted from the last
-//       flush that published (LockFlush, AwaitDurable): a process stopped, not killed, while
-//       holding FLUSH (a debugger) would otherwise hold every committer of every process.
+//   W14. A wait for FLUSH or for a flush gives up after 30 s without a flush that published
+//       (or the busy timeout, when longer; LockFlush, AwaitDurable): a process stopped, not
+//       killed, while holding FLUSH (a debugger) would otherwise hold every committer of every
+//       process. Not the busy timeout alone: one sync of a loaded disk can take seconds, and a
+//       commit that gave up on it would be left in an unknown state for nothing.
 //       A commit that gives up waiting returns Unavailable ("busy") and is in an unknown state:
 //       it is appended, and the stopped flusher or the next one may still publish it.
 //   D1. The sync floor. The -shm records the strongest sync level of any connection that has
@@ -366,6 +368,9 @@ void SetFirstGenerationForTesting(uint32_t seq);
 // before a writer copies those, flushing and copying any pending commits too, in order to
 // restart it (kRestartThroughPendingFrames unless a test sets it; 0: that again).
 void SetRestartThroughPendingFramesForTesting(uint32_t frames);
+// W14: how long, at the least, a wait for FLUSH or for a flush goes without a publish before
+// it gives up (the busy timeout when longer): 30 s unless a test sets it.
+void SetMinFlushWaitForTesting(absl::Duration wait);
 void CallWalHook(const char* point);
 
 class WalConnection {

@@ -63,6 +63,8 @@ WalConnection::FlushTry WalConnection::TryLockFlush(absl::Status* error) {
 }
 
 absl::Status WalConnection::LockFlush(absl::Time deadline) {
+  const absl::Duration patience = internal::FlushWait(options_.busy_timeout);
+  deadline = std::max(deadline, absl::Now() + patience);
   flush_mu_.Lock();
   // W14: the holder is flushing (one sync), or dead, which frees the lock, or stopped, which
   // the deadline is for. The deadline counts from the last flush that published.
@@ -79,12 +81,12 @@ absl::Status WalConnection::LockFlush(absl::Time deadline) {
     const absl::Time now = absl::Now();
     if (seen != progress) {
       progress = seen;
-      deadline = std::max(deadline, now + options_.busy_timeout);
+      deadline = std::max(deadline, now + patience);
     } else if (now >= deadline) {
       flush_mu_.Unlock();
       return absl::UnavailableError(absl::StrCat(
           "busy: ", shm_path_, ": another connection holds the flush lock and has published "
-          "nothing for the busy timeout (a process stopped while flushing?)"));
+          "nothing for ", absl::FormatDuration(patience), " (a process stopped while flushing?)"));
     }
     index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxFlushWait);
   }
@@ -207,7 +209,8 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
   CallWalHook("await:start");
   const absl::Time start = absl::Now();
   // W14: a flush that publishes nothing for the busy timeout is a flusher that stopped.
-  absl::Time deadline = start + options_.busy_timeout;
+  const absl::Duration patience = internal::FlushWait(options_.busy_timeout);
+  absl::Time deadline = start + patience;
   uint32_t progress = index_->wake_seq(shm::WalIndex::Wake::kFlush);
   shm::IndexHeader published;
   bool by_others = true;
@@ -238,12 +241,13 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
     const absl::Time now = absl::Now();
     if (seen != progress) {
       progress = seen;
-      deadline = now + options_.busy_timeout;
+      deadline = now + patience;
     } else if (now >= deadline) {
       return absl::UnavailableError(absl::StrCat(
           "busy: ", shm_path_, ": this commit is in the log, but the connection holding the "
-          "flush lock has published nothing for the busy timeout (a process stopped while "
-          "flushing?); the commit may still become visible and durable when that flush ends"));
+          "flush lock has published nothing for ", absl::FormatDuration(patience),
+          " (a process stopped while flushing?); the commit may still become visible and "
+          "durable when that flush ends"));
     }
     // Another thread or connection is flushing: sleep until its publish bumps the flush word
     // (every waiter of every process wakes at once), or a flush's time at most.

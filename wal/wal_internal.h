@@ -37,6 +37,13 @@ uint32_t RestartThroughPendingFrames();
 // left let 50 of them run, one per commit, before a writer happened to begin right after one).
 inline constexpr uint32_t kRestartCopyFrames = 64;
 
+// W14: a wait for FLUSH, or for a flush to publish, gives up only after this long without a
+// flush that published (or the busy timeout, when longer): a flush is one sync, and a disk
+// under load can take seconds for one, which must not fail commits whose outcome would then
+// be unknown; only a holder that stopped (a debugger, SIGSTOP) makes no progress for this
+// long. 30 s unless a test sets it.
+inline constexpr absl::Duration kMinFlushWait = absl::Seconds(30);
+absl::Duration FlushWait(absl::Duration busy_timeout);
 }  // namespace journalkv::wal::internal
 
 #endif  // JOURNALKV_WAL_WAL_INTERNAL_H_
