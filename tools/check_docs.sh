@@ -13,7 +13,8 @@
 #   3. README.md and docs/*.md hold no date (YYYY-MM-DD) and no commit hash: dated measurements
 #      and findings live in bench/results-YYYY-MM-DD/NOTES.md and tests/results-YYYY-MM-DD/NOTES.md
 #      (links to them are fine), history in commit messages.
-#   4. Every relative Markdown link in a tracked .md file resolves to a file or folder, and
+#   4. Every relative Markdown link in a tracked .md file resolves to a file or folder, every
+#      source path README.md, bench/README.md and docs/*.md name exists, and
 #      every section a file cites as `README, "Name"` (or `docs/x.md, "Name"`) is a heading
 #      there (the heading may go on: "Journal modes" finds "Journal modes and sync levels").
 # Prints each finding as `check_docs: FILE:LINE: what`, and exits 1 when there is any.
@@ -160,6 +161,15 @@ for path in docs:
                 report(path, i, f"link to {m.group(1)}: {resolved} does not exist")
             elif resolved.startswith("..") or resolved.startswith("/"):
                 report(path, i, f"link to {m.group(1)}: outside the project")
+
+# Files the reference names (`pager/pager.h`, tests/wal_test.cc) exist.
+top = sorted({f.split("/", 1)[0] for f in files if "/" in f})
+named = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]+\.(?:h|cc|c|sh|py|md|bzl))\b" % "|".join(map(re.escape, top)))
+for path in ["README.md", "bench/README.md"] + sorted(f for f in docs if f.startswith("docs/")):
+    for i, text in enumerate(lines(path), 1):
+        for m in named.finditer(text):
+            if not os.path.exists(m.group(1)):
+                report(path, i, f"names {m.group(1)}, which does not exist")
 
 cite = re.compile(r"((?:[\w./-]+/)?(?:README|[\w-]+)\.md|README)\)?,?\s*\(?\s*\"([^\"]+)\"")
 heading_cache = {}
