@@ -50,8 +50,11 @@ class JournalStrategy {
   virtual absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
 
-  // Adds this strategy's fields to `stats` (wal_mode, wal, policy, recoveries).
-  virtual void AddStats(PagerStats& stats) ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
+  // Adds this strategy's rows to `counters` (base/counters.h: the counts of the layers below
+  // it, and its gauges, such as the log's frames) and its strings to `stats`; the pager then
+  // fills stats' counter fields from `counters`.
+  virtual void AddStats(base::CounterArray& counters, PagerStats& stats)
+      ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
 
   // The pager is closing: stop any background work and leave the files as the next opener
   // expects them (WAL: the last connection copies the log back and removes -wal and -shm).

@@ -336,18 +336,17 @@ absl::StatusOr<checkpoint::CheckpointResult> Pager::Checkpoint(checkpoint::Check
 }
 
 PagerStats Pager::Stats() {
-  PagerStats s;
+  base::CounterArray c = counters_.Snapshot();
   {
     base::MutexLock lock(&mu_);
-    s = stats_;
-    s.page_count = header_.page_count;
-    s.freelist_count = header_.freelist_count;
+    c.Set(base::Counter::kPageCount, header_.page_count);
+    c.Set(base::Counter::kFreelistPages, header_.freelist_count);
   }
-  s.cached_pages = cache_.size();
-  s.cache_hits = cache_hits_.load(std::memory_order_relaxed);
-  s.cache_misses = cache_misses_.load(std::memory_order_relaxed);
-  s.page_size = page_size_;
-  strategy_->AddStats(s);  // its own counters, under its own locks
+  c.Set(base::Counter::kCachedPages, cache_.size());
+  c.Set(base::Counter::kPageSize, page_size_);
+  PagerStats s;
+  strategy_->AddStats(c, s);  // its own rows and strings, under its own locks
+  static_cast<base::CounterValues&>(s) = base::CounterValues::From(c);
   return s;
 }
 

@@ -306,7 +306,7 @@ absl::Status WriteTxn::SpillIfNeeded() {
     return s;
   }
   base::MutexLock lock(&core_->mu_);
-  ++core_->stats_.spills;
+  core_->counters_.AddOwned(base::Counter::kSpills);
   return absl::OkStatus();
 }
 
@@ -353,7 +353,7 @@ absl::Status WriteTxn::Rollback() {
     base::MutexLock lock(&core_->mu_);
     if (!s.ok()) core_->SetStickyError(s);
     if (IsSyncFailure(failed_)) core_->SetStickyError(failed_);  // a spill's sync failed: I7
-    ++core_->stats_.rollbacks;
+    core_->counters_.AddOwned(base::Counter::kRollbacks);
   }
   End(clear_cache);
   return s;

@@ -183,13 +183,13 @@ void RollbackStrategy::EndRead() {
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> RollbackStrategy::CleanPage(PageNo page_no) {
   if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no)) {
-    core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+    core_->counters_.Add(base::Counter::kCacheHits);
     return hit;
   }
   // The file cannot change under a transaction (its SHARED lock, or this pager's own writer),
   // so the page can be read without holding core_->mu_.
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded, core_->LoadPage(page_no));
-  core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  core_->counters_.Add(base::Counter::kCacheMisses);
   core_->cache_.Insert(page_no, loaded);
   return loaded;
 }
@@ -326,7 +326,7 @@ absl::StatusOr<checkpoint::CheckpointResult> RollbackStrategy::Checkpoint(
   return checkpoint::CheckpointResult{};  // no log
 }
 
-void RollbackStrategy::AddStats(PagerStats&) {}
+void RollbackStrategy::AddStats(base::CounterArray&, PagerStats&) {}
 
 // ---------------------------------------------------------------------------------------------
 // A write transaction's spill, commit and undo in the database file
@@ -456,8 +456,8 @@ absl::Status RollbackWriteTxn::CommitPages() {
     base::MutexLock lock(&core_->mu_);
     for (auto& [n, dirty] : dirty_) core_->cache_.Insert(PageNo(n), dirty.buffer);
     core_->header_ = new_header;
-    ++core_->stats_.commits;
-    core_->stats_.journal_end_failures += journal_end_failures;
+    core_->counters_.AddOwned(base::Counter::kCommits);
+    core_->counters_.AddOwned(base::Counter::kJournalEndFailures, journal_end_failures);
   }
   End(/*clear_cache=*/false);
   return absl::OkStatus();

@@ -30,7 +30,8 @@ class RollbackStrategy final : public JournalStrategy {
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  void AddStats(PagerStats& stats) override ABSL_LOCKS_EXCLUDED(core_->mu_);
+  void AddStats(base::CounterArray& counters, PagerStats& stats) override
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
   void Close() override ABSL_LOCKS_EXCLUDED(core_->mu_) {}
 
  private:
