@@ -9,7 +9,7 @@
 //
 // The seam has two halves. Per connection, this interface: beginning a read or write
 // transaction, checkpoints, stats and the close. Per transaction, the transaction objects the
-// strategy makes: ReadTxn and WriteTxn (pager.h) keep what every mode shares (the header, the
+// strategy makes: ReadTxn and WriteTxn (txn.h) keep what every mode shares (the header, the
 // dirty pages, the freelist, the checks of their callers) and each strategy's subclass keeps
 // its own per-transaction state (the journal's list of saved originals and spilled pages; the
 // WAL's snapshot and spilled frames) and implements the hooks: where a clean page comes from,
@@ -24,7 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "checkpoint/checkpointer.h"
+#include "checkpoint/checkpoint_mode.h"
 #include "pager/pager_core.h"
 
 namespace journalkv::pager {

@@ -32,7 +32,6 @@
 #include "pager/page_cache.h"
 #include "pager/pager_options.h"
 #include "vfs/vfs.h"
-#include "wal/wal_connection.h"
 
 namespace journalkv::pager {
 

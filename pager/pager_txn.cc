@@ -1,6 +1,8 @@
 // What the transactions of every journaling mode share: the range checks, the dirty pages,
 // the freelist (Allocate, Free), CheckPages, and the order of SpillIfNeeded, Commit and
 // Rollback around the strategy's hooks (journal_strategy.h).
+#include "pager/txn.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -10,7 +12,6 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
-#include "pager/pager.h"
 #include "pager/pager_internal.h"
 #include "vfs/sync.h"
 

@@ -15,7 +15,7 @@
 #include "base/check.h"
 #include "base/endian.h"
 #include "base/status_macros.h"
-#include "pager/pager.h"
+#include "pager/txn.h"
 #include "pager/pager_internal.h"
 #include "vfs/sync.h"
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
-#include "pager/pager.h"
+#include "pager/txn.h"
 #include "pager/pager_internal.h"
 
 namespace journalkv::pager {
@@ -153,6 +153,21 @@ absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) 
   std::unique_ptr<WalStrategy> strategy(new WalStrategy(core, std::move(wal)));
   strategy->StartPolicy();
   return strategy;
+}
+
+wal::WalOptions WalOptionsOf(const PagerOptions& options) {
+  wal::WalOptions w;
+  w.wal2 = options.journal_mode == JournalMode::kWal2;
+  w.sync = options.sync;
+  w.read_only = options.access == AccessMode::kReadOnly;
+  w.exclusive_locking = options.exclusive_locking;
+  w.wal2_switch_pages = options.wal2_switch_pages;
+  w.size_limit = options.wal_size_limit;
+  w.grow_bytes = options.wal_grow_bytes;
+  w.reader_slots = options.reader_slots;
+  w.busy_timeout = options.busy_timeout;
+  w.private_reader_byte = kPrivateReaderByte;
+  return w;
 }
 
 void SetCacheGenerationSpanForTesting(uint32_t span) {

@@ -189,6 +189,12 @@ class WalStrategy final : public JournalStrategy {
   }
 };
 
+// The WAL protocol's options of a connection with these (wal/wal_connection.h).
+wal::WalOptions WalOptionsOf(const PagerOptions& options);
+
+// The span of G1 (pager.h declares it for the tests that set it).
+void SetCacheGenerationSpanForTesting(uint32_t span);
+
 }  // namespace journalkv::pager
 
 #endif  // JOURNALKV_PAGER_WAL_STRATEGY_H_
