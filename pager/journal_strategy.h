@@ -22,6 +22,7 @@
 
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "checkpoint/checkpoint_mode.h"
@@ -64,6 +65,46 @@ class JournalStrategy {
  protected:
   explicit JournalStrategy(PagerCore* core) : core_(core) {}
   PagerCore* const core_;
+};
+
+// How Pager::Open enters a journal family and leaves one: the steps of an open that differ by
+// family, one implementation per family (RollbackFamily() in rollback_strategy.h, WalFamily()
+// in wal_strategy.h). Pager::Open runs them in order, with the opener's family (`mine`, from
+// its journal mode) and the database's (from page 1):
+//
+//   mine.BeforeReadLocked        before page 1 is read
+//   mine.RepairHeaderLocked      page 1 did not decode (DataLoss or InvalidArgument)
+//   database's.LeaveLocked       the database is in another family: move its state out
+//   (the lock is released unless mine.KeepsShared() and the families match)
+//   mine.Enter                   record the family in page 1, take the mode's locks and make
+//                                the connection's strategy
+//
+// A new family is a new implementation and one line in Pager::Open's choice of it.
+class JournalFamilyOps {
+ public:
+  // Records a family in page 1 through a rollback-journaled write transaction (the pager's).
+  using SetFamilyFn = absl::FunctionRef<absl::Status(JournalFamily)>;
+
+  virtual ~JournalFamilyOps() = default;
+
+  virtual absl::Status BeforeReadLocked(PagerCore& core) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // Returns OK when it could make sense of the database anyway, else `failure`.
+  virtual absl::Status RepairHeaderLocked(PagerCore& core, const absl::Status& failure) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // An opener of another family found the database in this one (core.header_'s): hands it
+  // over, or says why not. REQUIRES: SHARED held (and held on return).
+  virtual absl::Status LeaveLocked(PagerCore& core) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // Whether a connection of this family keeps the SHARED lock of its open for its life.
+  virtual bool KeepsShared() const = 0;
+  // Finishes the open of a database whose page 1 says `family`. Returns the connection's
+  // strategy, or null to keep the one the pager opened with (the rollback journal in the
+  // opener's own mode).
+  virtual absl::StatusOr<std::unique_ptr<JournalStrategy>> Enter(PagerCore& core,
+                                                                 JournalFamily family,
+                                                                 SetFamilyFn set_family) const
+      ABSL_LOCKS_EXCLUDED(core.mu_) = 0;
 };
 
 }  // namespace journalkv::pager

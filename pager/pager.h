@@ -163,14 +163,6 @@ class Pager : private PagerCore {
         std::unique_ptr<vfs::File> db_file);
   PagerCore* core() { return this; }  // what the strategies see of this pager
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WAL: a page 1 that does not decode may be a checkpoint's torn copy of a page the log still
-  // holds (C1: the log was durable before the checkpoint wrote it): take the page size from
-  // the log's header and read page 1 from the log. `failure` is returned when there is no
-  // valid log.
-  absl::Status AdoptLogPageSizeLocked(const absl::Status& failure)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves a WAL database's log into the database file so a rollback mode can open it.
-  absl::Status LeaveWalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the journal family in page 1 through a rollback-journaled write transaction.
   absl::Status SetFamily(JournalFamily family) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -471,4 +471,42 @@ absl::Status RollbackWriteTxn::UndoWrites(bool* clear_cache) {
   return strategy_->journal_.RollBack(core_->db_file_.get());
 }
 
+// ---------------------------------------------------------------------------------------------
+// Entering the rollback family (Pager::Open, journal_strategy.h)
+
+namespace {
+
+class RollbackFamilyOps final : public JournalFamilyOps {
+ public:
+  absl::Status BeforeReadLocked(PagerCore& core) const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) {
+    // Before the header is read: a switch to a WAL mode that holds the byte is waited out,
+    // and the header then says where the database went (kRollbackOpenByte).
+    return core.Retry(core.Deadline(), false,
+                      "another connection is switching the database to a WAL mode",
+                      &DbLock::TryRollbackOpen);
+  }
+  absl::Status RepairHeaderLocked(PagerCore&, const absl::Status& failure) const override {
+    return failure;
+  }
+  // A WAL opener finds nothing to move out: it records its family in page 1 through this
+  // family's journal (its Enter).
+  absl::Status LeaveLocked(PagerCore&) const override { return absl::OkStatus(); }
+  bool KeepsShared() const override { return false; }
+  absl::StatusOr<std::unique_ptr<JournalStrategy>> Enter(PagerCore&, JournalFamily family,
+                                                         SetFamilyFn set_family) const override {
+    if (family != JournalFamily::kRollback) {
+      JKV_RETURN_IF_ERROR(set_family(JournalFamily::kRollback));
+    }
+    return nullptr;  // the strategy the pager opened with is this mode's
+  }
+};
+
+}  // namespace
+
+const JournalFamilyOps& RollbackFamily() {
+  static const auto* const ops = new RollbackFamilyOps;
+  return *ops;
+}
+
 }  // namespace journalkv::pager

@@ -73,6 +73,9 @@ class RollbackStrategy final : public JournalStrategy {
   bool writer_exclusive_ ABSL_GUARDED_BY(core_->mu_) = false;  // new readers wait
 };
 
+// The rollback family's steps of Pager::Open (journal_strategy.h, JournalFamilyOps).
+const JournalFamilyOps& RollbackFamily();
+
 }  // namespace journalkv::pager
 
 #endif  // JOURNALKV_PAGER_ROLLBACK_STRATEGY_H_

@@ -189,6 +189,11 @@ class WalStrategy final : public JournalStrategy {
   }
 };
 
+// The WAL and WAL2 family's steps of Pager::Open (journal_strategy.h, JournalFamilyOps;
+// wal_family.cc): adopting the log's page size when page 1 is torn, leaving the WAL for
+// another mode when no other connection has it open, and switching a database into it.
+const JournalFamilyOps& WalFamily();
+
 // The WAL protocol's options of a connection with these (wal/wal_connection.h).
 wal::WalOptions WalOptionsOf(const PagerOptions& options);
 
