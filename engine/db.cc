@@ -425,13 +425,13 @@ void Db::CallHooks(const pager::CommitRecord& record) {
     info.change_counter = record.change_counter;
     options_.commit_hook(info);
   }
-  if (options_.wal_hook && record.wal) {
+  if (options_.wal_hook && record.log.has_value()) {
     WalCommitInfo info;
-    info.log = record.log;
-    info.generation = record.generation;
-    info.first_frame = record.first_frame;
-    info.last_frame = record.last_frame;
-    info.log_bytes = record.log_bytes;
+    info.log = record.log->log;
+    info.generation = record.log->generation;
+    info.first_frame = record.log->first_frame;
+    info.last_frame = record.log->last_frame;
+    info.log_bytes = record.log->log_bytes;
     options_.wal_hook(info);
   }
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,16 +63,20 @@ class ReadTxn : public PageReader {
 };
 
 // What a write transaction's successful commit wrote (WriteTxn::commit_record).
+// The modes that write a log (WAL, WAL2) say where in it the commit went.
+struct LogCommit {
+  int log = 0;                // the log it went to: 0 -wal, 1 -wal2
+  uint32_t generation = 0;    // that log's generation (wal/wal_connection.h)
+  uint32_t first_frame = 0;   // the transaction's frames: first_frame..last_frame, the
+  uint32_t last_frame = 0;    // last its commit frame
+  uint64_t log_bytes = 0;     // the log's bytes through the commit frame
+};
+
 struct CommitRecord {
   uint32_t pages = 0;           // distinct pages the transaction wrote, page 1 included
   uint64_t change_counter = 0;  // the header's after the commit (WAL: advanced only when the
                                 // commit logged page 1)
-  bool wal = false;             // WAL and WAL2: the fields below are set
-  int log = 0;                  // the log it went to: 0 -wal, 1 -wal2
-  uint32_t generation = 0;      // that log's generation (wal/wal_connection.h)
-  uint32_t first_frame = 0;     // the transaction's frames: first_frame..last_frame, the
-  uint32_t last_frame = 0;      // last its commit frame
-  uint64_t log_bytes = 0;       // the log's bytes through the commit frame
+  std::optional<LogCommit> log;  // set by the strategies that write a log; none otherwise
 };
 
 // The write transaction. Destroying it without Commit rolls back. Made by the journaling

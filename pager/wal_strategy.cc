@@ -453,18 +453,18 @@ absl::Status WalWriteTxn::CommitPages() {
                        strategy_->wal_->Commit(pages, new_header.page_count));
   const shm::LogState& log = ticket.header.logs[ticket.header.current_log & 1];
   {
-    CommitRecord& r = commit_record_;
-    r.wal = true;
-    r.change_counter = new_header.change_counter;
+    CommitRecord& c = commit_record_;
+    LogCommit& r = c.log.emplace();
+    c.change_counter = new_header.change_counter;
     r.log = static_cast<int>(ticket.header.current_log & 1);
     r.generation = log.ckpt_seq;
     r.last_frame = log.mx_frame;
     r.first_frame = log.mx_frame;
-    r.pages = static_cast<uint32_t>(order.size());
+    c.pages = static_cast<uint32_t>(order.size());
     for (uint32_t f : ticket.frames) r.first_frame = std::min(r.first_frame, f);
     for (const auto& [page, frame] : log_frames_) {
       r.first_frame = std::min(r.first_frame, frame);
-      if (!dirty_.contains(page)) ++r.pages;  // spilled, not written again at commit
+      if (!dirty_.contains(page)) ++c.pages;  // spilled, not written again at commit
     }
     r.log_bytes = wal::LogEnd(log.mx_frame, new_header.page_size);
   }
