@@ -276,58 +276,11 @@ absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
 DbStats Db::Stats() {
   DbStats s;
   if (pager_ != nullptr) {
-    const pager::PagerStats p = pager_->Stats();
-    s.page_size = p.page_size;
-    s.page_count = p.page_count;
-    s.freelist_pages = p.freelist_count;
-    s.cache_hits = p.cache_hits;
-    s.cache_misses = p.cache_misses;
-    s.cached_pages = p.cached_pages;
-    s.commits = p.commits;
-    s.rollbacks = p.rollbacks;
-    s.spills = p.spills;
-    s.recoveries = p.recoveries;
-    s.wal_mode = p.wal_mode;
-    s.wal2 = p.wal.wal2;
-    s.log_frames = p.wal.log_frames + p.wal.wal2_log_frames;
-    s.log_unbackfilled = p.wal.log_frames - std::min(p.wal.backfilled, p.wal.log_frames);
-    s.wal2_log_frames = p.wal.wal2_log_frames;
-    s.wal2_log_unbackfilled =
-        p.wal.wal2_log_frames - std::min(p.wal.wal2_backfilled, p.wal.wal2_log_frames);
-    s.log_unbackfilled += s.wal2_log_unbackfilled;
-    s.current_log = p.wal.current_log;
-    s.wal2_log_bytes = p.wal.wal2_log_bytes;
-    s.log_switches = p.wal.log_switches;
-    s.checkpoints = p.wal.checkpoints;
-    s.frames_copied = p.wal.frames_copied;
-    s.log_restarts = p.wal.log_restarts;
-    s.frames_rewritten = p.wal.frames_rewritten;
-    s.log_size_cuts = p.wal.log_size_cuts;
-    s.log_zero_bytes = p.wal.log_zero_bytes;
-    s.group_flushes = p.wal.group_flushes;
-    s.flushed_commits = p.wal.flushed_commits;
-    s.commits_flushed_by_others = p.wal.commits_flushed_by_others;
-    s.flush_wait_ms = absl::ToDoubleMilliseconds(p.wal.flush_wait);
-    s.oldest_pinned_frame = p.wal.oldest_pin_frame;
-    s.pinned_connections = p.wal.pinned_slots;
-    s.overflow_reader = p.wal.overflow_reader;
-    s.log_bytes = p.wal.log_bytes + p.wal.wal2_log_bytes;
-    s.checkpoint_policy = p.policy.name;
-    s.checkpoint_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_work);
-    s.checkpoint_lock_wait_ms = absl::ToDoubleMilliseconds(p.wal.checkpoint_lock_wait);
-    s.checkpoint_syncs = p.wal.checkpoint_syncs;
-    s.policy_checkpoints = p.policy.policy_checkpoints;
-    s.background_checkpoints = p.policy.background_checkpoints;
-    s.background_errors = p.policy.background_errors;
-    s.background_last_error = p.policy.background_last_error;
-    s.background_ms = absl::ToDoubleMilliseconds(p.policy.background_time);
-    s.blocked_commits = p.policy.blocked_commits;
-    s.blocked_timeouts = p.policy.blocked_timeouts;
-    s.blocked_writer_ms = absl::ToDoubleMilliseconds(p.policy.blocked_writer_time);
-    s.max_log_frames = p.policy.max_log_frames;
-    s.write_txns = p.policy.write_txns;
-    s.write_lock_wait_ms = absl::ToDoubleMilliseconds(p.policy.write_lock_wait);
-    s.write_work_ms = absl::ToDoubleMilliseconds(p.policy.write_work);
+    pager::PagerStats p = pager_->Stats();
+    static_cast<base::CounterValues&>(s) = p;
+    s.checkpoint_policy = std::move(p.checkpoint_policy);
+    s.policy_last_error = std::move(p.policy_last_error);
+    s.background_last_error = std::move(p.background_last_error);
   }
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);
@@ -472,13 +425,13 @@ void Db::CallHooks(const pager::CommitRecord& record) {
     info.change_counter = record.change_counter;
     options_.commit_hook(info);
   }
-  if (options_.wal_hook && record.wal) {
+  if (options_.wal_hook && record.log.has_value()) {
     WalCommitInfo info;
-    info.log = record.log;
-    info.generation = record.generation;
-    info.first_frame = record.first_frame;
-    info.last_frame = record.last_frame;
-    info.log_bytes = record.log_bytes;
+    info.log = record.log->log;
+    info.generation = record.log->generation;
+    info.first_frame = record.log->first_frame;
+    info.last_frame = record.log->last_frame;
+    info.log_bytes = record.log->log_bytes;
     options_.wal_hook(info);
   }
 }
