@@ -35,8 +35,7 @@ checkpoint::CheckpointFiles WalConnection::Files() {
   }
   f.sync_db = level != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
-  f.own_slot = slot_;  // M5
-  f.own_mark = &mark_;
+  f.own = Own();  // M5
   f.private_reader_lock = options_.private_reader_byte;
   return f;
 }
@@ -297,18 +296,12 @@ checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
     log.log_frames = p.total_frames;
     log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
   }
-  uint32_t oldest = p.log_frames;
-  const int used = index_->slots_used();  // S1
-  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
-       holder = shm::NextHolder(holder, used)) {
-    const uint64_t pin = index_->holder_pin(holder, p.log);
-    if (pin == 0 || !HolderLive(holder)) continue;
-    ++log.active_readers;
-    // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
-    const bool current = shm::PinSeq(pin) == (p.seq & 0x7fffffffu);
-    oldest = std::min(oldest, current ? shm::PinFrame(pin) : p.backfilled);
-  }
-  log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
+  // A pin of an older generation holds the checkpoint at the backfill (shm/pin_scan.h). A
+  // kView scan never fails.
+  const shm::PinScanResult pins = *shm::OldestLivePin(*index_, p.log, p.seq, p.backfilled,
+                                                     p.log_frames, Own(), shm::PinScanUse::kView);
+  log.active_readers = pins.live;
+  log.pinned_back = p.log_frames - std::min(pins.limit, p.log_frames);
   return log;
 }
 

@@ -336,17 +336,12 @@ WalStats WalConnection::Stats() {
   s.wal2 = wal2_;
   s.backfilled = index_->backfill(0);
   if (wal2_) s.wal2_backfilled = index_->backfill(1);
-  uint64_t oldest = 0;
   s.overflow_reader = !private_ && slot_ < 0;
-  const int used = index_->slots_used();  // S1
-  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
-       holder = shm::NextHolder(holder, used)) {
-    const uint64_t pin = index_->holder_pin(holder, s.current_log);
-    if (pin == 0 || !HolderLive(holder)) continue;
-    ++s.pinned_slots;
-    if (oldest == 0 || shm::PinBefore(pin, oldest)) oldest = pin;
-  }
-  s.oldest_pin_frame = oldest == 0 ? 0 : shm::PinFrame(oldest);
+  const shm::PinScanResult pins =
+      *shm::OldestLivePin(*index_, s.current_log, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, Own(),
+                          shm::PinScanUse::kView);
+  s.pinned_slots = pins.live;
+  s.oldest_pin_frame = pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest);
   for (int l = 0; l < nlogs_; ++l) {
     if (logs_[l] == nullptr) continue;
     absl::StatusOr<uint64_t> size = logs_[l]->Size();

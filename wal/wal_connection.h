@@ -326,6 +326,7 @@
 #include "base/types.h"
 #include "checkpoint/checkpointer.h"
 #include "checkpoint/policy.h"
+#include "shm/pin_scan.h"
 #include "shm/wal_index.h"
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
@@ -501,11 +502,8 @@ class WalConnection {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   void LeaveMark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   bool MarkProtects(int mark, const std::pair<uint64_t, uint64_t>& pins) const;
-  // False for a pin holder whose pin holds nothing back (a dead process's slot, a mark nobody
-  // holds). Never for this connection's own.
-  bool HolderLive(int holder);
-  // This connection's pin holder (shm::kPinHolders numbering), or -1.
-  int OwnHolder() const;
+  // This connection's pin holders, for the scans of the pins (shm/pin_scan.h, M5).
+  shm::OwnHolders Own() const { return {slot_, &mark_}; }
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it.
   absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);

@@ -258,19 +258,4 @@ absl::Status WalConnection::ReadPage(const WalSnapshot& snapshot, PageNo page_no
   return db_file_->Read(offset, out);
 }
 
-// A pin of a slot whose owner died, or of a mark nobody holds, holds nothing back (checkpoints
-// skip it, SafeFrame), so the views the policy and Stats give skip it too. Costs one lock test
-// per pin.
-bool WalConnection::HolderLive(int holder) {
-  if (holder == OwnHolder()) return true;
-  absl::StatusOr<bool> gone = index_->HolderGone(holder);
-  return !gone.ok() || !*gone;
-}
-
-int WalConnection::OwnHolder() const {
-  if (slot_ >= 0) return slot_;
-  const int m = mark_.load(std::memory_order_relaxed);
-  return m >= 0 ? shm::kMaxSlots + m : -1;
-}
-
 }  // namespace journalkv::wal
