@@ -16,7 +16,7 @@
 //      and the mark its threads read under are honoured without that test (a lock never
 //      conflicts with its own owner's test, so its own mark would read as held by nobody), and
 //      the own mark is read again for each holder scanned, after the holder's pin: another
-//      thread of the caller may join a mark while the checkpoint runs (wal/wal_connection.h
+//      thread of the caller may join a mark while the checkpoint runs (wal/reader_pins.h
 //      M5; once sampled at the checkpoint's start, the mark a later read joined was skipped
 //      and that read saw half of a later commit: wal_mixed_connections_test,
 //      AnOverflowReadersOwnCheckpointHonoursTheMarkItJoinsMidway). The target is lowered

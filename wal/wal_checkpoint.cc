@@ -35,7 +35,7 @@ checkpoint::CheckpointFiles WalConnection::Files() {
   }
   f.sync_db = level != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
-  f.own = Own();  // M5
+  f.own = pins_.Own();  // M5
   f.private_reader_lock = options_.private_reader_byte;
   return f;
 }
@@ -299,7 +299,7 @@ checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
   // A pin of an older generation holds the checkpoint at the backfill (shm/pin_scan.h). A
   // kView scan never fails.
   const shm::PinScanResult pins = *shm::OldestLivePin(*index_, p.log, p.seq, p.backfilled,
-                                                     p.log_frames, Own(), shm::PinScanUse::kView);
+                                                     p.log_frames, pins_.Own(), shm::PinScanUse::kView);
   log.active_readers = pins.live;
   log.pinned_back = p.log_frames - std::min(pins.limit, p.log_frames);
   return log;

@@ -87,16 +87,11 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
       db_file_(db_file),
       page_size_(page_size),
       options_(options),
-      pin_mu_(pin_mu) {}
+      pins_(wal2_, pin_mu) {}
 
 WalConnection::~WalConnection() {
   if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too
-  if (index_ != nullptr && slot_ >= 0) {
-    index_->set_pin(slot_, 0, 0);
-    index_->set_pin(slot_, 1, 0);
-    index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
-  }
-  if (index_ != nullptr) LeaveMark();
+  // pins_, declared after index_, lets go of the slot and the mark before index_ goes.
 }
 
 absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSystem* fs,
@@ -108,7 +103,10 @@ absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSyst
   std::unique_ptr<WalConnection> wal(
       new WalConnection(fs, db_path, db_file, page_size, options, pin_mu));
   JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
-  if (!wal->private_) JKV_RETURN_IF_ERROR(wal->ClaimSlot());
+  if (!wal->private_) {
+    JKV_RETURN_IF_ERROR(
+        wal->pins_.Claim(wal->index_.get(), options.reader_slots, wal->shm_path_));
+  }
   return wal;
 }
 
@@ -256,27 +254,6 @@ bool WalConnection::RestartAllowed() {
   return free.ok() && *free;
 }
 
-// A connection that finds every slot it may claim taken (WalOptions::reader_slots; a heap
-// index, whose one connection needs one slot, ignores the option) reads under the overflow
-// marks instead (M1..M4): it works, at a few lock calls per read transaction.
-absl::Status WalConnection::ClaimSlot() {
-  const int slots = index_->shared() ? std::min(options_.reader_slots, shm::kMaxSlots)
-                                     : shm::kMaxSlots;
-  for (int slot = 0; slot < slots; ++slot) {
-    JKV_ASSIGN_OR_RETURN(bool mine, index_->TryLockSlot(slot));
-    if (!mine) continue;
-    slot_ = slot;
-    index_->set_pin(slot, 0, 0);  // a dead owner's pin
-    index_->set_pin(slot, 1, 0);
-    index_->set_owner(slot, internal::RandomId());
-    return absl::OkStatus();
-  }
-  if (!index_->shared()) {
-    return absl::InternalError(absl::StrCat(shm_path_, ": no free slot in a private wal-index"));
-  }
-  return absl::OkStatus();
-}
-
 // W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a
 // descriptor open for writing), so it never runs CloseLast; but it may have created the -shm
 // (to open a database whose last connection had removed it), which would then stay behind
@@ -336,9 +313,9 @@ WalStats WalConnection::Stats() {
   s.wal2 = wal2_;
   s.backfilled = index_->backfill(0);
   if (wal2_) s.wal2_backfilled = index_->backfill(1);
-  s.overflow_reader = !private_ && slot_ < 0;
+  s.overflow_reader = !private_ && pins_.overflow();
   const shm::PinScanResult pins =
-      *shm::OldestLivePin(*index_, s.current_log, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, Own(),
+      *shm::OldestLivePin(*index_, s.current_log, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, pins_.Own(),
                           shm::PinScanUse::kView);
   s.pinned_slots = pins.live;
   s.oldest_pin_frame = pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest);

@@ -231,36 +231,8 @@
 //       frames a NORMAL commit, an OFF flush or a recovery published (finding 3: a FULL
 //       checkpointer copied a NORMAL connection's unsynced frames, and a power loss tore the
 //       database).
-//   M1. A connection that found no free reader slot (more connections than
-//       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
-//       byte SHARED from its first open read transaction to its last, and the mark's pin is at
-//       or below (PinBefore, each log) every one of its open snapshots. A checkpoint honours
-//       a mark's pin while anyone holds that byte (SafeFrame, HolderGone), so one mark
-//       protects every connection sharing it.
-//   M2. A mark's pin changes only under its byte EXCLUSIVE, that is while nobody reads under
-//       it: the setter stores the pin (seq_cst), converts the lock to SHARED, then makes W3's
-//       re-check, exactly as a slot's owner does after storing its pin.
-//   M3. While every mark is held, a connection shares the newest mark at or below its
-//       snapshot: it locks it SHARED, then reads its pin again (fixed while the lock is held)
-//       and then makes W3's re-check. The lock call orders it against a checkpointer's lock
-//       test: a checkpoint that found the byte free had announced its target before that
-//       test, so the re-check sees the target and takes a newer snapshot. With no mark at or
-//       below (every mark set from a newer header) it takes a newer snapshot.
-//   M4. The byte is released when the connection's last read transaction ends (or W3 sends
-//       its only snapshot back): a mark nobody holds pins nothing, whatever its words say.
-//       A checkpoint waits for a shared mark as for a slot; a mark stays at its pin while
-//       readers keep overlapping on it, so the marks are tried free-first (M2) to keep them
-//       fresh.
-//   M5. A checkpoint honours the mark this connection reads under as its own (it never waits
-//       for it, and never asks the lock table about it: an OFD lock never conflicts with its
-//       owner's own test, so the mark would read as held by nobody). The mark is read for each
-//       holder scanned, after its pin (checkpoint/checkpointer.h step 2), and a joiner stores
-//       mark_ (seq_cst) before it stores the mark's pin (M2) or locks it shared (M3): so a pin
-//       one of this connection's threads stored is seen as its own, and a checkpoint that read
-//       mark_ before the store had announced its target before it too (W3's re-check then sends
-//       that reader to a newer snapshot). (Sampled once when a checkpoint began, a mark
-//       another thread joined after that was skipped: a torn snapshot with overflow readers and
-//       the handle's own background checkpointer.)
+//   M1-M5 (the overflow marks of a connection that found no free reader slot) are the reader
+//       role's: wal/reader_pins.h.
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
@@ -318,7 +290,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -331,6 +302,7 @@
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/reader_pins.h"
 #include "wal/wal_types.h"
 
 namespace journalkv::wal {
@@ -389,15 +361,15 @@ class WalConnection {
   ~WalConnection();
 
   // The pin mutex given at Open, as the thread-safety analysis names it.
-  base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pin_mu_) { return pin_mu_; }
+  base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pins_.mu()) { return pins_.mu(); }
 
   // --- reading (the pin mutex serializes this connection's pin).
   // Waits up to `timeout` (Unavailable "busy: ...") counted from the first time it has to wait
   // (a torn header, every overflow mark taken, a checkpoint past the snapshot): a read that
   // finds the header whole and settles at once reads no clock.
   absl::StatusOr<WalSnapshot> BeginRead(absl::Duration timeout, bool writer_active)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
+  void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   absl::StatusOr<PageVersion> Locate(const WalSnapshot& snapshot, PageNo page_no);
   // Reads the page `version` names into `out`; may clear version->cacheable (W7).
   absl::Status ReadPage(const WalSnapshot& snapshot, PageNo page_no, PageVersion* version,
@@ -492,21 +464,11 @@ class WalConnection {
   absl::Status JoinFullDisk(const absl::Status& why);
   static bool DiskFull(const absl::Status& s);
   // Private mode: indexes the frames published since the last look.
-  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   bool RestartAllowed();
-  absl::Status ClaimSlot();
-  // Overflow pins (M1..M4), for a connection with no slot: JoinMark pins `pins` under a mark
-  // (the one this connection holds, a free one it sets, or the newest one in use at or below
-  // them; false: none of those). LeaveMark lets go of it.
-  absl::StatusOr<bool> JoinMark(const std::pair<uint64_t, uint64_t>& pins)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  void LeaveMark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  bool MarkProtects(int mark, const std::pair<uint64_t, uint64_t>& pins) const;
-  // This connection's pin holders, for the scans of the pins (shm/pin_scan.h, M5).
-  shm::OwnHolders Own() const { return {slot_, &mark_}; }
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it.
-  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   // The scan of every log this mode uses (an empty result for a log not open).
   absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
   // The index header describing the scanned logs: the later valid generation is current (V1).
@@ -565,19 +527,6 @@ class WalConnection {
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
-  using PinPair = std::pair<uint64_t, uint64_t>;
-  // Snapshot order (shm::PinBefore on log 0, then log 1), not numeric: after the 31-bit
-  // generation wraps, the older snapshot has the smaller generation only in serial order.
-  struct PinPairBefore {
-    bool operator()(const PinPair& a, const PinPair& b) const {
-      if (a.first != b.first) return shm::PinBefore(a.first, b.first);
-      return shm::PinBefore(a.second, b.second);
-    }
-  };
-  PinPair PinsOf(const WalSnapshot& s) const;
-  void SetPins(const PinPair& pins);
-  // W3: at a read's end, `pins` no older than the slot's (or none).
-  void ReleasePins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
   void ForgetTransaction();
@@ -660,7 +609,6 @@ class WalConnection {
   vfs::File* const db_file_;
   const uint32_t page_size_;
   const WalOptions options_;
-  base::Mutex* const pin_mu_;
   std::unique_ptr<vfs::File> shm_file_;
   bool private_ = false;                         // see JoinPrivate
   std::string private_reason_;                   // JoinFullDisk's; empty for read-only
@@ -668,19 +616,11 @@ class WalConnection {
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
-  // pin_mu_, before any read of a frame); logs_[1] is null in WAL mode.
+  // the pin mutex, before any read of a frame); logs_[1] is null in WAL mode.
   std::array<std::unique_ptr<wal::WalLog>, 2> logs_;
-  int slot_ = -1;  // -1: every slot was taken; reads pin under an overflow mark
-  // The overflow mark this connection holds shared while it has read transactions open (M1),
-  // or -1. Changed under pin_mu_; atomic for Files() and Stats() on other threads.
-  std::atomic<int> mark_{-1};
-
-  // This connection's open snapshots (their pins of log 0 and log 1), oldest first (one entry
-  // per snapshot, equal pins repeated); the slot holds the oldest (pins of either log only grow with time, V1).
-  // A sorted inline vector, not a tree: a read transaction adds and removes one, usually the
-  // only one, and a node allocation each time cost more than the rest of the pin.
-  absl::InlinedVector<PinPair, 4> open_pins_ ABSL_GUARDED_BY(pin_mu_);
-  void AddOpenPins(const PinPair& pins) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  // The reader role: slot, overflow mark, open snapshots' pins (M1-M5). Declared after index_,
+  // so that it lets go of its slot and mark before the index goes.
+  ReaderPins pins_;
 
   // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
   // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
