@@ -308,7 +308,7 @@ WalStats WalConnection::Stats() {
   if (index_->ReadHeader(&h)) {
     s.log_frames = h.logs[0].mx_frame;
     s.wal2_log_frames = wal2_ ? h.logs[1].mx_frame : 0;
-    s.current_log = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+    s.current_log = CurrentLog(h, wal2_);
   }
   s.wal2 = wal2_;
   s.backfilled = index_->backfill(0);

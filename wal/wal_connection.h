@@ -304,6 +304,7 @@
 #include "log/wal_log.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
+#include "wal/writer_cursor.h"
 
 namespace journalkv::wal {
 
@@ -647,11 +648,11 @@ class WalConnection {
   }
   std::atomic<WriterState> writer_state_{WriterState::kIdle};
   std::atomic<std::thread::id> writer_thread_{};
-  int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
-  uint32_t next_frame_ = 0;         // the frame the next append writes
+  // Where the next append goes (log, frame, chain): AtEndOf(writer_header_) between
+  // transactions (wal/writer_cursor.h), ahead of it by the transaction's frames inside one.
+  WriterCursor cursor_;
   uint32_t epoch_ = 0;              // the append epoch at BeginWrite (W13 d)
-  uint64_t chain_ = 0;              // checksum chain value before next_frame_
   // The current transaction's frames (W11): page -> the frame it last appended the page at,
   // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
   // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.

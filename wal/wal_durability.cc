@@ -112,7 +112,7 @@ void WalConnection::RecordSyncFailure(int log, const shm::LogState& state) {
 
 void WalConnection::BreakChainAfter(const shm::IndexHeader& kept,
                                     const shm::IndexHeader& appended) {
-  const int cur = wal2_ ? static_cast<int>(appended.current_log & 1) : 0;
+  const int cur = CurrentLog(appended, wal2_);
   const shm::LogState& k = kept.logs[cur];
   const shm::LogState& a = appended.logs[cur];
   if (logs_[cur] == nullptr || a.ckpt_seq != k.ckpt_seq || a.mx_frame <= k.mx_frame) return;
@@ -186,7 +186,7 @@ void WalConnection::DropUnpublished(const shm::IndexHeader& kept,
   const WriterState state = writer_state_.load(std::memory_order_relaxed);
   if (state == WriterState::kIdle || state == WriterState::kLocked) {
     shm::IndexHeader past = kept;
-    past.logs[wal2_ ? static_cast<int>(kept.current_log & 1) : 0].mx_frame = UINT32_MAX;
+    past.logs[CurrentLog(kept, wal2_)].mx_frame = UINT32_MAX;
     BreakChainAfter(kept, appended.value_or(past));
   }
   const uint32_t epoch = index_->append_epoch();

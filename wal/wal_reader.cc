@@ -23,7 +23,7 @@ using internal::Sleep;
 WalSnapshot WalConnection::SnapshotOf(const shm::IndexHeader& h) const {
   WalSnapshot s;
   for (int l = 0; l < nlogs_; ++l) s.logs[l] = {h.logs[l].ckpt_seq, h.logs[l].mx_frame};
-  s.current = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  s.current = CurrentLog(h, wal2_);
   s.change = h.change;
   return s;
 }

@@ -124,7 +124,7 @@ absl::Status WalConnection::RepairHeader() {
     // publishes them. A torn appended header is repaired from its whole copy (W12 e); with
     // neither copy whole, what is past the published header goes.
     shm::IndexHeader a;
-    const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+    const int cur = CurrentLog(h, wal2_);
     const bool appended_whole = RepairAppended(&a);
     const bool pending = appended_whole && a.current_log == h.current_log &&
                          a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
@@ -225,7 +225,7 @@ bool WalConnection::RepairAppended(shm::IndexHeader* out) {
 bool WalConnection::ExtendsPublished(const shm::IndexHeader& a,
                                      const shm::IndexHeader& published) const {
   if (a.current_log != published.current_log) return false;
-  const int cur = wal2_ ? static_cast<int>(a.current_log & 1) : 0;
+  const int cur = CurrentLog(a, wal2_);
   for (int l = 0; l < nlogs_; ++l) {
     const shm::LogState& mine = a.logs[l];
     const shm::LogState& theirs = published.logs[l];
@@ -272,7 +272,7 @@ absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
                      h.logs[l].mx_frame);
     }
   }
-  const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  const int cur = CurrentLog(h, wal2_);
   const shm::LogState& c = h.logs[cur];
   if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
     return absl::OkStatus();
