@@ -231,6 +231,7 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
                                         uint32_t commit_db_size, std::vector<uint32_t>* frames) {
   JKV_DCHECK(write_locked());
   JKV_DCHECK(!pages.empty());
+  if (txn_first_frame_ == 0) cursor_.CheckInvariants(writer_header_, wal2_);  // none appended yet
   wal::WalLog& log = *logs_[cursor_.log];
   const bool commit = commit_db_size != 0;
   frames->assign(pages.size(), 0);

@@ -4,12 +4,14 @@
 // switch (V3) and after a restart of both logs; WriteFrames then moves it one frame per append
 // (wal/wal_writer.cc).
 //
-// Invariant (asserted by CheckInvariants in debug builds): between transactions (after
-// BeginWrite, Commit and Rollback, and after a switch or restart as the writer) the cursor is
-// AtEndOf the writer's header: its current log (V1), one past that log's mx_frame, with that
-// log's last_checksum as the chain (W12 a: the appended header names every frame written; W11:
-// nothing past it is any transaction's yet). Inside a transaction it runs ahead of the header
-// by the transaction's frames.
+// Invariant: between transactions (after BeginWrite, Commit and Rollback, and after a switch or
+// a restart as the writer) the cursor is AtEndOf the writer's header: its current log (V1), one
+// past that log's mx_frame, with that log's last_checksum as the chain (W12 a: the appended
+// header names every frame written; W11: nothing past it is any transaction's yet), but for the
+// chain of a generation with no frame yet (see CheckInvariants). Inside a transaction it runs
+// ahead of the header by the transaction's frames. CheckInvariants asserts it in debug builds at
+// the end of BeginWrite and Commit, at a transaction's first append, and after a switch or a
+// restart as the writer.
 //
 // Thread-safety: a value; WalConnection's copy is the writer thread's only.
 #ifndef JOURNALKV_WAL_WRITER_CURSOR_H_
@@ -44,7 +46,11 @@ struct WriterCursor {
 
   // Debug builds: the invariant above, against the writer's header `h`. A no-op under NDEBUG.
   void CheckInvariants(const shm::IndexHeader& h, bool wal2) const {
-    JKV_DCHECK(*this == AtEndOf(h, wal2));  // W12 a, W11
+    const WriterCursor end = AtEndOf(h, wal2);
+    JKV_DCHECK(log == end.log && next_frame == end.next_frame);  // W12 a, W11
+    // Before a generation's first frame the chain is the seed of the log header that frame's
+    // append writes (again, after a failed W4 sync): the index's copy may differ.
+    JKV_DCHECK(next_frame == 1 || chain == end.chain);
   }
 };
 
