@@ -176,6 +176,18 @@ static void test_basics(void) {
   CHECK(ok(jkv_checkpoint(db, JKV_CHECKPOINT_TRUNCATE, &result, &err), "checkpoint"));
   CHECK(result.log_frames > 0 && result.backfilled == result.log_frames && result.restarted);
   CHECK(ok(jkv_stats_get(db, &stats, &err), "stats 2") && stats.checkpoints == 1);
+  /* Every counter by name, as jkv_stat_name lists them; an unknown name is an error. */
+  double value = -1;
+  CHECK(ok(jkv_stat_get(db, "checkpoints", &value, &err), "stat checkpoints") && value == 1);
+  CHECK(ok(jkv_stat_get(db, "commits", &value, &err), "stat commits") && value == stats.commits);
+  int names = 0;
+  for (const char* name; (name = jkv_stat_name(names)) != NULL; ++names) {
+    CHECK(ok(jkv_stat_get(db, name, &value, &err), name));
+  }
+  CHECK(names > 40 && jkv_stat_name(-1) == NULL);
+  CHECK(jkv_stat_get(db, "no_such_counter", &value, &err) == JKV_INVALID_ARGUMENT && err != NULL);
+  jkv_free(err);
+  err = NULL;
 
   /* Another handle's writer waits for this one's write transaction: busy after its timeout. */
   jkv_txn* first = NULL;

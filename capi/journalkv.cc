@@ -10,8 +10,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/counters.h"
 #include "engine/db.h"
 
 struct jkv_db {
@@ -358,6 +360,24 @@ jkv_code jkv_stats_get(jkv_db* db, jkv_stats* out, char** err) {
   out->log_frames = s.log_frames;
   out->checkpoints = s.checkpoints;
   return JKV_OK;
+}
+
+jkv_code jkv_stat_get(jkv_db* db, const char* name, double* value, char** err) {
+  if (db == nullptr || name == nullptr || value == nullptr) {
+    return Invalid("jkv_stat_get: db, name and value must not be NULL", err);
+  }
+  const std::optional<double> v = db->db->Stats().Value(name);
+  if (!v.has_value()) {
+    return Invalid(absl::StrCat("jkv_stat_get: no counter named \"", name, "\""), err);
+  }
+  *value = *v;
+  return JKV_OK;
+}
+
+const char* jkv_stat_name(int index) {
+  if (index < 0 || index >= journalkv::base::kNumCounters) return nullptr;
+  // The table's names are string literals: NUL-terminated and static.
+  return journalkv::base::kCounterTable[index].name.data();
 }
 
 jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result* result,

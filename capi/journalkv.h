@@ -138,7 +138,7 @@ typedef struct jkv_checkpoint_result {
   int restarted;       /* non-zero: the log was restarted */
 } jkv_checkpoint_result;
 
-/* A few of the handle's counters (the C++ DbStats has them all). */
+/* A few of the handle's counters (jkv_stat_get reads every one by name). */
 typedef struct jkv_stats {
   uint32_t page_size;
   uint32_t page_count;
@@ -221,7 +221,16 @@ void jkv_iter_free(jkv_iter* iter);
  * JKV_FAILED_PRECONDITION). `result` may be NULL. */
 jkv_code jkv_checkpoint(jkv_db* db, jkv_checkpoint_mode mode, jkv_checkpoint_result* result,
                         char** err);
+/* Fills the few counters of jkv_stats (for existing callers; jkv_stat_get reads any of them). */
 jkv_code jkv_stats_get(jkv_db* db, jkv_stats* stats, char** err);
+/* One of the handle's counters by its name: any row of the counter table, under the names the
+ * C++ DbStats fields and `jkv stats` use ("commits", "log_frames", "flush_wait_ms", ...; the
+ * WAL's are 0 in a rollback mode). Times are in milliseconds, flags 0 or 1. An unknown name is
+ * JKV_INVALID_ARGUMENT. */
+jkv_code jkv_stat_get(jkv_db* db, const char* name, double* value, char** err);
+/* The name of counter `index` (0, 1, ...), or NULL past the last one: to list them all for
+ * jkv_stat_get. A static string. */
+const char* jkv_stat_name(int index);
 
 /* Copies one snapshot of the database to the new file `dest` while writers go on (C++
  * Db::Backup): built beside it, synced and renamed, so `dest` is absent or whole after a crash.

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/counters.h"
 #include "checkpoint/checkpoint_mode.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
@@ -50,75 +51,22 @@ struct CommitRecord;
 
 class Db;
 
-// What Db::Stats reports.
-struct DbStats {
-  uint32_t page_size = 0;
-  uint32_t page_count = 0;      // pages in the database file, header page included
-  uint32_t freelist_pages = 0;  // of which free
-  uint64_t cache_hits = 0;    // pages found cached (WAL: a read transaction's, when it ends)
-  uint64_t cache_misses = 0;
-  uint64_t cached_pages = 0;
-  uint64_t commits = 0;
-  uint64_t rollbacks = 0;
-  uint64_t spills = 0;      // times a write transaction spilled pages before its commit
-  uint64_t recoveries = 0;  // hot journals rolled back by this handle
+// What Db::Stats reports: one field per row of the counter table (base/counters.h, which
+// describes each: stats.commits, stats.log_frames, stats.flush_wait_ms, ...; a row the mode does
+// not count is zero), the I/O of each kind of file, and the few facts that are strings.
+// Value(name) reads a row by its name; base::ForEachCounter iterates the rows.
+struct DbStats : base::CounterValues {
   vfs::IoCounts database_io;
   vfs::IoCounts journal_io;
   vfs::IoCounts wal_io;
   vfs::IoCounts shm_io;
   uint64_t dir_syncs = 0;
-  // WAL and WAL2 modes (zero otherwise). In WAL2 the log counts are of both logs together, and
-  // the wal2_ fields give x.db-wal2's share.
-  bool wal_mode = false;
-  bool wal2 = false;
-  uint32_t log_frames = 0;          // committed frames in the log(s)
-  uint32_t log_unbackfilled = 0;    // of those, not yet copied into the database file
-  uint64_t checkpoints = 0;         // run by this handle
-  uint64_t frames_copied = 0;       // by this handle's checkpoints
-  uint64_t log_restarts = 0;        // by this handle
-  // Frames this handle's transactions wrote over their own earlier frames (a page spilled and
-  // changed again), instead of appending them again (wal/wal_connection.h W11).
-  uint64_t frames_rewritten = 0;
-  uint64_t log_size_cuts = 0;       // logs this handle cut back to Options::wal_size_limit
-  // Zero bytes this handle wrote preallocating the log(s) (Options::wal_grow_bytes): part of
-  // wal_io's bytes, but no frame's.
-  uint64_t log_zero_bytes = 0;
-  // Group commit (README, "Several writers"): syncs of the log this handle made for a group
-  // of commits, its commits a flush made durable (its own or another's), of those the ones
-  // another handle's or thread's flush covered, and the time its commits waited for a flush.
-  uint64_t group_flushes = 0;
-  uint64_t flushed_commits = 0;
-  uint64_t commits_flushed_by_others = 0;
-  double flush_wait_ms = 0;
-  uint32_t oldest_pinned_frame = 0;  // the oldest snapshot any reader pins (0: none)
-  // Pinned snapshots of all processes: each reader slot with a pin counts one, each overflow
-  // pin in use one however many connections share it.
-  int pinned_connections = 0;
-  bool overflow_reader = false;     // this handle found no free reader slot (README, "Limits")
-  uint64_t log_bytes = 0;           // size of the log file(s)
-  int current_log = 0;              // WAL2: the log the writer appends to (0: -wal, 1: -wal2)
-  uint32_t wal2_log_frames = 0;     // WAL2: x.db-wal2's committed frames
-  uint32_t wal2_log_unbackfilled = 0;
-  uint64_t wal2_log_bytes = 0;
-  uint64_t log_switches = 0;        // WAL2: switches from one log to the other by this handle
-  // WAL: the checkpoint policy and what it did (README, "Choosing a checkpoint policy"), and
-  // where this handle's checkpoints and writers spent their time: waiting for locks, or working.
-  std::string checkpoint_policy;     // its name ("threshold:1000", "async:0/100", ...)
-  double checkpoint_ms = 0;          // this handle's checkpoints: copying, syncing, restarting
-  double checkpoint_lock_wait_ms = 0;  // and waiting for the CKPT lock and for readers
-  uint64_t checkpoint_syncs = 0;     // their flushes (the durability point at sync NORMAL)
-  uint64_t policy_checkpoints = 0;   // run on committing threads by the policy
-  uint64_t background_checkpoints = 0;  // steps of the background checkpointer
-  uint64_t background_errors = 0;    // its failed steps (each reported by one later call)
-  std::string background_last_error;  // empty: none
-  double background_ms = 0;          // time in background steps
-  uint64_t blocked_commits = 0;      // commits the policy held until the log was copied
-  uint64_t blocked_timeouts = 0;     // of those, released by the busy timeout instead
-  double blocked_writer_ms = 0;      // time committing threads spent blocked by the policy
-  uint32_t max_log_frames = 0;       // the largest log this handle's commits left (WAL2: both)
-  uint64_t write_txns = 0;           // write transactions ended
-  double write_lock_wait_ms = 0;     // their time waiting for the write lock
-  double write_work_ms = 0;          // and working (to the end of commit or rollback)
+  // WAL: the checkpoint policy's name ("threshold:1000", "async:0/100", ...; README,
+  // "Choosing a checkpoint policy"), and the last failure of a checkpoint the policy ran on a
+  // committing thread and of a background step (empty: none).
+  std::string checkpoint_policy;
+  std::string policy_last_error;
+  std::string background_last_error;
 };
 
 using CheckpointMode = checkpoint::CheckpointMode;

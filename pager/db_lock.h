@@ -45,7 +45,8 @@ inline constexpr uint64_t kPrivateReaderByte = kWaitingByte + 1;
 // before they read the header), so that a connection that would switch the database to a WAL
 // mode, which takes it exclusively for the switch without waiting, finds them and refuses: a
 // rollback-mode connection cannot follow the database into a WAL mode. (WAL connections are
-// found by their SHARED lock, which they hold for their life; Pager::LeaveWalLocked.)
+// found by their SHARED lock, which they hold for their life; WalFamily()'s LeaveLocked,
+// pager/wal_family.cc.)
 inline constexpr uint64_t kRollbackOpenByte = kPrivateReaderByte + 1;
 
 class DbLock {

@@ -9,7 +9,7 @@
 //
 // The seam has two halves. Per connection, this interface: beginning a read or write
 // transaction, checkpoints, stats and the close. Per transaction, the transaction objects the
-// strategy makes: ReadTxn and WriteTxn (pager.h) keep what every mode shares (the header, the
+// strategy makes: ReadTxn and WriteTxn (txn.h) keep what every mode shares (the header, the
 // dirty pages, the freelist, the checks of their callers) and each strategy's subclass keeps
 // its own per-transaction state (the journal's list of saved originals and spilled pages; the
 // WAL's snapshot and spilled frames) and implements the hooks: where a clean page comes from,
@@ -22,9 +22,10 @@
 
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "checkpoint/checkpointer.h"
+#include "checkpoint/checkpoint_mode.h"
 #include "pager/pager_core.h"
 
 namespace journalkv::pager {
@@ -50,8 +51,11 @@ class JournalStrategy {
   virtual absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
 
-  // Adds this strategy's fields to `stats` (wal_mode, wal, policy, recoveries).
-  virtual void AddStats(PagerStats& stats) ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
+  // Adds this strategy's rows to `counters` (base/counters.h: the counts of the layers below
+  // it, and its gauges, such as the log's frames) and its strings to `stats`; the pager then
+  // fills stats' counter fields from `counters`.
+  virtual void AddStats(base::CounterArray& counters, PagerStats& stats)
+      ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
 
   // The pager is closing: stop any background work and leave the files as the next opener
   // expects them (WAL: the last connection copies the log back and removes -wal and -shm).
@@ -61,6 +65,46 @@ class JournalStrategy {
  protected:
   explicit JournalStrategy(PagerCore* core) : core_(core) {}
   PagerCore* const core_;
+};
+
+// How Pager::Open enters a journal family and leaves one: the steps of an open that differ by
+// family, one implementation per family (RollbackFamily() in rollback_strategy.h, WalFamily()
+// in wal_strategy.h). Pager::Open runs them in order, with the opener's family (`mine`, from
+// its journal mode) and the database's (from page 1):
+//
+//   mine.BeforeReadLocked        before page 1 is read
+//   mine.RepairHeaderLocked      page 1 did not decode (DataLoss or InvalidArgument)
+//   database's.LeaveLocked       the database is in another family: move its state out
+//   (the lock is released unless mine.KeepsShared() and the families match)
+//   mine.Enter                   record the family in page 1, take the mode's locks and make
+//                                the connection's strategy
+//
+// A new family is a new implementation and one line in Pager::Open's choice of it.
+class JournalFamilyOps {
+ public:
+  // Records a family in page 1 through a rollback-journaled write transaction (the pager's).
+  using SetFamilyFn = absl::FunctionRef<absl::Status(JournalFamily)>;
+
+  virtual ~JournalFamilyOps() = default;
+
+  virtual absl::Status BeforeReadLocked(PagerCore& core) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // Returns OK when it could make sense of the database anyway, else `failure`.
+  virtual absl::Status RepairHeaderLocked(PagerCore& core, const absl::Status& failure) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // An opener of another family found the database in this one (core.header_'s): hands it
+  // over, or says why not. REQUIRES: SHARED held (and held on return).
+  virtual absl::Status LeaveLocked(PagerCore& core) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) = 0;
+  // Whether a connection of this family keeps the SHARED lock of its open for its life.
+  virtual bool KeepsShared() const = 0;
+  // Finishes the open of a database whose page 1 says `family`. Returns the connection's
+  // strategy, or null to keep the one the pager opened with (the rollback journal in the
+  // opener's own mode).
+  virtual absl::StatusOr<std::unique_ptr<JournalStrategy>> Enter(PagerCore& core,
+                                                                 JournalFamily family,
+                                                                 SetFamilyFn set_family) const
+      ABSL_LOCKS_EXCLUDED(core.mu_) = 0;
 };
 
 }  // namespace journalkv::pager

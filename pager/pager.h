@@ -10,7 +10,7 @@
 //
 // The pager's source files: pager.cc (opening, switching the journal family, the dispatch to
 // the strategy), pager_core.{h,cc} (what the strategies share of it, and the database file's
-// creation and recovery), pager_txn.cc (what every mode's transactions share: pages, the
+// creation and recovery), txn.h and pager_txn.cc (what every mode's transactions share: pages, the
 // freelist, the checks of their callers), rollback_strategy.{h,cc} (the rollback journal's
 // protocol, below) and wal_strategy.{h,cc} with wal_policy.cc (WAL and WAL2 over
 // wal::WalConnection, wal/wal_connection.h: its own state table, W1..W10, V1..V6, M1..M4).
@@ -102,190 +102,20 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/types.h"
-#include "checkpoint/checkpointer.h"
+#include "checkpoint/checkpoint_mode.h"
 #include "pager/db_format.h"
 #include "pager/journal_strategy.h"
 #include "pager/page_access.h"
 #include "pager/pager_core.h"
 #include "pager/pager_options.h"
+#include "pager/txn.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
 
-// A read transaction: one snapshot of the database for its whole life. Made by the
-// journaling strategy, whose subclass holds the snapshot and reads the pages.
-class ReadTxn : public PageReader {
- public:
-  ReadTxn(const ReadTxn&) = delete;
-  ReadTxn& operator=(const ReadTxn&) = delete;
-
-  uint32_t page_count() const override { return header_.page_count; }
-  uint32_t usable_size() const override { return UsableSize(header_.page_size); }
-  uint32_t meta(int slot) const override { return header_.meta[slot]; }
-
-  // Every page on the freelist (trunks and leaves). DataLoss when the freelist is damaged.
-  absl::StatusOr<std::vector<PageNo>> FreelistPages();
-  // Reads every page of the database from the file and checks its checksum and the freelist;
-  // returns one line per problem found (empty: all good). Stops after kMaxPageProblems
-  // unreadable pages, with a last line saying so: a damaged header or commit frame can claim
-  // billions of pages that are not there, and listing each would take hours.
-  static constexpr size_t kMaxPageProblems = 100;
-  absl::StatusOr<std::vector<std::string>> CheckPages();
-  const DbHeader& header() const { return header_; }
-
- protected:
-  ReadTxn(PagerCore* core, const DbHeader& header) : core_(core), header_(header) {}
-  // InvalidArgument unless 2 <= page_no <= page_count (page 1 is the header's).
-  absl::Status CheckPageNo(PageNo page_no) const;
-  // The page as this snapshot sees it, read and checked without the cache (CheckPages).
-  virtual absl::StatusOr<std::shared_ptr<const PageBuffer>> LoadUncached(PageNo page_no) = 0;
-
-  PagerCore* const core_;
-  const std::thread::id thread_ = std::this_thread::get_id();  // the thread that began it
-  const DbHeader header_;
-};
-
-// What a write transaction's successful commit wrote (WriteTxn::commit_record).
-struct CommitRecord {
-  uint32_t pages = 0;           // distinct pages the transaction wrote, page 1 included
-  uint64_t change_counter = 0;  // the header's after the commit (WAL: advanced only when the
-                                // commit logged page 1)
-  bool wal = false;             // WAL and WAL2: the fields below are set
-  int log = 0;                  // the log it went to: 0 -wal, 1 -wal2
-  uint32_t generation = 0;      // that log's generation (wal/wal_connection.h)
-  uint32_t first_frame = 0;     // the transaction's frames: first_frame..last_frame, the
-  uint32_t last_frame = 0;      // last its commit frame
-  uint64_t log_bytes = 0;       // the log's bytes through the commit frame
-};
-
-// The write transaction. Destroying it without Commit rolls back. Made by the journaling
-// strategy, whose subclass implements the hooks below (where a clean page comes from, the
-// spill, the commit, the undo) and holds its per-transaction state.
-class WriteTxn : public PageWriter {
- public:
-  ~WriteTxn() override;
-  WriteTxn(const WriteTxn&) = delete;
-  WriteTxn& operator=(const WriteTxn&) = delete;
-
-  absl::StatusOr<PageRef> Get(PageNo page_no) override;
-  uint32_t page_count() const override { return header_.page_count; }
-  uint32_t usable_size() const override { return UsableSize(header_.page_size); }
-  uint32_t meta(int slot) const override { return header_.meta[slot]; }
-
-  absl::StatusOr<absl::Span<uint8_t>> GetMutable(PageNo page_no) override;
-  absl::StatusOr<MutablePage> Allocate() override;
-  absl::Status Free(PageNo page_no) override;
-  void set_meta(int slot, uint32_t value) override { header_.meta[slot] = value; }
-
-  // Makes the transaction durable (as the sync level promises) and visible. On error the
-  // transaction has been rolled back (or, when the database file was already touched, the pager
-  // is in its sticky error state), except for one: a busy error (Unavailable) from waiting for
-  // the readers of other connections to finish before anything was written (the rollback
-  // journal's EXCLUSIVE lock). Then the transaction stays open, whole (finished() is false):
-  // Commit again to retry, or Rollback. FailedPrecondition after Commit or Rollback.
-  absl::Status Commit();
-  // Whether the transaction has ended (committed or rolled back).
-  bool finished() const { return finished_; }
-  // Discards every change. Idempotent.
-  absl::Status Rollback();
-
-  // When the transaction holds more dirty pages than the cache capacity, writes them out (the
-  // rollback journal: to the database file, journaling their originals first, under the
-  // EXCLUSIVE lock until the transaction ends; WAL: to the log, unpublished) and drops them
-  // from memory, so that a transaction larger than the cache still works. Every span returned
-  // by GetMutable or Allocate before this call is invalid after it: call it only between
-  // operations (the engine does, after each Put and Delete).
-  absl::Status SpillIfNeeded();
-
-  absl::StatusOr<std::vector<PageNo>> FreelistPages();
-  const DbHeader& header() const { return header_; }
-  size_t dirty_pages() const { return dirty_.size(); }
-
-  // Compaction (Db::Compact) replaces the whole database in one transaction. StartRewrite(n),
-  // before the transaction has written any page, empties the freelist and makes the database
-  // n pages long (1 <= n <= page_count; 1: no page but the header's, an empty tree); the
-  // caller then fills every page 2..n whole through
-  // RewritePage (the returned span is the page's usable bytes, contents unspecified) and sets
-  // the meta slots, so that nothing refers to a page past n. The pages past n are gone once
-  // the transaction commits: the rollback modes cut the file after its sync (I11), WAL and
-  // WAL2 when a checkpoint has copied the commit (checkpointer.h, C7). A rollback restores
-  // the database as it was. FailedPrecondition once a page was written; InvalidArgument for n
-  // out of range.
-  absl::Status StartRewrite(uint32_t page_count);
-  absl::StatusOr<absl::Span<uint8_t>> RewritePage(PageNo page_no);
-
-  // What a successful Commit wrote (the engine's commit and WAL hooks report it); zeros
-  // before, and after a commit that wrote nothing.
-  const CommitRecord& commit_record() const { return commit_record_; }
-  // Records `family` in page 1 at commit (the pager's switch between journal families).
-  void set_journal_family(JournalFamily family) { header_.journal_family = family; }
-
- protected:
-  struct DirtyPage {
-    std::shared_ptr<PageBuffer> buffer;
-    std::shared_ptr<const PageBuffer> original;  // null: nothing to journal for this page
-  };
-  using DirtyMap = absl::flat_hash_map<uint32_t, DirtyPage>;
-
-  WriteTxn(PagerCore* core, const DbHeader& header)
-      : core_(core), start_header_(header), header_(header) {}
-
-  // --- The strategy's hooks.
-  // The committed image of a page this transaction has not dirtied (WAL: a frame it spilled).
-  virtual absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) = 0;
-  // Whether MakeDirty keeps the committed image of `page_no` as the page's original (the
-  // rollback journal saves originals; the WAL never needs them).
-  virtual bool KeepsOriginal(PageNo page_no) const = 0;
-  // True once the transaction has written anything outside memory (spilled pages).
-  virtual bool HasWritten() const = 0;
-  // Writes out every dirty page and clears dirty_ (SpillIfNeeded).
-  virtual absl::Status SpillPages() = 0;
-  // Makes the transaction durable and visible and ends it (End); Commit undoes it on error.
-  virtual absl::Status CommitPages() = 0;
-  // Undoes what the transaction wrote outside memory; *clear_cache is set when the page cache
-  // may hold pages it wrote. A failure here is the handle's sticky error (set by the caller).
-  virtual absl::Status UndoWrites(bool* clear_cache) = 0;
-  // Gives up the writer role (the locks, WAL: the WRITE lock), after dirty_ is cleared.
-  virtual void EndWrite(bool clear_cache) = 0;
-  // The database now ends at `page_count` (ReleaseFreeTail): forget what was spilled of the
-  // pages past it, which are no part of the commit.
-  virtual void DropPagesPast(uint32_t /*page_count*/) {}
-
-  absl::Status CheckUsable() const;
-  // Ends the transaction: finished, dirty pages dropped, the writer role given up.
-  void End(bool clear_cache);
-  // PagerOptions::auto_vacuum, at commit: the free pages at the end of the database leave the
-  // freelist (rebuilt from the pages kept) and page_count ends before them.
-  absl::Status ReleaseFreeTail();
-
-  // The database ends before where it ended when the transaction began, or before pages the
-  // transaction spilled (StartRewrite, ReleaseFreeTail): the commit cuts the file (I11, C7).
-  bool shrunk_ = false;
-
-  PagerCore* const core_;
-  const DbHeader start_header_;
-  DbHeader header_;
-  absl::Status failed_;  // a failure that forces rollback
-  // Set by a strategy's CommitPages that failed busy before writing anything outside memory
-  // and left the transaction whole (its locks, its pages): Commit keeps it open.
-  bool commit_retryable_ = false;
-  DirtyMap dirty_;
-  CommitRecord commit_record_;  // set by a strategy's successful CommitPages
-
- private:
-  absl::Status CheckPageNo(PageNo page_no) const;
-  absl::StatusOr<DirtyPage*> MakeDirty(PageNo page_no);
-  DirtyPage* AddBlankPage(PageNo page_no);
-
-  bool finished_ = false;
-  absl::flat_hash_set<uint32_t> freed_;  // freed by this transaction
-  // StartRewrite: the freelist's leaves when the transaction began (nothing to keep of them).
-  absl::flat_hash_set<uint32_t> rewrite_blank_;
-};
-
 // How many generations apart those a WAL connection's page cache holds pages of may be before
-// it is cleared (the span of G1, pager/wal_strategy.h): 2^29, or what a test sets (0: 2^29
-// again; 1 clears it at every new generation).
+// it is cleared (the span of G1, pager/wal_strategy.h, which defines it): 2^29, or what a test
+// sets (0: 2^29 again; 1 clears it at every new generation).
 void SetCacheGenerationSpanForTesting(uint32_t span);
 
 class Pager : private PagerCore {
@@ -333,14 +163,6 @@ class Pager : private PagerCore {
         std::unique_ptr<vfs::File> db_file);
   PagerCore* core() { return this; }  // what the strategies see of this pager
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WAL: a page 1 that does not decode may be a checkpoint's torn copy of a page the log still
-  // holds (C1: the log was durable before the checkpoint wrote it): take the page size from
-  // the log's header and read page 1 from the log. `failure` is returned when there is no
-  // valid log.
-  absl::Status AdoptLogPageSizeLocked(const absl::Status& failure)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves a WAL database's log into the database file so a rollback mode can open it.
-  absl::Status LeaveWalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the journal family in page 1 through a rollback-journaled write transaction.
   absl::Status SetFamily(JournalFamily family) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status EndForeignJournalDurably() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

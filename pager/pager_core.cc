@@ -254,7 +254,7 @@ absl::Status PagerCore::RollBackHotJournalLocked(absl::Time deadline,
   }
   if (IsSyncFailure(result.status())) SetStickyError(result.status());  // I7
   JKV_RETURN_IF_ERROR(result.status());
-  if (*result == JournalRecovery::kRolledBack) ++stats_.recoveries;
+  if (*result == JournalRecovery::kRolledBack) counters_.AddOwned(base::Counter::kRecoveries);
   return absl::OkStatus();
 }
 

@@ -1,7 +1,7 @@
 // The pager's core: what a journaling strategy (journal_strategy.h) may use of the pager, and
 // nothing else of it. The database file and its lock, the mutex and condition variable that
 // guard the connection's shared state, the page cache, the header as last committed, the
-// count of open readers, the writer role, the sticky error and the stats; and the database
+// count of open readers, the writer role, the sticky error and the counters; and the database
 // file's own services that every mode needs: retrying a lock until the busy timeout, waiting
 // on the condition variable, reading and checking a page, and at open the creation of a new
 // database (I9) and the rollback of a hot journal (I6, I8), which a WAL opener of a
@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/counters.h"
 #include "base/mutex.h"
 #include "base/types.h"
 #include "pager/db_format.h"
@@ -31,44 +32,15 @@
 #include "pager/page_cache.h"
 #include "pager/pager_options.h"
 #include "vfs/vfs.h"
-#include "wal/wal_connection.h"
 
 namespace journalkv::pager {
 
-// What the checkpoint policy did, and where WAL writers spent their time (WAL mode).
-struct PolicyStats {
-  std::string name;                   // the policy's Name()
-  uint64_t policy_checkpoints = 0;    // run on committing threads (kCheckpointNow)
-  uint64_t policy_errors = 0;         // of those, failed (the commit stands); DeferError
-  std::string policy_last_error;      // empty: none
-  uint64_t background_checkpoints = 0;  // steps of the background checkpointer
-  uint64_t background_errors = 0;
-  std::string background_last_error;  // empty: none
-  absl::Duration background_time;     // spent in background steps
-  uint64_t blocked_commits = 0;       // commits a kBlockUnder decision blocked
-  uint64_t blocked_timeouts = 0;      // of those, released by the busy timeout, not the log
-  absl::Duration blocked_writer_time;  // committing threads blocked by the policy
-  uint32_t max_log_frames = 0;        // the largest log this connection's commits left
-  uint64_t write_txns = 0;            // write transactions ended (committed or rolled back)
-  absl::Duration write_lock_wait;     // of those, waiting for the writer role and WRITE lock
-  absl::Duration write_work;          // the rest, from the lock to the end (policy blocking too)
-};
-
-struct PagerStats {
-  uint64_t cache_hits = 0;
-  uint64_t cache_misses = 0;
-  uint64_t commits = 0;
-  uint64_t rollbacks = 0;
-  uint64_t spills = 0;
-  uint64_t recoveries = 0;  // hot journals rolled back by this pager
-  uint64_t journal_end_failures = 0;  // commits whose journal could not be ended (harmless)
-  uint32_t page_count = 0;
-  uint32_t freelist_count = 0;
-  uint64_t cached_pages = 0;
-  uint32_t page_size = 0;
-  bool wal_mode = false;
-  wal::WalStats wal;  // WAL mode only
-  PolicyStats policy;  // WAL mode only
+// A snapshot of the connection's counters (base/counters.h: one row each, whatever the mode;
+// the rows a mode does not count stay zero) and the few facts that are strings.
+struct PagerStats : base::CounterValues {
+  std::string checkpoint_policy;      // WAL: the policy's Name()
+  std::string policy_last_error;      // WAL: the last failed policy checkpoint (empty: none)
+  std::string background_last_error;  // WAL: the last failed background step (empty: none)
 };
 
 class PagerCore {
@@ -127,15 +99,15 @@ class PagerCore {
   DbLock lock_ ABSL_GUARDED_BY(mu_);
   DbHeader header_ ABSL_GUARDED_BY(mu_);  // as last committed (WAL: as last read or published)
   PageCache cache_;  // thread-safe on its own
-  std::atomic<uint64_t> cache_hits_{0};
-  std::atomic<uint64_t> cache_misses_{0};
   int readers_ ABSL_GUARDED_BY(mu_) = 0;  // open read transactions of this pager
   // The writer role: this pager's one write transaction is open (or being begun). The one
   // flag for it in every mode; the WAL's WRITE lock and the rollback journal's RESERVED are
   // taken by whoever set it.
   bool writer_active_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status sticky_ ABSL_GUARDED_BY(mu_);
-  PagerStats stats_ ABSL_GUARDED_BY(mu_);
+  // This connection's tickers (base/counters.h), counted by the pager and its strategy. Rows
+  // written only under mu_ use AddOwned; cache hits and misses, counted without it, use Add.
+  base::Counters counters_;
 };
 
 }  // namespace journalkv::pager

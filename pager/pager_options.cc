@@ -3,7 +3,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "pager/db_lock.h"
 
 namespace journalkv::pager {
 
@@ -59,21 +58,6 @@ absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown sync level \"", text, "\" (expected off, normal, full or extra)"));
-}
-
-wal::WalOptions WalOptionsOf(const PagerOptions& options) {
-  wal::WalOptions w;
-  w.wal2 = options.journal_mode == JournalMode::kWal2;
-  w.sync = options.sync;
-  w.read_only = options.access == AccessMode::kReadOnly;
-  w.exclusive_locking = options.exclusive_locking;
-  w.wal2_switch_pages = options.wal2_switch_pages;
-  w.size_limit = options.wal_size_limit;
-  w.grow_bytes = options.wal_grow_bytes;
-  w.reader_slots = options.reader_slots;
-  w.busy_timeout = options.busy_timeout;
-  w.private_reader_byte = kPrivateReaderByte;
-  return w;
 }
 
 }  // namespace journalkv::pager

@@ -14,7 +14,6 @@
 #include "pager/db_format.h"
 #include "pager/journal_mode.h"
 #include "vfs/sync.h"
-#include "wal/wal_connection.h"
 
 namespace journalkv::pager {
 
@@ -58,9 +57,6 @@ struct PagerOptions {
   // (wal/wal_connection.h M1..M4).
   int reader_slots = 512;
 };
-
-// The WAL protocol's options of a connection with these (wal/wal_connection.h).
-wal::WalOptions WalOptionsOf(const PagerOptions& options);
 
 }  // namespace journalkv::pager
 

@@ -192,7 +192,7 @@ TEST_P(PagerTest, FreedPagesAreReusedAndTheFileDoesNotGrow) {
     for (PageNo p : pages) ASSERT_THAT((*txn)->Free(p), IsOk());
     ASSERT_THAT((*txn)->Commit(), IsOk());
   }
-  EXPECT_EQ(pager->Stats().freelist_count, 400u);
+  EXPECT_EQ(pager->Stats().freelist_pages, 400u);
   {
     auto txn = pager->BeginRead();
     ASSERT_THAT(txn, IsOk());
@@ -202,7 +202,7 @@ TEST_P(PagerTest, FreedPagesAreReusedAndTheFileDoesNotGrow) {
   }
   std::vector<PageNo> again = AddPages(*pager, 400, 2);
   EXPECT_EQ(pager->Stats().page_count, count);
-  EXPECT_EQ(pager->Stats().freelist_count, 0u);
+  EXPECT_EQ(pager->Stats().freelist_pages, 0u);
   ExpectTags(*pager, again, 2);
   std::sort(again.begin(), again.end());
   std::sort(pages.begin(), pages.end());

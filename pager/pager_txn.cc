@@ -1,6 +1,8 @@
 // What the transactions of every journaling mode share: the range checks, the dirty pages,
 // the freelist (Allocate, Free), CheckPages, and the order of SpillIfNeeded, Commit and
 // Rollback around the strategy's hooks (journal_strategy.h).
+#include "pager/txn.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -10,7 +12,6 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
-#include "pager/pager.h"
 #include "pager/pager_internal.h"
 #include "vfs/sync.h"
 
@@ -306,7 +307,7 @@ absl::Status WriteTxn::SpillIfNeeded() {
     return s;
   }
   base::MutexLock lock(&core_->mu_);
-  ++core_->stats_.spills;
+  core_->counters_.AddOwned(base::Counter::kSpills);
   return absl::OkStatus();
 }
 
@@ -353,7 +354,7 @@ absl::Status WriteTxn::Rollback() {
     base::MutexLock lock(&core_->mu_);
     if (!s.ok()) core_->SetStickyError(s);
     if (IsSyncFailure(failed_)) core_->SetStickyError(failed_);  // a spill's sync failed: I7
-    ++core_->stats_.rollbacks;
+    core_->counters_.AddOwned(base::Counter::kRollbacks);
   }
   End(clear_cache);
   return s;

@@ -15,7 +15,7 @@
 #include "base/check.h"
 #include "base/endian.h"
 #include "base/status_macros.h"
-#include "pager/pager.h"
+#include "pager/txn.h"
 #include "pager/pager_internal.h"
 #include "vfs/sync.h"
 
@@ -183,13 +183,13 @@ void RollbackStrategy::EndRead() {
 
 absl::StatusOr<std::shared_ptr<const PageBuffer>> RollbackStrategy::CleanPage(PageNo page_no) {
   if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no)) {
-    core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+    core_->counters_.Add(base::Counter::kCacheHits);
     return hit;
   }
   // The file cannot change under a transaction (its SHARED lock, or this pager's own writer),
   // so the page can be read without holding core_->mu_.
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded, core_->LoadPage(page_no));
-  core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  core_->counters_.Add(base::Counter::kCacheMisses);
   core_->cache_.Insert(page_no, loaded);
   return loaded;
 }
@@ -326,7 +326,7 @@ absl::StatusOr<checkpoint::CheckpointResult> RollbackStrategy::Checkpoint(
   return checkpoint::CheckpointResult{};  // no log
 }
 
-void RollbackStrategy::AddStats(PagerStats&) {}
+void RollbackStrategy::AddStats(base::CounterArray&, PagerStats&) {}
 
 // ---------------------------------------------------------------------------------------------
 // A write transaction's spill, commit and undo in the database file
@@ -456,8 +456,8 @@ absl::Status RollbackWriteTxn::CommitPages() {
     base::MutexLock lock(&core_->mu_);
     for (auto& [n, dirty] : dirty_) core_->cache_.Insert(PageNo(n), dirty.buffer);
     core_->header_ = new_header;
-    ++core_->stats_.commits;
-    core_->stats_.journal_end_failures += journal_end_failures;
+    core_->counters_.AddOwned(base::Counter::kCommits);
+    core_->counters_.AddOwned(base::Counter::kJournalEndFailures, journal_end_failures);
   }
   End(/*clear_cache=*/false);
   return absl::OkStatus();
@@ -469,6 +469,44 @@ absl::Status RollbackWriteTxn::UndoWrites(bool* clear_cache) {
   *clear_cache = spilled_;  // the cache may hold spilled pages
   if (!spilled_) return absl::OkStatus();
   return strategy_->journal_.RollBack(core_->db_file_.get());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entering the rollback family (Pager::Open, journal_strategy.h)
+
+namespace {
+
+class RollbackFamilyOps final : public JournalFamilyOps {
+ public:
+  absl::Status BeforeReadLocked(PagerCore& core) const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core.mu_) {
+    // Before the header is read: a switch to a WAL mode that holds the byte is waited out,
+    // and the header then says where the database went (kRollbackOpenByte).
+    return core.Retry(core.Deadline(), false,
+                      "another connection is switching the database to a WAL mode",
+                      &DbLock::TryRollbackOpen);
+  }
+  absl::Status RepairHeaderLocked(PagerCore&, const absl::Status& failure) const override {
+    return failure;
+  }
+  // A WAL opener finds nothing to move out: it records its family in page 1 through this
+  // family's journal (its Enter).
+  absl::Status LeaveLocked(PagerCore&) const override { return absl::OkStatus(); }
+  bool KeepsShared() const override { return false; }
+  absl::StatusOr<std::unique_ptr<JournalStrategy>> Enter(PagerCore&, JournalFamily family,
+                                                         SetFamilyFn set_family) const override {
+    if (family != JournalFamily::kRollback) {
+      JKV_RETURN_IF_ERROR(set_family(JournalFamily::kRollback));
+    }
+    return nullptr;  // the strategy the pager opened with is this mode's
+  }
+};
+
+}  // namespace
+
+const JournalFamilyOps& RollbackFamily() {
+  static const auto* const ops = new RollbackFamilyOps;
+  return *ops;
 }
 
 }  // namespace journalkv::pager

@@ -30,7 +30,8 @@ class RollbackStrategy final : public JournalStrategy {
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  void AddStats(PagerStats& stats) override ABSL_LOCKS_EXCLUDED(core_->mu_);
+  void AddStats(base::CounterArray& counters, PagerStats& stats) override
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
   void Close() override ABSL_LOCKS_EXCLUDED(core_->mu_) {}
 
  private:
@@ -71,6 +72,9 @@ class RollbackStrategy final : public JournalStrategy {
   State state_ ABSL_GUARDED_BY(core_->mu_) = State::kIdle;
   bool writer_exclusive_ ABSL_GUARDED_BY(core_->mu_) = false;  // new readers wait
 };
+
+// The rollback family's steps of Pager::Open (journal_strategy.h, JournalFamilyOps).
+const JournalFamilyOps& RollbackFamily();
 
 }  // namespace journalkv::pager
 

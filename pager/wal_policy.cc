@@ -33,13 +33,13 @@ void WalStrategy::StartPolicy() {
   background_ = std::make_unique<checkpoint::BackgroundCheckpointer>(
       [this](const std::atomic<bool>& stop) { return BackgroundStep(stop); }, kBlockedPoll);
   base::MutexLock lock(&core_->mu_);
-  core_->stats_.policy.name = policy_->Name();
+  policy_name_ = policy_->Name();
 }
 
 void WalStrategy::DeferError(const absl::Status& status) {
   base::MutexLock lock(&core_->mu_);
-  ++core_->stats_.policy.policy_errors;
-  core_->stats_.policy.policy_last_error = status.ToString();
+  core_->counters_.AddOwned(base::Counter::kPolicyErrors);
+  policy_last_error_ = status.ToString();
   if (absl::IsResourceExhausted(status) || absl::IsUnavailable(status)) {  // full disk, busy
     if (exhausted_deferred_) return;  // told once already; counted above
     exhausted_deferred_ = true;
@@ -128,7 +128,7 @@ void WalStrategy::AfterCommit(uint32_t commit_frames) {
   }
   {
     base::MutexLock lock(&core_->mu_);
-    core_->stats_.policy.max_log_frames = std::max(core_->stats_.policy.max_log_frames, total_frames);
+    core_->counters_.MaxOwned(base::Counter::kMaxLogFrames, total_frames);
   }
   const PolicyDecision decision = policy_->AfterCommit(log);
   switch (decision.action) {
@@ -138,7 +138,7 @@ void WalStrategy::AfterCommit(uint32_t commit_frames) {
       absl::StatusOr<CheckpointResult> r = RunCheckpoint(decision.mode, nullptr);
       {
         base::MutexLock lock(&core_->mu_);
-        ++core_->stats_.policy.policy_checkpoints;
+        core_->counters_.AddOwned(base::Counter::kPolicyCheckpoints);
       }
       // The commit stands; a failed sync already put the handle in its error state.
       if (!r.ok() && !vfs::IsSyncFailure(r.status())) DeferError(r.status());
@@ -167,9 +167,9 @@ void WalStrategy::AfterCommit(uint32_t commit_frames) {
   const absl::Duration blocked = absl::Now() - start;
   wal::CallWalHook("policy:released");
   base::MutexLock lock(&core_->mu_);
-  ++core_->stats_.policy.blocked_commits;
-  if (!under) ++core_->stats_.policy.blocked_timeouts;
-  core_->stats_.policy.blocked_writer_time += blocked;
+  core_->counters_.AddOwned(base::Counter::kBlockedCommits);
+  if (!under) core_->counters_.AddOwned(base::Counter::kBlockedTimeouts);
+  core_->counters_.AddDurationOwned(base::Counter::kBlockedWriterTime, blocked);
 }
 
 }  // namespace journalkv::pager

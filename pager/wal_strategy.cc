@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
-#include "pager/pager.h"
+#include "pager/txn.h"
 #include "pager/pager_internal.h"
 
 namespace journalkv::pager {
@@ -58,7 +58,7 @@ class WalReadTxn final : public ReadTxn {
   ~WalReadTxn() override {
     // The table's hits are counted once per transaction: a shared counter's atomic add per
     // page was about 4% of a cached point read, and every reading thread's adds fought over it.
-    if (hot_hits_ != 0) core_->cache_hits_.fetch_add(hot_hits_, std::memory_order_relaxed);
+    if (hot_hits_ != 0) core_->counters_.Add(base::Counter::kCacheHits, hot_hits_);
     strategy_->EndRead(snapshot_, thread_, hot_);
   }
 
@@ -108,7 +108,7 @@ class WalReadTxn final : public ReadTxn {
   WalStrategy* const strategy_;
   const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
   HotPages* const hot_;  // the pages met at snapshot_'s identity, alive until EndRead (H2)
-  uint64_t hot_hits_ = 0;                 // pages found in hot_, for PagerStats::cache_hits
+  uint64_t hot_hits_ = 0;                 // pages found in hot_, for the cache_hits counter
 };
 
 class WalWriteTxn final : public WriteTxn {
@@ -153,6 +153,21 @@ absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) 
   std::unique_ptr<WalStrategy> strategy(new WalStrategy(core, std::move(wal)));
   strategy->StartPolicy();
   return strategy;
+}
+
+wal::WalOptions WalOptionsOf(const PagerOptions& options) {
+  wal::WalOptions w;
+  w.wal2 = options.journal_mode == JournalMode::kWal2;
+  w.sync = options.sync;
+  w.read_only = options.access == AccessMode::kReadOnly;
+  w.exclusive_locking = options.exclusive_locking;
+  w.wal2_switch_pages = options.wal2_switch_pages;
+  w.size_limit = options.wal_size_limit;
+  w.grow_bytes = options.wal_grow_bytes;
+  w.reader_slots = options.reader_slots;
+  w.busy_timeout = options.busy_timeout;
+  w.private_reader_byte = kPrivateReaderByte;
+  return w;
 }
 
 void SetCacheGenerationSpanForTesting(uint32_t span) {
@@ -302,13 +317,13 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::CleanPage(const w
   JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, page_no));
   if (version.cacheable) {
     if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no, version.key)) {
-      core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      core_->counters_.Add(base::Counter::kCacheHits);
       return hit;
     }
   }
   JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
                        LoadPage(snapshot, page_no, &version));
-  core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  core_->counters_.Add(base::Counter::kCacheMisses);
   if (version.cacheable) core_->cache_.Insert(page_no, loaded, version.key);
   return loaded;
 }
@@ -383,13 +398,13 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> WalWriteTxn::CleanPage(PageNo 
   if (auto it = log_frames_.find(page_no.value()); it != log_frames_.end()) {
     const uint64_t key = FrameKey(it->second);
     if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no, key)) {
-      core_->cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      core_->counters_.Add(base::Counter::kCacheHits);
       return hit;
     }
     wal::PageVersion version{snapshot_.current, it->second, key, false};
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> loaded,
                          strategy_->LoadPage(snapshot_, page_no, &version));
-    core_->cache_misses_.fetch_add(1, std::memory_order_relaxed);
+    core_->counters_.Add(base::Counter::kCacheMisses);
     core_->cache_.Insert(page_no, loaded, key);
     return loaded;
   }
@@ -484,7 +499,7 @@ absl::Status WalWriteTxn::CommitPages() {
       strategy_->core_->header_ = new_header;
       strategy_->header_key_ = HeaderKey(*published);
     }
-    ++strategy_->core_->stats_.commits;
+    strategy_->core_->counters_.AddOwned(base::Counter::kCommits);
   }
   strategy_->AfterCommit(static_cast<uint32_t>(order.size()));
   return absl::OkStatus();
@@ -493,10 +508,10 @@ absl::Status WalWriteTxn::CommitPages() {
 void WalWriteTxn::EndWrite(bool) {
   {
     base::MutexLock lock(&core_->mu_);
-    PolicyStats& p = core_->stats_.policy;
-    ++p.write_txns;
-    p.write_lock_wait += lock_wait_;
-    p.write_work += absl::Now() - locked_at_;
+    base::Counters& c = core_->counters_;
+    c.AddOwned(base::Counter::kWriteTxns);
+    c.AddDurationOwned(base::Counter::kWriteLockWait, lock_wait_);
+    c.AddDurationOwned(base::Counter::kWriteWork, absl::Now() - locked_at_);
   }
   strategy_->ReleaseWriter();
 }
@@ -504,15 +519,36 @@ void WalWriteTxn::EndWrite(bool) {
 // ---------------------------------------------------------------------------------------------
 // Stats and the close
 
-void WalStrategy::AddStats(PagerStats& s) {
-  s.wal_mode = true;
-  s.wal = wal_->Stats();
-  s.recoveries += s.wal.recoveries;
+void WalStrategy::AddStats(base::CounterArray& c, PagerStats& s) {
+  using base::Counter;
+  const wal::WalStats w = wal_->Stats();
+  c += w.counters;
+  // The log's state, as the table names it: WAL2's log counts are of both logs together, and
+  // the wal2_ rows give x.db-wal2's share.
+  const uint32_t unbackfilled = w.log_frames - std::min(w.backfilled, w.log_frames);
+  const uint32_t wal2_unbackfilled =
+      w.wal2_log_frames - std::min(w.wal2_backfilled, w.wal2_log_frames);
+  c.Set(Counter::kWalMode, 1);
+  c.Set(Counter::kWal2, w.wal2);
+  c.Set(Counter::kLogFrames, w.log_frames + w.wal2_log_frames);
+  c.Set(Counter::kLogUnbackfilled, unbackfilled + wal2_unbackfilled);
+  c.Set(Counter::kLogBytes, w.log_bytes + w.wal2_log_bytes);
+  c.Set(Counter::kCurrentLog, static_cast<uint64_t>(w.current_log));
+  c.Set(Counter::kWal2LogFrames, w.wal2_log_frames);
+  c.Set(Counter::kWal2LogUnbackfilled, wal2_unbackfilled);
+  c.Set(Counter::kWal2LogBytes, w.wal2_log_bytes);
+  c.Set(Counter::kLogZeroBytes, w.log_zero_bytes);
+  c.Set(Counter::kOldestPinnedFrame, w.oldest_pin_frame);
+  c.Set(Counter::kPinnedConnections, static_cast<uint64_t>(w.pinned_slots));
+  c.Set(Counter::kOverflowReader, w.overflow_reader);
   const checkpoint::BackgroundCheckpointer::Stats b = background_->GetStats();
-  s.policy.background_checkpoints = b.steps;
-  s.policy.background_errors = b.errors;
-  s.policy.background_last_error = b.last_error;
-  s.policy.background_time = b.busy;
+  c.Set(Counter::kBackgroundCheckpoints, b.steps);
+  c.Set(Counter::kBackgroundErrors, b.errors);
+  c.SetDuration(Counter::kBackgroundTime, b.busy);
+  s.background_last_error = b.last_error;
+  base::MutexLock lock(&core_->mu_);
+  s.checkpoint_policy = policy_name_;
+  s.policy_last_error = policy_last_error_;
 }
 
 void WalStrategy::Close() {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -44,7 +45,8 @@ class WalStrategy final : public JournalStrategy {
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  void AddStats(PagerStats& stats) override ABSL_LOCKS_EXCLUDED(core_->mu_);
+  void AddStats(base::CounterArray& counters, PagerStats& stats) override
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
   void Close() override ABSL_LOCKS_EXCLUDED(core_->mu_);
 
  private:
@@ -137,7 +139,7 @@ class WalStrategy final : public JournalStrategy {
   // next call that begins a transaction or a checkpoint; ResourceExhausted (a full disk) or
   // Unavailable (busy)
   // only the first time until a checkpoint succeeds (a disk that stays full would otherwise
-  // fail every other commit, which the log has room for), the rest counted in PolicyStats.
+  // fail every other commit, which the log has room for), the rest counted (policy_errors, policy_last_error).
   void DeferError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(core_->mu_);
 
@@ -148,6 +150,8 @@ class WalStrategy final : public JournalStrategy {
   std::unique_ptr<checkpoint::BackgroundCheckpointer> background_;
   std::atomic<int64_t> last_checkpoint_ns_{0};  // when this handle's last checkpoint ended
   std::atomic<bool> has_deferred_{false};
+  std::string policy_name_ ABSL_GUARDED_BY(core_->mu_);        // the policy's Name()
+  std::string policy_last_error_ ABSL_GUARDED_BY(core_->mu_);  // empty: none failed
 
   // The published state core_->header_ belongs to (change, current generation, frame, log).
   std::optional<std::array<uint32_t, 4>> header_key_ ABSL_GUARDED_BY(core_->mu_);
@@ -184,6 +188,17 @@ class WalStrategy final : public JournalStrategy {
     return FindReadingThreadLocked(thread) != reading_threads_.end();
   }
 };
+
+// The WAL and WAL2 family's steps of Pager::Open (journal_strategy.h, JournalFamilyOps;
+// wal_family.cc): adopting the log's page size when page 1 is torn, leaving the WAL for
+// another mode when no other connection has it open, and switching a database into it.
+const JournalFamilyOps& WalFamily();
+
+// The WAL protocol's options of a connection with these (wal/wal_connection.h).
+wal::WalOptions WalOptionsOf(const PagerOptions& options);
+
+// The span of G1 (pager.h declares it for the tests that set it).
+void SetCacheGenerationSpanForTesting(uint32_t span);
 
 }  // namespace journalkv::pager
 

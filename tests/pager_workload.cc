@@ -172,12 +172,12 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
   auto tally = [&](int i) {
     if (pagers[i] == nullptr) return;
     const pager::PagerStats s = pagers[i]->Stats();
-    result.checkpoints += s.wal.checkpoints;
-    result.log_restarts += s.wal.log_restarts;
-    result.log_switches += s.wal.log_switches;
-    result.frames_rewritten += s.wal.frames_rewritten;
-    result.max_log_frames =
-        std::max({result.max_log_frames, s.wal.log_frames, s.wal.wal2_log_frames});
+    result.checkpoints += s.checkpoints;
+    result.log_restarts += s.log_restarts;
+    result.log_switches += s.log_switches;
+    result.frames_rewritten += s.frames_rewritten;
+    result.max_log_frames = std::max(
+        {result.max_log_frames, s.log_frames - s.wal2_log_frames, s.wal2_log_frames});
   };
   auto open = [&](int i) {
     tally(i);

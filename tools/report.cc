@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "base/counters.h"
 #include "base/status_macros.h"
 #include "tools/tokens.h"
 
@@ -142,56 +143,43 @@ absl::StatusOr<Report> InfoReport(Db& db, vfs::FileSystem& fs) {
   return f;
 }
 
+// Adds one row of the counter table as its unit reads: a flag as yes/no, a time in
+// milliseconds, the rest as integers.
+void AddCounter(Report& f, const base::CounterInfo& row, double value) {
+  switch (row.unit) {
+    case base::CounterUnit::kFlag:
+      f.Add(row.name, value != 0);
+      return;
+    case base::CounterUnit::kNanos:
+      f.Add(row.name, value);
+      return;
+    default:
+      f.AddInt(row.name, static_cast<uint64_t>(value));
+  }
+}
+
 Report StatsReport(const DbStats& s) {
+  // Every row of the counter table, in its order (base/counters.h), then the I/O per file
+  // kind; the WAL's rows only in the WAL modes, the WAL2 ones only in WAL2.
   Report f;
-  f.AddInt("page_size", s.page_size);
-  f.AddInt("page_count", s.page_count);
-  f.AddInt("free_pages", s.freelist_pages);
-  f.Add("cache_hits", s.cache_hits);
-  f.Add("cache_misses", s.cache_misses);
-  f.Add("cached_pages", s.cached_pages);
-  f.Add("commits", s.commits);
-  f.Add("rollbacks", s.rollbacks);
-  f.Add("spills", s.spills);
-  f.Add("recoveries", s.recoveries);
-  f.Add("write_txns", s.write_txns);
-  f.Add("write_lock_wait_ms", s.write_lock_wait_ms);
-  f.Add("write_work_ms", s.write_work_ms);
+  base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
+    if (row.scope == base::CounterScope::kAll) AddCounter(f, row, value);
+  });
   AddIo(f, "database", s.database_io);
   AddIo(f, "journal", s.journal_io);
   AddIo(f, "wal", s.wal_io);
   AddIo(f, "shm", s.shm_io);
   f.Add("dir_syncs", s.dir_syncs);
-  f.Add("wal_mode", s.wal_mode);
   if (!s.wal_mode) return f;
-  f.Add("wal2", s.wal2);
-  AddLogState(f, s);
-  f.Add("checkpoints", s.checkpoints);
-  f.Add("frames_copied", s.frames_copied);
-  f.Add("log_restarts", s.log_restarts);
-  f.Add("frames_rewritten", s.frames_rewritten);
-  f.Add("log_size_cuts", s.log_size_cuts);
-  f.Add("log_zero_bytes", s.log_zero_bytes);
-  f.Add("group_flushes", s.group_flushes);
-  f.Add("flushed_commits", s.flushed_commits);
-  f.Add("commits_flushed_by_others", s.commits_flushed_by_others);
-  f.Add("flush_wait_ms", s.flush_wait_ms);
-  f.AddInt("oldest_pinned_frame", s.oldest_pinned_frame);
-  f.AddInt("pinned_connections", s.pinned_connections);
-  f.Add("overflow_reader", s.overflow_reader);
+  base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
+    if (row.scope == base::CounterScope::kWal ||
+        (row.scope == base::CounterScope::kWal2 && s.wal2)) {
+      AddCounter(f, row, value);
+    }
+  });
   f.Add("checkpoint_policy", s.checkpoint_policy);
-  f.Add("checkpoint_ms", s.checkpoint_ms);
-  f.Add("checkpoint_lock_wait_ms", s.checkpoint_lock_wait_ms);
-  f.Add("checkpoint_syncs", s.checkpoint_syncs);
-  f.Add("policy_checkpoints", s.policy_checkpoints);
-  f.Add("background_checkpoints", s.background_checkpoints);
-  f.Add("background_errors", s.background_errors);
+  f.Add("policy_last_error", s.policy_last_error);
   f.Add("background_last_error", s.background_last_error);
-  f.Add("background_ms", s.background_ms);
-  f.Add("blocked_commits", s.blocked_commits);
-  f.Add("blocked_timeouts", s.blocked_timeouts);
-  f.Add("blocked_writer_ms", s.blocked_writer_ms);
-  f.AddInt("max_log_frames", s.max_log_frames);
   return f;
 }
 

@@ -121,13 +121,12 @@ void WalConnection::AddPhase(CheckpointResult& total, const CheckpointResult& ph
 }
 
 void WalConnection::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
-  base::MutexLock stats(&stats_mu_);
-  ++stats_.checkpoints;
-  stats_.frames_copied += r.copied;
-  if (r.restarted && !restart_counted) ++stats_.log_restarts;
-  stats_.checkpoint_lock_wait += r.lock_wait;
-  stats_.checkpoint_work += r.work;
-  stats_.checkpoint_syncs += r.syncs;
+  counters_.Add(base::Counter::kCheckpoints);
+  counters_.Add(base::Counter::kFramesCopied, r.copied);
+  if (r.restarted && !restart_counted) counters_.Add(base::Counter::kLogRestarts);
+  counters_.AddDuration(base::Counter::kCheckpointLockWait, r.lock_wait);
+  counters_.AddDuration(base::Counter::kCheckpointTime, r.work);
+  counters_.Add(base::Counter::kCheckpointSyncs, r.syncs);
 }
 
 // V4. The phases of WAL2's FULL, RESTART and TRUNCATE: none copies as the writer.
@@ -209,8 +208,7 @@ absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
   cursor_ = WriterCursor::AtEndOf(writer_header_, wal2_);
   JKV_DCHECK(cursor_.next_frame == 1);  // V3: switched to a restarted log
   cursor_.CheckInvariants(writer_header_, wal2_);
-  base::MutexLock lock(&stats_mu_);
-  ++stats_.log_switches;
+  counters_.Add(base::Counter::kLogSwitches);
   return true;
 }
 

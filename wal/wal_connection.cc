@@ -300,10 +300,7 @@ absl::Status WalConnection::CloseLast() {
 
 WalStats WalConnection::Stats() {
   WalStats s;
-  {
-    base::MutexLock lock(&stats_mu_);
-    s = stats_;
-  }
+  s.counters = counters_.Snapshot();
   shm::IndexHeader h;
   if (index_->ReadHeader(&h)) {
     s.log_frames = h.logs[0].mx_frame;

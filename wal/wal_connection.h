@@ -293,6 +293,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/counters.h"
 #include "base/mutex.h"
 #include "base/types.h"
 #include "checkpoint/checkpointer.h"
@@ -674,8 +675,7 @@ class WalConnection {
   std::atomic<uint32_t> last_group_{1};   // commits this connection's last group flush covered
   std::atomic<uint32_t> ignored_write_waiters_{0};  // see WaitForAppenders
 
-  base::Mutex stats_mu_;
-  WalStats stats_ ABSL_GUARDED_BY(stats_mu_);
+  base::Counters counters_;  // this connection's tickers (base/counters.h), relaxed atomics
 };
 
 }  // namespace journalkv::wal

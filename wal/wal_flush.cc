@@ -155,8 +155,7 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
   index_->PublishHeader(appended);  // W2: every entry up to it is in place (W12 a)
   last_group_.store(appended.change - published->change, std::memory_order_relaxed);
   *published = appended;
-  base::MutexLock lock(&stats_mu_);
-  ++stats_.group_flushes;
+  counters_.Add(base::Counter::kGroupFlushes);
   return true;
 }
 
@@ -253,10 +252,9 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
     // (every waiter of every process wakes at once), or a flush's time at most.
     index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxJoinWait);
   }
-  base::MutexLock lock(&stats_mu_);
-  ++stats_.flushed_commits;
-  if (by_others) ++stats_.commits_flushed_by_others;
-  stats_.flush_wait += absl::Now() - start;
+  counters_.Add(base::Counter::kFlushedCommits);
+  if (by_others) counters_.Add(base::Counter::kCommitsFlushedByOthers);
+  counters_.AddDuration(base::Counter::kFlushWait, absl::Now() - start);
   return SnapshotOf(published);
 }
 

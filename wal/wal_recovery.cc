@@ -103,10 +103,7 @@ absl::Status WalConnection::RecoverIndex() {
     // reaches the same frames.
     DropUnpublished(h, had_appended ? std::optional<shm::IndexHeader>(appended) : std::nullopt);
   }
-  if (found) {
-    base::MutexLock lock(&stats_mu_);
-    ++stats_.recoveries;
-  }
+  if (found) counters_.Add(base::Counter::kRecoveries);
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "base/counters.h"
 #include "log/wal_log.h"
 #include "shm/pins.h"
 #include "shm/wal_index.h"
@@ -68,38 +69,26 @@ struct PageVersion {
   bool cacheable = true;  // false: an old-generation read (W7), not cached
 };
 
+// A snapshot of a connection's WAL state: its tickers (checkpoints, flushes, restarts, ...:
+// base/counters.h's rows, counted where they happen into WalConnection's base::Counters) and
+// the log's state at the time of the call, which the pager's strategy turns into the table's
+// gauge rows.
 struct WalStats {
+  base::CounterArray counters;
   uint32_t log_frames = 0;       // committed frames in the log's current generation
   uint32_t backfilled = 0;       // of those, copied into the database file
-  uint64_t checkpoints = 0;      // run by this connection
-  uint64_t frames_copied = 0;    // by this connection's checkpoints
-  uint64_t log_restarts = 0;     // by this connection
-  uint64_t frames_rewritten = 0;  // by this connection's transactions over their own frames (W11)
-  uint64_t log_size_cuts = 0;     // logs this connection cut back to WalOptions::size_limit
-  // W12: syncs this connection made as a group's flusher, commits of this connection a flush
-  // covered (its own or another's), of those the ones another connection's or thread's flush
-  // covered, and the time its commits waited for their flush.
-  uint64_t group_flushes = 0;
-  uint64_t flushed_commits = 0;
-  uint64_t commits_flushed_by_others = 0;
-  absl::Duration flush_wait;
-  uint64_t recoveries = 0;       // index rebuilds by this connection that found frames
   uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
   int pinned_slots = 0;           // reader slots and overflow marks with a pin
   bool overflow_reader = false;   // this connection has no slot: it pins under overflow marks
   uint64_t log_bytes = 0;         // size of the log file
   uint64_t log_zero_bytes = 0;    // zeros this connection wrote preallocating its logs (all)
-  absl::Duration checkpoint_lock_wait;  // this connection's checkpoints: waiting for CKPT, readers
-  absl::Duration checkpoint_work;       // and copying, syncing, restarting
-  uint64_t checkpoint_syncs = 0;        // their flushes (C1, C2)
-  // WAL2: the second log (x.db-wal2; the fields above without "wal2_" are x.db-wal's), which
-  // of the two is current, and the switches this connection made.
+  // WAL2: the second log (x.db-wal2; the fields above without "wal2_" are x.db-wal's) and
+  // which of the two is current.
   bool wal2 = false;
   int current_log = 0;
   uint32_t wal2_log_frames = 0;
   uint32_t wal2_backfilled = 0;
   uint64_t wal2_log_bytes = 0;
-  uint64_t log_switches = 0;
 };
 
 // How far the log the checkpoint policy looks at is copied (WAL: the log; WAL2: the log that is

@@ -123,10 +123,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       writer_header_ = *h;
       if (*h != *published) s = FlushPendingAsWriter();
       if (s.ok()) s = MaybeRestart(*h, other, true);
-      if (s.ok() && h->current_log != before) {
-        base::MutexLock lock(&stats_mu_);
-        ++stats_.log_switches;
-      }
+      if (s.ok() && h->current_log != before) counters_.Add(base::Counter::kLogSwitches);
     }
   }
   if (s.ok()) {
@@ -197,10 +194,7 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
     // A read-only private reader's frames must stay where they are.
     if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
       s = checkpoint::RestartLog(*index_, header, log, make_current, wal2_);
-      if (s.ok()) {
-        base::MutexLock lock(&stats_mu_);
-        ++stats_.log_restarts;
-      }
+      if (s.ok()) counters_.Add(base::Counter::kLogRestarts);
     }
     index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing the file drops it anyway
   }
@@ -221,10 +215,7 @@ void WalConnection::LimitLogSize(int log) {
   // recovery accepts, older than the database file. After it, every frame past the cut
   // carries the old salts, so a power loss that undoes the cut loses nothing; the cut itself
   // needs no sync, and a failed cut only leaves the file long.
-  if (logs_[log]->Truncate(options_.size_limit).ok()) {
-    base::MutexLock lock(&stats_mu_);
-    ++stats_.log_size_cuts;
-  }
+  if (logs_[log]->Truncate(options_.size_limit).ok()) counters_.Add(base::Counter::kLogSizeCuts);
 }
 
 absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
@@ -311,10 +302,7 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
     if (rechain_from_ == 0 || rewrites[r].first < rechain_from_) rechain_from_ = rewrites[r].first;
     r = end;
   }
-  if (!rewrites.empty()) {
-    base::MutexLock lock(&stats_mu_);
-    stats_.frames_rewritten += rewrites.size();
-  }
+  if (!rewrites.empty()) counters_.Add(base::Counter::kFramesRewritten, rewrites.size());
   if (commit && rechain_from_ != 0) {
     // W11: the commit frame vouches for every frame before it as it is now.
     uint64_t prev = txn_start_chain_;
