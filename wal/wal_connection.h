@@ -115,9 +115,9 @@
 //   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
 //       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
 //       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
-//       lock, and flush_mu_ among a connection's threads) syncs the log through the newest
-//       appended commit and publishes that header; every commit it covers is acknowledged by
-//       it, and the next writer appends meanwhile. So:
+//       lock, and a mutex among a connection's threads: wal::GroupFlush, wal/group_flush.h)
+//       syncs the log through the newest appended commit and publishes that header; every
+//       commit it covers is acknowledged by it, and the next writer appends meanwhile. So:
 //       (a) the appended header is written only under WRITE, after the commit's index entries
 //           (W2), and only grows: published <= appended at every moment;
 //       (b) the published header is written by a FLUSH holder (PublishHeader), or under WRITE
@@ -303,6 +303,7 @@
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/group_flush.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
 #include "wal/writer_cursor.h"
@@ -410,9 +411,7 @@ class WalConnection {
   void EndWrite();
   // The caller's threads that wait to become this connection's writer (+1 when one starts
   // waiting, -1 when it stops): a group flush waits for them to append and join it (W12).
-  void AddWaitingWriters(int delta) {
-    waiting_writers_.fetch_add(delta, std::memory_order_acq_rel);
-  }
+  void AddWaitingWriters(int delta) { flush_.AddWaitingWriters(delta); }
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
@@ -532,11 +531,6 @@ class WalConnection {
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
   void ForgetTransaction();
-  // W12. Whether published header `p` covers the commit whose header is `h` (its log's
-  // generation is `h`'s with mx_frame at least `h`'s, or a later generation).
-  static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
-  // Reads the published header, waiting out a publish under way (spins, then sleeps).
-  bool ReadPublishedSpinning(shm::IndexHeader* out) const;
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
   // cannot be read) and publishes it (W12 h); *published gets the published header. False
@@ -545,15 +539,8 @@ class WalConnection {
   // (WaitForAppenders). Errors: target was dropped (W13), or this flush's sync failed.
   absl::StatusOr<bool> FlushLocked(const shm::IndexHeader& target, uint32_t epoch,
                                    shm::IndexHeader* published, bool as_writer);
-  void WaitForAppenders(const shm::IndexHeader& published);
-  // FLUSH: flush_mu_ (this connection's threads) and the -shm lock. TryLockFlush takes both or
-  // neither (false: another holds one; *error: the lock call failed); LockFlush waits for
-  // both (a holder that dies frees the -shm lock). UnlockFlush releases both.
-  enum class FlushTry { kLocked, kBusyHere, kBusyElsewhere };
-  FlushTry TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  // Waits for FLUSH until `deadline` (W14: Unavailable "busy" then).
-  absl::Status LockFlush(absl::Time deadline) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  void UnlockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // FLUSH (wal/group_flush.h): waits for it until `deadline` (W14: Unavailable "busy" then).
+  absl::Status LockFlush(absl::Time deadline);
   // As the writer with something appended but not published (W12 c): flushes it now.
   absl::Status FlushPendingAsWriter();
 
@@ -593,8 +580,6 @@ class WalConnection {
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
-  // The appended header, read under WRITE (a writer killed writing it leaves it torn: false).
-  bool ReadAppended(shm::IndexHeader* out) const;
   // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
   // first append, once its header is written (W4), under WRITE.
   void LimitLogSize(int log);
@@ -666,14 +651,9 @@ class WalConnection {
   std::optional<uint32_t> checked_change_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
-  // One group flush of this connection at a time: the -shm's FLUSH lock is per File, so it
-  // keeps other connections out, and this keeps this connection's other threads out (W12).
-  // It guards no memory. Taken after write_role_mu_, never before it.
-  base::Mutex flush_mu_;
-  std::atomic<int64_t> last_sync_ns_{0};  // this connection's last group flush's sync
-  std::atomic<int> waiting_writers_{0};   // AddWaitingWriters
-  std::atomic<uint32_t> last_group_{1};   // commits this connection's last group flush covered
-  std::atomic<uint32_t> ignored_write_waiters_{0};  // see WaitForAppenders
+  // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
+  // this connection's last flush measured.
+  GroupFlush flush_;
 
   base::Counters counters_;  // this connection's tickers (base/counters.h), relaxed atomics
 };

@@ -95,9 +95,9 @@ absl::Status WalConnection::RecoverIndex() {
     checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
   shm::IndexHeader appended;
-  const bool had_appended = had_header && ReadAppended(&appended);
+  const bool had_appended = had_header && GroupFlush::ReadAppended(*index_, &appended);
   index_->WriteHeader(h);
-  if (had_header && (!had_appended || !Covers(h, appended))) {
+  if (had_header && (!had_appended || !GroupFlush::Covers(h, appended))) {
     // W13: commits appended and waiting for their flush that the log's valid prefix does not
     // hold are gone; their waiters must fail, not be acknowledged by a later commit that
     // reaches the same frames.
@@ -177,10 +177,11 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
           // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
           // copies are its own), and its publish ends the tear.
           absl::Status flush_error;
-          const bool flush = r && TryLockFlush(&flush_error) == FlushTry::kLocked;
+          const bool flush =
+              r && flush_.TryLock(*index_, &flush_error) == GroupFlush::Try::kLocked;
           if (flush) {
             if (!index_->ReadHeader(&h)) s = RepairHeader();
-            UnlockFlush();
+            flush_.Unlock(*index_);
             repaired = true;
           }
           if (r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
@@ -210,7 +211,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
 // readers, who then read pages from the database file: wal_multiprocess_test's readers saw
 // their snapshots change; wal_damaged_index_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
 bool WalConnection::RepairAppended(shm::IndexHeader* out) {
-  if (ReadAppended(out)) return true;
+  if (GroupFlush::ReadAppended(*index_, out)) return true;
   if (!index_->ReadAppendedHeaderCopy(1, out) && !index_->ReadAppendedHeaderCopy(0, out)) {
     return false;
   }

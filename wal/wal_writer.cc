@@ -84,7 +84,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
         s = RecoverIndex();
-        UnlockFlush();
+        flush_.Unlock(*index_);
       }
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
@@ -359,7 +359,7 @@ absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
   ticket.epoch = epoch_;
   ForgetTransaction();
   shm::IndexHeader published;
-  if (options_.sync < SyncLevel::kFull && ReadPublishedSpinning(&published) &&
+  if (options_.sync < SyncLevel::kFull && GroupFlush::ReadPublished(*index_, &published) &&
       published == base) {
     // W12 b: nothing pending, and NORMAL and OFF need no sync before the publish: published
     // under WRITE (W2: entries first, then the header).
