@@ -48,16 +48,16 @@ bool GroupFlush::ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out)
   return false;
 }
 
-GroupFlush::Try GroupFlush::TryLock(shm::WalIndex& index, absl::Status* error) {
-  if (!mu_.TryLock()) return Try::kBusyHere;
+bool GroupFlush::TryLock(shm::WalIndex& index, absl::Status* error) {
+  if (!mu_.TryLock()) return false;  // another thread of this connection holds FLUSH
   absl::StatusOr<bool> locked = index.TryLock(shm::ShmLock::kFlush, vfs::LockMode::kExclusive);
   if (locked.ok() && *locked) {
     holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // G1
-    return Try::kLocked;
+    return true;
   }
   if (!locked.ok()) *error = locked.status();
-  mu_.Unlock();
-  return Try::kBusyElsewhere;
+  mu_.Unlock();  // another connection holds FLUSH: neither lock (G1)
+  return false;
 }
 
 absl::Status GroupFlush::Lock(shm::WalIndex& index, absl::Time deadline,

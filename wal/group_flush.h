@@ -19,8 +19,12 @@
 //   G4. Writers waiting to become this connection's writer are counted in and out in pairs
 //       (AddWaitingWriters): the count is never negative.
 //
-// Thread-safety: Lock, TryLock and Unlock from any thread (G1); Publish, SyncTook,
-// WaitForAppenders and CheckInvariants with FLUSH held; the reads and Covers from any thread.
+// Thread-safety: the role is FLUSH to clang's analysis (a capability): TryLock acquires it,
+// Unlock releases it, and a caller whose Lock returned OK says so with AssertHeld (a Status
+// cannot carry a conditional acquire), so every REQUIRES(FLUSH) (Publish, SyncTook,
+// WaitForAppenders, CheckInvariants, and the connection's functions that name flush_) is checked
+// by tools/check_thread_safety.sh. Lock, TryLock and Unlock from any thread (G1); the reads and
+// Covers from any thread.
 #ifndef JOURNALKV_WAL_GROUP_FLUSH_H_
 #define JOURNALKV_WAL_GROUP_FLUSH_H_
 
@@ -32,12 +36,13 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/check.h"
 #include "base/mutex.h"
 #include "shm/wal_index.h"
 
 namespace journalkv::wal {
 
-class GroupFlush {
+class ABSL_LOCKABLE GroupFlush {
  public:
   GroupFlush() = default;
   GroupFlush(const GroupFlush&) = delete;
@@ -52,16 +57,21 @@ class GroupFlush {
   static bool ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out);
 
   // FLUSH on `index` (the connection's; the same one until Unlock). TryLock takes both locks
-  // or neither (kBusyHere: another thread of this connection holds FLUSH; kBusyElsewhere:
-  // another connection, or the lock call failed, then *error). Lock waits for both (a holder
-  // that dies frees the -shm byte): W14, it gives up (Unavailable "busy", naming `what`) only
-  // once no flush has published for `patience`, and not before `deadline`. Unlock lets both
-  // go, then wakes the waiters.
-  enum class Try { kLocked, kBusyHere, kBusyElsewhere };
-  Try TryLock(shm::WalIndex& index, absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // or neither (false: another thread of this connection or another connection holds FLUSH,
+  // or the lock call failed, then *error). Lock waits for both (a holder that dies frees the
+  // -shm byte): W14, it gives up (Unavailable "busy", naming `what`) only once no flush has
+  // published for `patience`, and not before `deadline`; on OK the caller holds FLUSH and
+  // calls AssertHeld. Unlock lets both go, then wakes the waiters.
+  bool TryLock(shm::WalIndex& index, absl::Status* error) ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
   absl::Status Lock(shm::WalIndex& index, absl::Time deadline, absl::Duration patience,
                     const std::string& what) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  void Unlock(shm::WalIndex& index) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  void Unlock(shm::WalIndex& index) ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // After a Lock that returned OK: FLUSH is held, by this thread (G1, checked in debug builds).
+  void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() { JKV_DCHECK(HeldHere()); }
+  // A connection alone at open (the -shm's DMS byte exclusive, or a private heap index) needs
+  // no FLUSH to recover: no one else flushes. Tells the analysis so; checks nothing.
+  void AssumeAlone() const ABSL_ASSERT_EXCLUSIVE_LOCK() {}
   // True when the calling thread holds FLUSH (G1).
   bool HeldHere() const {
     return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id();
@@ -70,9 +80,9 @@ class GroupFlush {
   // Holding FLUSH: publishes `appended`, made durable, over `published` (what the flush read
   // before its wait and sync; W12 h: older than `appended`), and counts the group (G3).
   void Publish(shm::WalIndex& index, const shm::IndexHeader& published,
-               const shm::IndexHeader& appended);
+               const shm::IndexHeader& appended) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
   // Holding FLUSH: this flush's sync took `took` (the bound of the next flush's wait).
-  void SyncTook(absl::Duration took) {
+  void SyncTook(absl::Duration took) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this) {
     last_sync_ns_.store(absl::ToInt64Nanoseconds(took), std::memory_order_relaxed);
   }
   // Group commit's convoy (wal_flush.cc): before its sync, a flush waits for as many commits
@@ -82,7 +92,7 @@ class GroupFlush {
   // `on_wait` runs at each turn (a test hook).
   void WaitForAppenders(const shm::WalIndex& index, const shm::IndexHeader& published,
                         absl::FunctionRef<bool()> appending_here,
-                        absl::FunctionRef<void()> on_wait);
+                        absl::FunctionRef<void()> on_wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
 
   // The caller's threads that wait to become this connection's writer (+1 when one starts
   // waiting, -1 when it stops), which a flush waits for (G4).
@@ -91,7 +101,7 @@ class GroupFlush {
   }
 
   // Debug builds, holding FLUSH: asserts G1-G4 over `index`. A no-op under NDEBUG.
-  void CheckInvariants(const shm::WalIndex& index) const;
+  void CheckInvariants(const shm::WalIndex& index) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
 
   // Test hooks.
   uint32_t last_group() const { return last_group_.load(std::memory_order_relaxed); }

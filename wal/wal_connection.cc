@@ -171,6 +171,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
       JKV_CHECK(w && r);  // DMS exclusive: no other connection holds any lock
+      flush_.AssumeAlone();
       absl::Status s = RecoverIndex();
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
@@ -246,6 +247,7 @@ absl::Status WalConnection::JoinExclusive() {
   }
   index_ = shm::WalIndex::OpenHeap();
   JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
+  flush_.AssumeAlone();  // a heap index: no other connection
   return RecoverIndex();
 }
 

@@ -475,11 +475,12 @@ class WalConnection {
   // The index header describing the scanned logs: the later valid generation is current (V1).
   shm::IndexHeader HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
                                    const shm::IndexHeader* old) const;
-  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
-  absl::Status RecoverIndex();
+  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held, and FLUSH (W12 d;
+  // at open, alone: GroupFlush::AssumeAlone).
+  absl::Status RecoverIndex() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
   // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
-  absl::Status RepairHeader();
+  absl::Status RepairHeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
   // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
@@ -538,7 +539,8 @@ class WalConnection {
   // Unless `as_writer` (the caller holds WRITE), it first lets the writers appending now join
   // (WaitForAppenders). Errors: target was dropped (W13), or this flush's sync failed.
   absl::StatusOr<bool> FlushLocked(const shm::IndexHeader& target, uint32_t epoch,
-                                   shm::IndexHeader* published, bool as_writer);
+                                   shm::IndexHeader* published, bool as_writer)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // FLUSH (wal/group_flush.h): waits for it until `deadline` (W14: Unavailable "busy" then).
   absl::Status LockFlush(absl::Time deadline);
   // As the writer with something appended but not published (W12 c): flushes it now.
@@ -556,14 +558,15 @@ class WalConnection {
   // syncs the log (writing its frames past synced_through again first, each checked and the
   // chain's end against state.last_checksum, when a sync of the generation failed); a failed
   // sync or rewrite is recorded (W13 a) and returned. True when it synced. REQUIRES: FLUSH
-  // held (or no other connection: at open, alone).
-  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason);
+  // held (or no other connection: at open, alone, GroupFlush::AssumeAlone).
+  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // The same, taking FLUSH (until `deadline`) unless the frames are durable already: C1 (the
   // checkpointer's make_log_durable) and V6.
   absl::StatusOr<bool> MakeLogDurableLocking(int log, const shm::LogState& state,
                                              const char* reason, absl::Time deadline);
   // W13 a. REQUIRES: FLUSH held.
-  void RecordSyncFailure(int log, const shm::LogState& state);
+  void RecordSyncFailure(int log, const shm::LogState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // W13 b, d: OK unless a failed sync, a repair or a rebuild dropped the commit `header`
   // appended in `epoch` (DataLoss), or cannot tell (DataLoss too).
   absl::Status CommitDropped(const shm::IndexHeader& header, uint32_t epoch) const;
@@ -576,7 +579,8 @@ class WalConnection {
   // recorded), lowers synced_through to `kept`, and moves to the next epoch. REQUIRES: WRITE
   // and FLUSH held, the appended header and index entries already moved back to `kept`.
   void DropUnpublished(const shm::IndexHeader& kept,
-                       const std::optional<shm::IndexHeader>& appended);
+                       const std::optional<shm::IndexHeader>& appended)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);

@@ -74,6 +74,7 @@ absl::StatusOr<bool> WalConnection::MakeLogDurableLocking(int log, const shm::Lo
     return false;  // D2: durable already; no lock taken
   }
   JKV_RETURN_IF_ERROR(LockFlush(deadline));
+  flush_.AssertHeld();
   absl::StatusOr<bool> synced = MakeLogDurable(log, state, reason);
   flush_.Unlock(*index_);
   return synced;
@@ -154,6 +155,7 @@ absl::Status WalConnection::ResetAfterFailure(absl::Time deadline) {
     return absl::OkStatus();  // the usual case: one load
   }
   JKV_RETURN_IF_ERROR(LockFlush(deadline));
+  flush_.AssertHeld();
   absl::Status s;
   if (index_->Failure(index_->append_epoch(), &f) == shm::WalIndex::FailureLookup::kRecorded) {
     // Holding WRITE and FLUSH, nobody publishes: a torn header is a publisher that died.

@@ -104,7 +104,7 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
     }
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::Status error;
-    if (flush_.TryLock(*index_, &error) == GroupFlush::Try::kLocked) {
+    if (flush_.TryLock(*index_, &error)) {
       absl::StatusOr<bool> covered =
           FlushLocked(ticket.header, ticket.epoch, &published, /*as_writer=*/false);
       flush_.Unlock(*index_);
@@ -148,6 +148,7 @@ absl::Status WalConnection::FlushPendingAsWriter() {
   const absl::Time deadline = absl::Now() + options_.busy_timeout;
   for (int attempt = 0;; ++attempt) {
     JKV_RETURN_IF_ERROR(LockFlush(deadline));
+    flush_.AssertHeld();
     absl::StatusOr<bool> covered =
         FlushLocked(writer_header_, epoch_, &published, /*as_writer=*/true);
     flush_.Unlock(*index_);

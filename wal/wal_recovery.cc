@@ -177,9 +177,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
           // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
           // copies are its own), and its publish ends the tear.
           absl::Status flush_error;
-          const bool flush =
-              r && flush_.TryLock(*index_, &flush_error) == GroupFlush::Try::kLocked;
-          if (flush) {
+          if (r && flush_.TryLock(*index_, &flush_error)) {
             if (!index_->ReadHeader(&h)) s = RepairHeader();
             flush_.Unlock(*index_);
             repaired = true;

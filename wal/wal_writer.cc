@@ -83,6 +83,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                   : absl::UnavailableError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
+        flush_.AssertHeld();  // s is OK only after LockFlush returned OK
         s = RecoverIndex();
         flush_.Unlock(*index_);
       }
