@@ -171,6 +171,8 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
       JKV_CHECK(w && r);  // DMS exclusive: no other connection holds any lock
+      write_lock_.AssumeHeld();
+      recover_lock_.AssumeHeld();
       flush_.AssumeAlone();
       absl::Status s = RecoverIndex();
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
@@ -247,7 +249,10 @@ absl::Status WalConnection::JoinExclusive() {
   }
   index_ = shm::WalIndex::OpenHeap();
   JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
-  flush_.AssumeAlone();  // a heap index: no other connection
+  // A heap index: no other connection, so none takes WRITE, RECOVER or FLUSH.
+  write_lock_.AssumeHeld();
+  recover_lock_.AssumeHeld();
+  flush_.AssumeAlone();
   return RecoverIndex();
 }
 

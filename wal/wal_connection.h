@@ -304,6 +304,7 @@
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
 #include "wal/group_flush.h"
+#include "wal/lock_byte.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
 #include "wal/writer_cursor.h"
@@ -477,30 +478,34 @@ class WalConnection {
                                    const shm::IndexHeader* old) const;
   // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held, and FLUSH (W12 d;
   // at open, alone: GroupFlush::AssumeAlone).
-  absl::Status RecoverIndex() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
+  absl::Status RecoverIndex()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
   // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
-  absl::Status RepairHeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
+  absl::Status RepairHeader()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
   // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
   // not the header this connection last checked or published. REQUIRES: WRITE held.
-  absl::Status IndexDamage(const shm::IndexHeader& h);
+  absl::Status IndexDamage(const shm::IndexHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e, or
   // between it and the published one, W12 f), checked by IndexDamage. DataLoss when both
   // copies are damaged, it names another page size, or it contradicts the log: the caller
   // rebuilds the index (W6).
-  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published);
+  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
   // false when neither copy is whole. REQUIRES: WRITE held.
-  bool RepairAppended(shm::IndexHeader* out);
+  bool RepairAppended(shm::IndexHeader* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W12: whether appended header `a` is `published` with pending commits only (more frames of
   // the same generation of the current log) or none.
   bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
   // W12 g: flushes the commits pending past the published state (`header` is the appended
   // one), copies them and the published frames left, and restarts the log when the copy
   // reached them. REQUIRES: WRITE, WAL.
-  absl::Status RestartThroughPending(shm::IndexHeader& header);
+  absl::Status RestartThroughPending(shm::IndexHeader& header)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
@@ -572,7 +577,7 @@ class WalConnection {
   absl::Status CommitDropped(const shm::IndexHeader& header, uint32_t epoch) const;
   // W13 c: as the WRITE holder, when the current epoch holds a failure, resets the appended
   // header to the published one (taking FLUSH until `deadline`).
-  absl::Status ResetAfterFailure(absl::Time deadline);
+  absl::Status ResetAfterFailure(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W13: drops every commit appended past `kept` (the header that stays published; `appended`,
   // the appended header that named them, when it could be read): breaks the log's chain past
   // `kept` (e), records a failure of the current epoch that `kept` covers (unless one is
@@ -580,7 +585,7 @@ class WalConnection {
   // and FLUSH held, the appended header and index entries already moved back to `kept`.
   void DropUnpublished(const shm::IndexHeader& kept,
                        const std::optional<shm::IndexHeader>& appended)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, flush_);
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
@@ -658,6 +663,11 @@ class WalConnection {
   // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
   // this connection's last flush measured.
   GroupFlush flush_;
+  // WRITE and RECOVER to the thread-safety analysis (wal/lock_byte.h): the functions whose
+  // REQUIRES name them are reached only where the byte was just taken or the writer state says
+  // it is held.
+  LockByte write_lock_;
+  LockByte recover_lock_;
 
   base::Counters counters_;  // this connection's tickers (base/counters.h), relaxed atomics
 };

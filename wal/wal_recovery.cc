@@ -172,12 +172,14 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
                                index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }
         if (write) {
+          write_lock_.AssumeHeld();  // this thread's writer's, or taken just above
           JKV_ASSIGN_OR_RETURN(bool r,
                                index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
           // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
           // copies are its own), and its publish ends the tear.
           absl::Status flush_error;
           if (r && flush_.TryLock(*index_, &flush_error)) {
+            recover_lock_.AssumeHeld();  // r: taken just above
             if (!index_->ReadHeader(&h)) s = RepairHeader();
             flush_.Unlock(*index_);
             repaired = true;

@@ -52,7 +52,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
         EnterWriterState(WriterState::kLocked);
       }
     }
-    if (s.ok() && write_locked()) break;
+    if (s.ok() && write_locked()) break;  // WRITE held until EndWrite
     if (s.ok() && wait.Expired()) {
       s = absl::UnavailableError("busy: another connection is writing the database");
     }
@@ -61,6 +61,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     // counted as the word's waiter, so that a group flush lets this writer join it (W12).
     index_->WaitWake(shm::WalIndex::Wake::kWrite, seen, wait.Step());
   }
+  write_lock_.AssumeHeld();  // taken above (kLocked)
   // The published header (readers') and the appended one (this writer's base, W12).
   absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
   absl::Status s = published.status();
@@ -83,7 +84,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                   : absl::UnavailableError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
-        flush_.AssertHeld();  // s is OK only after LockFlush returned OK
+        flush_.AssertHeld();        // s is OK only after LockFlush returned OK,
+        recover_lock_.AssumeHeld();  // which follows a taken RECOVER
         s = RecoverIndex();
         flush_.Unlock(*index_);
       }
