@@ -18,12 +18,11 @@
 #include "base/status_macros.h"
 #include "vfs/sync.h"
 #include "log/wal_format.h"
+#include "shm/pin_scan.h"
 
 namespace journalkv::checkpoint {
 
 using shm::EncodeTarget;
-using shm::PinFrame;
-using shm::PinSeq;
 using shm::SeqAfter;
 
 namespace {
@@ -59,38 +58,6 @@ class CkptLock {
   shm::WalIndex* const index_;
   bool held_ = false;
 };
-
-// The newest frame <= `safe` the readers allow: the oldest pin of generation `seq` (a pin of
-// an older generation, whose reader reads the database file, allows nothing past `backfill`),
-// among the reader slots and the overflow marks. Pins of dead connections and of marks nobody
-// holds are skipped; a reader that pins after this scan checks the announced target itself.
-// `own_limits` tells whether the caller's own pin holder is the limit.
-absl::StatusOr<uint32_t> SafeFrame(const CheckpointFiles& files, int log, uint32_t seq,
-                                   uint32_t mx, uint32_t backfill, bool* own_limits) {
-  shm::WalIndex& index = *files.index;
-  uint32_t safe = mx;
-  *own_limits = false;
-  const int used = index.slots_used();  // S1
-  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
-       holder = shm::NextHolder(holder, used)) {
-    const uint64_t pin = index.holder_pin(holder, log);
-    if (pin == 0) continue;
-    const uint32_t limit = PinSeq(pin) == (seq & 0x7fffffffu) ? PinFrame(pin) : backfill;
-    if (limit >= safe) continue;
-    // Step 2: the caller's own mark is read after the pin (seq_cst, as the joiner stores it
-    // before the pin: wal/wal_connection.h M5), so a pin its own thread stored is its own.
-    const bool own = holder == files.own_slot ||
-                     (files.own_mark != nullptr &&
-                      holder == shm::kMaxSlots + files.own_mark->load(std::memory_order_seq_cst));
-    if (!own) {
-      JKV_ASSIGN_OR_RETURN(bool gone, index.HolderGone(holder));
-      if (gone) continue;
-    }
-    safe = std::max(limit, backfill);
-    *own_limits = own;
-  }
-  return safe;
-}
 
 // The frame of a checkpoint-info word (EncodeTarget) when it names generation `seq` and a frame
 // no later than `mx`, else 0.
@@ -379,8 +346,14 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
   base::Backoff backoff(deadline, kWaitStep, kWaitStep);
   while (true) {
     files.index->set_ckpt_target(L, EncodeTarget(seq, mx));  // announce, then scan the pins
-    bool own_limits = false;
-    JKV_ASSIGN_OR_RETURN(safe, SafeFrame(files, L, seq, mx, backfill, &own_limits));
+    // Step 2: the oldest pin of generation `seq` (an older generation's reader reads the
+    // database file and allows nothing past `backfill`). A reader that pins after this scan
+    // checks the announced target itself.
+    JKV_ASSIGN_OR_RETURN(const shm::PinScanResult pins,
+                         shm::OldestLivePin(*files.index, L, seq, backfill, mx, files.own,
+                                            shm::PinScanUse::kCheckpoint));
+    safe = pins.limit;
+    const bool own_limits = pins.own_limits;
     // C4: never below what the file may hold. A reader that pinned a snapshot older than
     // `written` after an earlier checkpoint's scan sees this target and takes a newer one; a
     // target lowered to its pin would let it settle on a snapshot whose pages the file already

@@ -16,7 +16,7 @@
 //      and the mark its threads read under are honoured without that test (a lock never
 //      conflicts with its own owner's test, so its own mark would read as held by nobody), and
 //      the own mark is read again for each holder scanned, after the holder's pin: another
-//      thread of the caller may join a mark while the checkpoint runs (wal/wal_connection.h
+//      thread of the caller may join a mark while the checkpoint runs (wal/reader_pins.h
 //      M5; once sampled at the checkpoint's start, the mark a later read joined was skipped
 //      and that read saw half of a later commit: wal_mixed_connections_test,
 //      AnOverflowReadersOwnCheckpointHonoursTheMarkItJoinsMidway). The target is lowered
@@ -96,6 +96,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "checkpoint/checkpoint_mode.h"
+#include "shm/pin_scan.h"
 #include "shm/pins.h"
 #include "shm/wal_index.h"
 #include "vfs/vfs.h"
@@ -123,12 +124,10 @@ struct CheckpointFiles {
   std::function<absl::StatusOr<bool>(int log, const shm::LogState& state)> make_log_durable;
   bool sync_db = true;                // C2: sync != OFF
   absl::Duration busy_timeout = absl::Seconds(5);
-  // The caller's own pin holders (shm::kPinHolders numbering), whose pins are honoured without
-  // a lock test and not waited for: its reader slot (-1: none), and the overflow mark its
-  // threads read under now (kMaxSlots + *own_mark; *own_mark -1: none; null: none), read
+  // The caller's own pin holders (shm/pin_scan.h), whose pins are honoured without a lock test
+  // and not waited for: its reader slot, and the overflow mark its threads read under now, read
   // again for each holder scanned (step 2).
-  int own_slot = -1;
-  const std::atomic<int>* own_mark = nullptr;
+  shm::OwnHolders own;
   // When set (the database is closing), the copy stops before its next page: the pages
   // written stay (they are the newest versions every snapshot allows, so no reader notices),
   // the backfill stays where it was, and a later checkpoint copies them again. Not owned.

@@ -35,8 +35,7 @@ checkpoint::CheckpointFiles WalConnection::Files() {
   }
   f.sync_db = level != SyncLevel::kOff;
   f.busy_timeout = options_.busy_timeout;
-  f.own_slot = slot_;  // M5
-  f.own_mark = &mark_;
+  f.own = pins_.Own();  // M5
   f.private_reader_lock = options_.private_reader_byte;
   return f;
 }
@@ -87,11 +86,11 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
   } else {
     // The writer is held, so neither log changes: the older log completely, then the current
     // one (CloseLast; and Wal2Checkpoint's last phase, where neither has anything to copy).
-    files.log_no = 1 - cur_;
+    files.log_no = 1 - cursor_.log;
     JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
     r = older;
     if (!older.blocked) {
-      files.log_no = cur_;
+      files.log_no = cursor_.log;
       JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
       AddPhase(r, newer);
       r.restarted = newer.restarted;
@@ -102,9 +101,9 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
       shm::IndexHeader h;
       if (index_->ReadHeader(&h)) {
         writer_header_ = h;
-        cur_ = static_cast<int>(h.current_log & 1);
-        next_frame_ = 1;
-        chain_ = h.logs[cur_].last_checksum;
+        cursor_ = WriterCursor::AtEndOf(h, wal2_);
+        JKV_DCHECK(cursor_.next_frame == 1);  // W7: a restarted log holds no frame
+        cursor_.CheckInvariants(writer_header_, wal2_);
       }
     }
   }
@@ -139,7 +138,7 @@ absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mo
   // The current log's generation now: the commits made before this call are in it or in the
   // other log.
   JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(deadline, false));
-  const uint32_t seq = start.logs[start.current_log & 1].ckpt_seq;
+  const uint32_t seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
   // FULL's wait for readers, on the log no writer appends to.
   const auto copy_non_current = [this] {
     return RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true);
@@ -157,7 +156,7 @@ absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mo
   // the non-current log. Restarted in place, or still empty: it holds none.)
   JKV_RETURN_IF_ERROR(writer.acquire());
   CallWalHook("checkpoint:switching");
-  const shm::LogState& current = writer_header_.logs[cur_];
+  const shm::LogState& current = writer_header_.logs[cursor_.log];
   const bool nothing_new = current.ckpt_seq == seq && current.mx_frame == 0;
   absl::StatusOr<bool> moved = true;
   if (current.ckpt_seq == seq && current.mx_frame > 0) moved = SwitchLogs(deadline);
@@ -201,14 +200,14 @@ absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mo
 
 absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
   JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
-  const int other = 1 - cur_;
+  const int other = 1 - cursor_.log;
   if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
   JKV_RETURN_IF_ERROR(FlushPendingAsWriter());  // W12 c: nothing pending across a switch
   JKV_RETURN_IF_ERROR(MaybeRestart(writer_header_, other, /*make_current=*/true, deadline));
-  if (static_cast<int>(writer_header_.current_log & 1) != other) return false;  // CKPT busy
-  cur_ = other;
-  next_frame_ = 1;
-  chain_ = writer_header_.logs[cur_].last_checksum;
+  if (CurrentLog(writer_header_, wal2_) != other) return false;  // CKPT busy
+  cursor_ = WriterCursor::AtEndOf(writer_header_, wal2_);
+  JKV_DCHECK(cursor_.next_frame == 1);  // V3: switched to a restarted log
+  cursor_.CheckInvariants(writer_header_, wal2_);
   counters_.Add(base::Counter::kLogSwitches);
   return true;
 }
@@ -218,7 +217,7 @@ absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode
                                                                 bool* switched) {
   JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   CheckpointResult r;
-  const int other = 1 - cur_;
+  const int other = 1 - cursor_.log;
   // A writer switched after step 3 (not before its end: until then the log it copied was not
   // all copied, V3), so the log it appends to began after every commit made before the call
   // was in the database file, as this restart would have made it; the other log holds the
@@ -228,7 +227,7 @@ absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode
     *switched = true;  // counted by that writer's restart
     return r;
   }
-  if (writer_header_.logs[cur_].mx_frame == 0) {
+  if (writer_header_.logs[cursor_.log].mx_frame == 0) {
     // Nothing committed since step 2: both logs restart in one publish (and TRUNCATE cuts
     // both files, the older first and durably, R2). Neither has a frame left to copy.
     return RunCheckpoint(mode, nullptr);
@@ -239,8 +238,8 @@ absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode
   // a power loss brings back a log the database file holds all of, older than the other.
   JKV_ASSIGN_OR_RETURN(r.restarted, SwitchLogs(deadline));
   *switched = r.restarted;
-  if (r.restarted && mode == CheckpointMode::kTruncate && logs_[cur_] != nullptr) {
-    JKV_RETURN_IF_ERROR(logs_[cur_]->Truncate(0));
+  if (r.restarted && mode == CheckpointMode::kTruncate && logs_[cursor_.log] != nullptr) {
+    JKV_RETURN_IF_ERROR(logs_[cursor_.log]->Truncate(0));
   }
   return r;
 }
@@ -295,18 +294,12 @@ checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
     log.log_frames = p.total_frames;
     log.uncopied = log.uncopied > 0 ? p.total_uncopied : 0;
   }
-  uint32_t oldest = p.log_frames;
-  const int used = index_->slots_used();  // S1
-  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
-       holder = shm::NextHolder(holder, used)) {
-    const uint64_t pin = index_->holder_pin(holder, p.log);
-    if (pin == 0 || !HolderLive(holder)) continue;
-    ++log.active_readers;
-    // A pin of an older generation holds the checkpoint at the backfill (checkpointer.h).
-    const bool current = shm::PinSeq(pin) == (p.seq & 0x7fffffffu);
-    oldest = std::min(oldest, current ? shm::PinFrame(pin) : p.backfilled);
-  }
-  log.pinned_back = p.log_frames - std::min(oldest, p.log_frames);
+  // A pin of an older generation holds the checkpoint at the backfill (shm/pin_scan.h). A
+  // kView scan never fails.
+  const shm::PinScanResult pins = *shm::OldestLivePin(*index_, p.log, p.seq, p.backfilled,
+                                                     p.log_frames, pins_.Own(), shm::PinScanUse::kView);
+  log.active_readers = pins.live;
+  log.pinned_back = p.log_frames - std::min(pins.limit, p.log_frames);
   return log;
 }
 

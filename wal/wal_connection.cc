@@ -87,16 +87,11 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
       db_file_(db_file),
       page_size_(page_size),
       options_(options),
-      pin_mu_(pin_mu) {}
+      pins_(wal2_, pin_mu) {}
 
 WalConnection::~WalConnection() {
   if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too
-  if (index_ != nullptr && slot_ >= 0) {
-    index_->set_pin(slot_, 0, 0);
-    index_->set_pin(slot_, 1, 0);
-    index_->UnlockSlot(slot_).IgnoreError();  // closing the file drops it anyway
-  }
-  if (index_ != nullptr) LeaveMark();
+  // pins_, declared after index_, lets go of the slot and the mark before index_ goes.
 }
 
 absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSystem* fs,
@@ -108,7 +103,10 @@ absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSyst
   std::unique_ptr<WalConnection> wal(
       new WalConnection(fs, db_path, db_file, page_size, options, pin_mu));
   JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
-  if (!wal->private_) JKV_RETURN_IF_ERROR(wal->ClaimSlot());
+  if (!wal->private_) {
+    JKV_RETURN_IF_ERROR(
+        wal->pins_.Claim(wal->index_.get(), options.reader_slots, wal->shm_path_));
+  }
   return wal;
 }
 
@@ -173,6 +171,9 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
       JKV_CHECK(w && r);  // DMS exclusive: no other connection holds any lock
+      write_lock_.AssumeHeld();
+      recover_lock_.AssumeHeld();
+      flush_.AssumeAlone();
       absl::Status s = RecoverIndex();
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
@@ -248,33 +249,16 @@ absl::Status WalConnection::JoinExclusive() {
   }
   index_ = shm::WalIndex::OpenHeap();
   JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
+  // A heap index: no other connection, so none takes WRITE, RECOVER or FLUSH.
+  write_lock_.AssumeHeld();
+  recover_lock_.AssumeHeld();
+  flush_.AssumeAlone();
   return RecoverIndex();
 }
 
 bool WalConnection::RestartAllowed() {
   absl::StatusOr<bool> free = db_file_->CanLock(options_.private_reader_byte, 1, vfs::LockMode::kExclusive);
   return free.ok() && *free;
-}
-
-// A connection that finds every slot it may claim taken (WalOptions::reader_slots; a heap
-// index, whose one connection needs one slot, ignores the option) reads under the overflow
-// marks instead (M1..M4): it works, at a few lock calls per read transaction.
-absl::Status WalConnection::ClaimSlot() {
-  const int slots = index_->shared() ? std::min(options_.reader_slots, shm::kMaxSlots)
-                                     : shm::kMaxSlots;
-  for (int slot = 0; slot < slots; ++slot) {
-    JKV_ASSIGN_OR_RETURN(bool mine, index_->TryLockSlot(slot));
-    if (!mine) continue;
-    slot_ = slot;
-    index_->set_pin(slot, 0, 0);  // a dead owner's pin
-    index_->set_pin(slot, 1, 0);
-    index_->set_owner(slot, internal::RandomId());
-    return absl::OkStatus();
-  }
-  if (!index_->shared()) {
-    return absl::InternalError(absl::StrCat(shm_path_, ": no free slot in a private wal-index"));
-  }
-  return absl::OkStatus();
 }
 
 // W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a
@@ -328,22 +312,17 @@ WalStats WalConnection::Stats() {
   if (index_->ReadHeader(&h)) {
     s.log_frames = h.logs[0].mx_frame;
     s.wal2_log_frames = wal2_ ? h.logs[1].mx_frame : 0;
-    s.current_log = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+    s.current_log = CurrentLog(h, wal2_);
   }
   s.wal2 = wal2_;
   s.backfilled = index_->backfill(0);
   if (wal2_) s.wal2_backfilled = index_->backfill(1);
-  uint64_t oldest = 0;
-  s.overflow_reader = !private_ && slot_ < 0;
-  const int used = index_->slots_used();  // S1
-  for (int holder = shm::FirstHolder(used); holder < shm::kPinHolders;
-       holder = shm::NextHolder(holder, used)) {
-    const uint64_t pin = index_->holder_pin(holder, s.current_log);
-    if (pin == 0 || !HolderLive(holder)) continue;
-    ++s.pinned_slots;
-    if (oldest == 0 || shm::PinBefore(pin, oldest)) oldest = pin;
-  }
-  s.oldest_pin_frame = oldest == 0 ? 0 : shm::PinFrame(oldest);
+  s.overflow_reader = !private_ && pins_.overflow();
+  const shm::PinScanResult pins =
+      *shm::OldestLivePin(*index_, s.current_log, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, pins_.Own(),
+                          shm::PinScanUse::kView);
+  s.pinned_slots = pins.live;
+  s.oldest_pin_frame = pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest);
   for (int l = 0; l < nlogs_; ++l) {
     if (logs_[l] == nullptr) continue;
     absl::StatusOr<uint64_t> size = logs_[l]->Size();

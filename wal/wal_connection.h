@@ -115,9 +115,9 @@
 //   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
 //       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
 //       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
-//       lock, and flush_mu_ among a connection's threads) syncs the log through the newest
-//       appended commit and publishes that header; every commit it covers is acknowledged by
-//       it, and the next writer appends meanwhile. So:
+//       lock, and a mutex among a connection's threads: wal::GroupFlush, wal/group_flush.h)
+//       syncs the log through the newest appended commit and publishes that header; every
+//       commit it covers is acknowledged by it, and the next writer appends meanwhile. So:
 //       (a) the appended header is written only under WRITE, after the commit's index entries
 //           (W2), and only grows: published <= appended at every moment;
 //       (b) the published header is written by a FLUSH holder (PublishHeader), or under WRITE
@@ -231,36 +231,8 @@
 //       frames a NORMAL commit, an OFF flush or a recovery published (finding 3: a FULL
 //       checkpointer copied a NORMAL connection's unsynced frames, and a power loss tore the
 //       database).
-//   M1. A connection that found no free reader slot (more connections than
-//       WalOptions::reader_slots) pins under an overflow mark: it holds the mark's lock
-//       byte SHARED from its first open read transaction to its last, and the mark's pin is at
-//       or below (PinBefore, each log) every one of its open snapshots. A checkpoint honours
-//       a mark's pin while anyone holds that byte (SafeFrame, HolderGone), so one mark
-//       protects every connection sharing it.
-//   M2. A mark's pin changes only under its byte EXCLUSIVE, that is while nobody reads under
-//       it: the setter stores the pin (seq_cst), converts the lock to SHARED, then makes W3's
-//       re-check, exactly as a slot's owner does after storing its pin.
-//   M3. While every mark is held, a connection shares the newest mark at or below its
-//       snapshot: it locks it SHARED, then reads its pin again (fixed while the lock is held)
-//       and then makes W3's re-check. The lock call orders it against a checkpointer's lock
-//       test: a checkpoint that found the byte free had announced its target before that
-//       test, so the re-check sees the target and takes a newer snapshot. With no mark at or
-//       below (every mark set from a newer header) it takes a newer snapshot.
-//   M4. The byte is released when the connection's last read transaction ends (or W3 sends
-//       its only snapshot back): a mark nobody holds pins nothing, whatever its words say.
-//       A checkpoint waits for a shared mark as for a slot; a mark stays at its pin while
-//       readers keep overlapping on it, so the marks are tried free-first (M2) to keep them
-//       fresh.
-//   M5. A checkpoint honours the mark this connection reads under as its own (it never waits
-//       for it, and never asks the lock table about it: an OFD lock never conflicts with its
-//       owner's own test, so the mark would read as held by nobody). The mark is read for each
-//       holder scanned, after its pin (checkpoint/checkpointer.h step 2), and a joiner stores
-//       mark_ (seq_cst) before it stores the mark's pin (M2) or locks it shared (M3): so a pin
-//       one of this connection's threads stored is seen as its own, and a checkpoint that read
-//       mark_ before the store had announced its target before it too (W3's re-check then sends
-//       that reader to a newer snapshot). (Sampled once when a checkpoint began, a mark
-//       another thread joined after that was skipped: a torn snapshot with overflow readers and
-//       the handle's own background checkpointer.)
+//   M1-M5 (the overflow marks of a connection that found no free reader slot) are the reader
+//       role's: wal/reader_pins.h.
 //   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
@@ -318,7 +290,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -327,11 +298,16 @@
 #include "base/types.h"
 #include "checkpoint/checkpointer.h"
 #include "checkpoint/policy.h"
+#include "shm/pin_scan.h"
 #include "shm/wal_index.h"
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/group_flush.h"
+#include "wal/lock_byte.h"
+#include "wal/reader_pins.h"
 #include "wal/wal_types.h"
+#include "wal/writer_cursor.h"
 
 namespace journalkv::wal {
 
@@ -389,15 +365,15 @@ class WalConnection {
   ~WalConnection();
 
   // The pin mutex given at Open, as the thread-safety analysis names it.
-  base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pin_mu_) { return pin_mu_; }
+  base::Mutex* pin_mu() const ABSL_LOCK_RETURNED(pins_.mu()) { return pins_.mu(); }
 
   // --- reading (the pin mutex serializes this connection's pin).
   // Waits up to `timeout` (Unavailable "busy: ...") counted from the first time it has to wait
   // (a torn header, every overflow mark taken, a checkpoint past the snapshot): a read that
   // finds the header whole and settles at once reads no clock.
   absl::StatusOr<WalSnapshot> BeginRead(absl::Duration timeout, bool writer_active)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
+  void EndRead(const WalSnapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   absl::StatusOr<PageVersion> Locate(const WalSnapshot& snapshot, PageNo page_no);
   // Reads the page `version` names into `out`; may clear version->cacheable (W7).
   absl::Status ReadPage(const WalSnapshot& snapshot, PageNo page_no, PageVersion* version,
@@ -436,9 +412,7 @@ class WalConnection {
   void EndWrite();
   // The caller's threads that wait to become this connection's writer (+1 when one starts
   // waiting, -1 when it stops): a group flush waits for them to append and join it (W12).
-  void AddWaitingWriters(int delta) {
-    waiting_writers_.fetch_add(delta, std::memory_order_acq_rel);
-  }
+  void AddWaitingWriters(int delta) { flush_.AddWaitingWriters(delta); }
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
@@ -492,54 +466,46 @@ class WalConnection {
   absl::Status JoinFullDisk(const absl::Status& why);
   static bool DiskFull(const absl::Status& s);
   // Private mode: indexes the frames published since the last look.
-  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   bool RestartAllowed();
-  absl::Status ClaimSlot();
-  // Overflow pins (M1..M4), for a connection with no slot: JoinMark pins `pins` under a mark
-  // (the one this connection holds, a free one it sets, or the newest one in use at or below
-  // them; false: none of those). LeaveMark lets go of it.
-  absl::StatusOr<bool> JoinMark(const std::pair<uint64_t, uint64_t>& pins)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  void LeaveMark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  bool MarkProtects(int mark, const std::pair<uint64_t, uint64_t>& pins) const;
-  // False for a pin holder whose pin holds nothing back (a dead process's slot, a mark nobody
-  // holds). Never for this connection's own.
-  bool HolderLive(int holder);
-  // This connection's pin holder (shm::kPinHolders numbering), or -1.
-  int OwnHolder() const;
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it.
-  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   // The scan of every log this mode uses (an empty result for a log not open).
   absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
   // The index header describing the scanned logs: the later valid generation is current (V1).
   shm::IndexHeader HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
                                    const shm::IndexHeader* old) const;
-  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held.
-  absl::Status RecoverIndex();
+  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held, and FLUSH (W12 d;
+  // at open, alone: GroupFlush::AssumeAlone).
+  absl::Status RecoverIndex()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
   // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
-  absl::Status RepairHeader();
+  absl::Status RepairHeader()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
   // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
   // is not the commit frame the header describes), or OK. The frame is read only when `h` is
   // not the header this connection last checked or published. REQUIRES: WRITE held.
-  absl::Status IndexDamage(const shm::IndexHeader& h);
+  absl::Status IndexDamage(const shm::IndexHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e, or
   // between it and the published one, W12 f), checked by IndexDamage. DataLoss when both
   // copies are damaged, it names another page size, or it contradicts the log: the caller
   // rebuilds the index (W6).
-  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published);
+  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
   // false when neither copy is whole. REQUIRES: WRITE held.
-  bool RepairAppended(shm::IndexHeader* out);
+  bool RepairAppended(shm::IndexHeader* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W12: whether appended header `a` is `published` with pending commits only (more frames of
   // the same generation of the current log) or none.
   bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
   // W12 g: flushes the commits pending past the published state (`header` is the appended
   // one), copies them and the published frames left, and restarts the log when the copy
   // reached them. REQUIRES: WRITE, WAL.
-  absl::Status RestartThroughPending(shm::IndexHeader& header);
+  absl::Status RestartThroughPending(shm::IndexHeader& header)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
@@ -568,27 +534,9 @@ class WalConnection {
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
-  using PinPair = std::pair<uint64_t, uint64_t>;
-  // Snapshot order (shm::PinBefore on log 0, then log 1), not numeric: after the 31-bit
-  // generation wraps, the older snapshot has the smaller generation only in serial order.
-  struct PinPairBefore {
-    bool operator()(const PinPair& a, const PinPair& b) const {
-      if (a.first != b.first) return shm::PinBefore(a.first, b.first);
-      return shm::PinBefore(a.second, b.second);
-    }
-  };
-  PinPair PinsOf(const WalSnapshot& s) const;
-  void SetPins(const PinPair& pins);
-  // W3: at a read's end, `pins` no older than the slot's (or none).
-  void ReleasePins(const PinPair& pins);
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
   void ForgetTransaction();
-  // W12. Whether published header `p` covers the commit whose header is `h` (its log's
-  // generation is `h`'s with mx_frame at least `h`'s, or a later generation).
-  static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
-  // Reads the published header, waiting out a publish under way (spins, then sleeps).
-  bool ReadPublishedSpinning(shm::IndexHeader* out) const;
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
   // cannot be read) and publishes it (W12 h); *published gets the published header. False
@@ -596,16 +544,10 @@ class WalConnection {
   // Unless `as_writer` (the caller holds WRITE), it first lets the writers appending now join
   // (WaitForAppenders). Errors: target was dropped (W13), or this flush's sync failed.
   absl::StatusOr<bool> FlushLocked(const shm::IndexHeader& target, uint32_t epoch,
-                                   shm::IndexHeader* published, bool as_writer);
-  void WaitForAppenders(const shm::IndexHeader& published);
-  // FLUSH: flush_mu_ (this connection's threads) and the -shm lock. TryLockFlush takes both or
-  // neither (false: another holds one; *error: the lock call failed); LockFlush waits for
-  // both (a holder that dies frees the -shm lock). UnlockFlush releases both.
-  enum class FlushTry { kLocked, kBusyHere, kBusyElsewhere };
-  FlushTry TryLockFlush(absl::Status* error) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  // Waits for FLUSH until `deadline` (W14: Unavailable "busy" then).
-  absl::Status LockFlush(absl::Time deadline) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  void UnlockFlush() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+                                   shm::IndexHeader* published, bool as_writer)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
+  // FLUSH (wal/group_flush.h): waits for it until `deadline` (W14: Unavailable "busy" then).
+  absl::Status LockFlush(absl::Time deadline);
   // As the writer with something appended but not published (W12 c): flushes it now.
   absl::Status FlushPendingAsWriter();
 
@@ -621,32 +563,32 @@ class WalConnection {
   // syncs the log (writing its frames past synced_through again first, each checked and the
   // chain's end against state.last_checksum, when a sync of the generation failed); a failed
   // sync or rewrite is recorded (W13 a) and returned. True when it synced. REQUIRES: FLUSH
-  // held (or no other connection: at open, alone).
-  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason);
+  // held (or no other connection: at open, alone, GroupFlush::AssumeAlone).
+  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // The same, taking FLUSH (until `deadline`) unless the frames are durable already: C1 (the
   // checkpointer's make_log_durable) and V6.
   absl::StatusOr<bool> MakeLogDurableLocking(int log, const shm::LogState& state,
                                              const char* reason, absl::Time deadline);
   // W13 a. REQUIRES: FLUSH held.
-  void RecordSyncFailure(int log, const shm::LogState& state);
+  void RecordSyncFailure(int log, const shm::LogState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
   // W13 b, d: OK unless a failed sync, a repair or a rebuild dropped the commit `header`
   // appended in `epoch` (DataLoss), or cannot tell (DataLoss too).
   absl::Status CommitDropped(const shm::IndexHeader& header, uint32_t epoch) const;
   // W13 c: as the WRITE holder, when the current epoch holds a failure, resets the appended
   // header to the published one (taking FLUSH until `deadline`).
-  absl::Status ResetAfterFailure(absl::Time deadline);
+  absl::Status ResetAfterFailure(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // W13: drops every commit appended past `kept` (the header that stays published; `appended`,
   // the appended header that named them, when it could be read): breaks the log's chain past
   // `kept` (e), records a failure of the current epoch that `kept` covers (unless one is
   // recorded), lowers synced_through to `kept`, and moves to the next epoch. REQUIRES: WRITE
   // and FLUSH held, the appended header and index entries already moved back to `kept`.
   void DropUnpublished(const shm::IndexHeader& kept,
-                       const std::optional<shm::IndexHeader>& appended);
+                       const std::optional<shm::IndexHeader>& appended)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, flush_);
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
-  // The appended header, read under WRITE (a writer killed writing it leaves it torn: false).
-  bool ReadAppended(shm::IndexHeader* out) const;
   // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
   // first append, once its header is written (W4), under WRITE.
   void LimitLogSize(int log);
@@ -663,7 +605,6 @@ class WalConnection {
   vfs::File* const db_file_;
   const uint32_t page_size_;
   const WalOptions options_;
-  base::Mutex* const pin_mu_;
   std::unique_ptr<vfs::File> shm_file_;
   bool private_ = false;                         // see JoinPrivate
   std::string private_reason_;                   // JoinFullDisk's; empty for read-only
@@ -671,19 +612,11 @@ class WalConnection {
   uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
-  // pin_mu_, before any read of a frame); logs_[1] is null in WAL mode.
+  // the pin mutex, before any read of a frame); logs_[1] is null in WAL mode.
   std::array<std::unique_ptr<wal::WalLog>, 2> logs_;
-  int slot_ = -1;  // -1: every slot was taken; reads pin under an overflow mark
-  // The overflow mark this connection holds shared while it has read transactions open (M1),
-  // or -1. Changed under pin_mu_; atomic for Files() and Stats() on other threads.
-  std::atomic<int> mark_{-1};
-
-  // This connection's open snapshots (their pins of log 0 and log 1), oldest first (one entry
-  // per snapshot, equal pins repeated); the slot holds the oldest (pins of either log only grow with time, V1).
-  // A sorted inline vector, not a tree: a read transaction adds and removes one, usually the
-  // only one, and a node allocation each time cost more than the rest of the pin.
-  absl::InlinedVector<PinPair, 4> open_pins_ ABSL_GUARDED_BY(pin_mu_);
-  void AddOpenPins(const PinPair& pins) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
+  // The reader role: slot, overflow mark, open snapshots' pins (M1-M5). Declared after index_,
+  // so that it lets go of its slot and mark before the index goes.
+  ReaderPins pins_;
 
   // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
   // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
@@ -710,11 +643,11 @@ class WalConnection {
   }
   std::atomic<WriterState> writer_state_{WriterState::kIdle};
   std::atomic<std::thread::id> writer_thread_{};
-  int cur_ = 0;                     // the log the writer appends to
   shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
-  uint32_t next_frame_ = 0;         // the frame the next append writes
+  // Where the next append goes (log, frame, chain): AtEndOf(writer_header_) between
+  // transactions (wal/writer_cursor.h), ahead of it by the transaction's frames inside one.
+  WriterCursor cursor_;
   uint32_t epoch_ = 0;              // the append epoch at BeginWrite (W13 d)
-  uint64_t chain_ = 0;              // checksum chain value before next_frame_
   // The current transaction's frames (W11): page -> the frame it last appended the page at,
   // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
   // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.
@@ -727,14 +660,14 @@ class WalConnection {
   std::optional<uint32_t> checked_change_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
-  // One group flush of this connection at a time: the -shm's FLUSH lock is per File, so it
-  // keeps other connections out, and this keeps this connection's other threads out (W12).
-  // It guards no memory. Taken after write_role_mu_, never before it.
-  base::Mutex flush_mu_;
-  std::atomic<int64_t> last_sync_ns_{0};  // this connection's last group flush's sync
-  std::atomic<int> waiting_writers_{0};   // AddWaitingWriters
-  std::atomic<uint32_t> last_group_{1};   // commits this connection's last group flush covered
-  std::atomic<uint32_t> ignored_write_waiters_{0};  // see WaitForAppenders
+  // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
+  // this connection's last flush measured.
+  GroupFlush flush_;
+  // WRITE and RECOVER to the thread-safety analysis (wal/lock_byte.h): the functions whose
+  // REQUIRES name them are reached only where the byte was just taken or the writer state says
+  // it is held.
+  LockByte write_lock_;
+  LockByte recover_lock_;
 
   base::Counters counters_;  // this connection's tickers (base/counters.h), relaxed atomics
 };

@@ -74,8 +74,9 @@ absl::StatusOr<bool> WalConnection::MakeLogDurableLocking(int log, const shm::Lo
     return false;  // D2: durable already; no lock taken
   }
   JKV_RETURN_IF_ERROR(LockFlush(deadline));
+  flush_.AssertHeld();
   absl::StatusOr<bool> synced = MakeLogDurable(log, state, reason);
-  UnlockFlush();
+  flush_.Unlock(*index_);
   return synced;
 }
 
@@ -92,7 +93,7 @@ void WalConnection::RecordSyncFailure(int log, const shm::LogState& state) {
   // between its two copies (it holds WRITE, not FLUSH): copy B, written first, is what it
   // publishes, and nothing is pending under it.
   shm::IndexHeader p;
-  if (!ReadPublishedSpinning(&p) && !index_->ReadHeaderCopy(1, &p)) {
+  if (!GroupFlush::ReadPublished(*index_, &p) && !index_->ReadHeaderCopy(1, &p)) {
     index_->ReadHeaderCopy(0, &p);  // neither whole: zeros, and every unpublished commit fails
   }
   for (int l = 0; l < 2; ++l) {
@@ -106,13 +107,13 @@ void WalConnection::RecordSyncFailure(int log, const shm::LogState& state) {
   // again before the reset (which holds FLUSH), so no writer races this write. A crash may
   // leave them whole (I7).
   shm::IndexHeader a;
-  if (ReadAppended(&a)) BreakChainAfter(p, a);
+  if (GroupFlush::ReadAppended(*index_, &a)) BreakChainAfter(p, a);
   CallWalHook("sync:failure_recorded");
 }
 
 void WalConnection::BreakChainAfter(const shm::IndexHeader& kept,
                                     const shm::IndexHeader& appended) {
-  const int cur = wal2_ ? static_cast<int>(appended.current_log & 1) : 0;
+  const int cur = CurrentLog(appended, wal2_);
   const shm::LogState& k = kept.logs[cur];
   const shm::LogState& a = appended.logs[cur];
   if (logs_[cur] == nullptr || a.ckpt_seq != k.ckpt_seq || a.mx_frame <= k.mx_frame) return;
@@ -132,7 +133,7 @@ absl::Status WalConnection::CommitDropped(const shm::IndexHeader& header, uint32
         at.logs[l].ckpt_seq = f.ckpt_seq[l];
         at.logs[l].mx_frame = f.mx_frame[l];
       }
-      if (Covers(at, header)) return absl::OkStatus();  // published before it
+      if (GroupFlush::Covers(at, header)) return absl::OkStatus();  // published before it
       return absl::DataLossError(absl::StrCat(
           log_paths_[header.current_log & 1],
           ": this commit was dropped before it was durable: a sync of the log failed (in this "
@@ -154,18 +155,19 @@ absl::Status WalConnection::ResetAfterFailure(absl::Time deadline) {
     return absl::OkStatus();  // the usual case: one load
   }
   JKV_RETURN_IF_ERROR(LockFlush(deadline));
+  flush_.AssertHeld();
   absl::Status s;
   if (index_->Failure(index_->append_epoch(), &f) == shm::WalIndex::FailureLookup::kRecorded) {
     // Holding WRITE and FLUSH, nobody publishes: a torn header is a publisher that died.
     shm::IndexHeader published;
-    if (!ReadPublishedSpinning(&published)) {
+    if (!GroupFlush::ReadPublished(*index_, &published)) {
       s = absl::UnavailableError(absl::StrCat(
           "busy: the wal-index header of ", shm_path_,
           " is torn while a failed log sync is undone; retry"));
     } else {
       CallWalHook("reset:start");
       std::optional<shm::IndexHeader> appended(std::in_place);
-      if (!ReadAppended(&*appended)) appended.reset();
+      if (!GroupFlush::ReadAppended(*index_, &*appended)) appended.reset();
       index_->WriteAppendedHeader(published);  // W13 c: the one move back of the appended header
       for (int l = 0; l < nlogs_ && s.ok(); ++l) {
         s = index_->Truncate(l, published.logs[l].mx_frame);  // W2
@@ -173,7 +175,7 @@ absl::Status WalConnection::ResetAfterFailure(absl::Time deadline) {
       if (s.ok()) DropUnpublished(published, appended);
     }
   }
-  UnlockFlush();
+  flush_.Unlock(*index_);
   return s;
 }
 
@@ -186,7 +188,7 @@ void WalConnection::DropUnpublished(const shm::IndexHeader& kept,
   const WriterState state = writer_state_.load(std::memory_order_relaxed);
   if (state == WriterState::kIdle || state == WriterState::kLocked) {
     shm::IndexHeader past = kept;
-    past.logs[wal2_ ? static_cast<int>(kept.current_log & 1) : 0].mx_frame = UINT32_MAX;
+    past.logs[CurrentLog(kept, wal2_)].mx_frame = UINT32_MAX;
     BreakChainAfter(kept, appended.value_or(past));
   }
   const uint32_t epoch = index_->append_epoch();

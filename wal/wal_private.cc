@@ -65,7 +65,7 @@ absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
   // No other thread has this connection yet, but RefreshPrivate's state is the pin mutex's.
   // Open is never called with it held (WalStrategy::Open excludes it; Pager::LeaveWalLocked
   // holds it but opens with exclusive locking, which never joins privately).
-  base::MutexLock lock(pin_mu_);
+  base::MutexLock lock(pins_.mu());
   return RefreshPrivate();
 }
 

@@ -95,9 +95,9 @@ absl::Status WalConnection::RecoverIndex() {
     checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
   shm::IndexHeader appended;
-  const bool had_appended = had_header && ReadAppended(&appended);
+  const bool had_appended = had_header && GroupFlush::ReadAppended(*index_, &appended);
   index_->WriteHeader(h);
-  if (had_header && (!had_appended || !Covers(h, appended))) {
+  if (had_header && (!had_appended || !GroupFlush::Covers(h, appended))) {
     // W13: commits appended and waiting for their flush that the log's valid prefix does not
     // hold are gone; their waiters must fail, not be acknowledged by a later commit that
     // reaches the same frames.
@@ -121,7 +121,7 @@ absl::Status WalConnection::RepairHeader() {
     // publishes them. A torn appended header is repaired from its whole copy (W12 e); with
     // neither copy whole, what is past the published header goes.
     shm::IndexHeader a;
-    const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+    const int cur = CurrentLog(h, wal2_);
     const bool appended_whole = RepairAppended(&a);
     const bool pending = appended_whole && a.current_log == h.current_log &&
                          a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
@@ -172,15 +172,16 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
                                index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }
         if (write) {
+          write_lock_.AssumeHeld();  // this thread's writer's, or taken just above
           JKV_ASSIGN_OR_RETURN(bool r,
                                index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
           // W12 d: and FLUSH, without waiting: a flusher holding it is publishing (the torn
           // copies are its own), and its publish ends the tear.
           absl::Status flush_error;
-          const bool flush = r && TryLockFlush(&flush_error) == FlushTry::kLocked;
-          if (flush) {
+          if (r && flush_.TryLock(*index_, &flush_error)) {
+            recover_lock_.AssumeHeld();  // r: taken just above
             if (!index_->ReadHeader(&h)) s = RepairHeader();
-            UnlockFlush();
+            flush_.Unlock(*index_);
             repaired = true;
           }
           if (r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
@@ -210,7 +211,7 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
 // readers, who then read pages from the database file: wal_multiprocess_test's readers saw
 // their snapshots change; wal_damaged_index_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
 bool WalConnection::RepairAppended(shm::IndexHeader* out) {
-  if (ReadAppended(out)) return true;
+  if (GroupFlush::ReadAppended(*index_, out)) return true;
   if (!index_->ReadAppendedHeaderCopy(1, out) && !index_->ReadAppendedHeaderCopy(0, out)) {
     return false;
   }
@@ -222,7 +223,7 @@ bool WalConnection::RepairAppended(shm::IndexHeader* out) {
 bool WalConnection::ExtendsPublished(const shm::IndexHeader& a,
                                      const shm::IndexHeader& published) const {
   if (a.current_log != published.current_log) return false;
-  const int cur = wal2_ ? static_cast<int>(a.current_log & 1) : 0;
+  const int cur = CurrentLog(a, wal2_);
   for (int l = 0; l < nlogs_; ++l) {
     const shm::LogState& mine = a.logs[l];
     const shm::LogState& theirs = published.logs[l];
@@ -269,7 +270,7 @@ absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
                      h.logs[l].mx_frame);
     }
   }
-  const int cur = wal2_ ? static_cast<int>(h.current_log & 1) : 0;
+  const int cur = CurrentLog(h, wal2_);
   const shm::LogState& c = h.logs[cur];
   if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
     return absl::OkStatus();

@@ -27,7 +27,8 @@ struct WalOptions {
   bool exclusive_locking = false;
   // WAL2: the writer switches to the other log once the current one holds this many frames.
   uint32_t wal2_switch_pages = 1000;
-  // The -shm reader slots this connection may claim (0..shm::kMaxSlots; M1..M4 beyond them).
+  // The -shm reader slots this connection may claim (0..shm::kMaxSlots; beyond them the overflow
+  // marks, wal/reader_pins.h M1..M5).
   int reader_slots = 512;
   absl::Duration busy_timeout = absl::Seconds(5);
   // When a log restarts, a file longer than this many bytes is cut back to it (0: never), so

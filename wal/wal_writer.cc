@@ -52,7 +52,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
         EnterWriterState(WriterState::kLocked);
       }
     }
-    if (s.ok() && write_locked()) break;
+    if (s.ok() && write_locked()) break;  // WRITE held until EndWrite
     if (s.ok() && wait.Expired()) {
       s = absl::UnavailableError("busy: another connection is writing the database");
     }
@@ -61,6 +61,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
     // counted as the word's waiter, so that a group flush lets this writer join it (W12).
     index_->WaitWake(shm::WalIndex::Wake::kWrite, seen, wait.Step());
   }
+  write_lock_.AssumeHeld();  // taken above (kLocked)
   // The published header (readers') and the appended one (this writer's base, W12).
   absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
   absl::Status s = published.status();
@@ -83,8 +84,10 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
                   : absl::UnavailableError(absl::StrCat(
                         "busy: ", shm_path_, " is being recovered (", damage.message(), ")"));
       if (s.ok()) {
+        flush_.AssertHeld();        // s is OK only after LockFlush returned OK,
+        recover_lock_.AssumeHeld();  // which follows a taken RECOVER
         s = RecoverIndex();
-        UnlockFlush();
+        flush_.Unlock(*index_);
       }
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
@@ -106,7 +109,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       s = RestartThroughPending(*h);
     }
   } else if (s.ok()) {
-    const int cur = static_cast<int>(h->current_log & 1);
+    const int cur = CurrentLog(*h, wal2_);
     const int other = 1 - cur;
     const shm::LogState& c = h->logs[cur];
     if (c.mx_frame == 0) {
@@ -126,15 +129,16 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       if (s.ok() && h->current_log != before) counters_.Add(base::Counter::kLogSwitches);
     }
   }
-  cur_ = s.ok() && wal2_ ? static_cast<int>(h->current_log & 1) : 0;
-  if (s.ok()) s = index_->Truncate(cur_, h->logs[cur_].mx_frame);  // W2
+  if (s.ok()) {
+    cursor_ = WriterCursor::AtEndOf(*h, wal2_);
+    s = index_->Truncate(cursor_.log, cursor_.next_frame - 1);  // W2
+  }
   if (!s.ok()) {
     EndWrite();
     return s;
   }
   writer_header_ = *h;
-  next_frame_ = h->logs[cur_].mx_frame + 1;
-  chain_ = h->logs[cur_].last_checksum;
+  cursor_.CheckInvariants(writer_header_, wal2_);
   epoch_ = index_->append_epoch();  // W13 d: fixed while this connection holds WRITE
   ForgetTransaction();
   CallWalHook("begin_write:locked");
@@ -221,7 +225,8 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
                                         uint32_t commit_db_size, std::vector<uint32_t>* frames) {
   JKV_DCHECK(write_locked());
   JKV_DCHECK(!pages.empty());
-  wal::WalLog& log = *logs_[cur_];
+  if (txn_first_frame_ == 0) cursor_.CheckInvariants(writer_header_, wal2_);  // none appended yet
+  wal::WalLog& log = *logs_[cursor_.log];
   const bool commit = commit_db_size != 0;
   frames->assign(pages.size(), 0);
   std::vector<wal::FramePage> appends;
@@ -242,25 +247,27 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
   // fails here, before the log holds any of it: its frames written first, the commit frame
   // among them, would be recovered after a crash although the commit was refused.
   const uint32_t limit = shm::MaxLogFrames();
-  if (appends.size() > limit || next_frame_ > limit - appends.size() + 1) {
+  if (appends.size() > limit || cursor_.next_frame > limit - appends.size() + 1) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        log.path(), ": the log is full: ", appends.size(), " frames from frame ", next_frame_,
+        log.path(), ": the log is full: ", appends.size(), " frames from frame ",
+        cursor_.next_frame,
         " would pass the limit of ", limit,
         " frames a log generation holds; checkpoint it (the log restarts once no reader holds "
         "an older snapshot) or commit smaller transactions"));
   }
   if (!appends.empty()) {
     JKV_RETURN_IF_ERROR(index_->Reserve(
-        cur_, next_frame_, next_frame_ + static_cast<uint32_t>(appends.size()) - 1));
+        cursor_.log, cursor_.next_frame,
+        cursor_.next_frame + static_cast<uint32_t>(appends.size()) - 1));
   }
   EnterWriterState(WriterState::kAppended);  // from here the log may hold unpublished frames
-  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cur_);
-  if (next_frame_ == 1) {
+  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cursor_.log);
+  if (cursor_.next_frame == 1) {
     // The chain starts from the header written here. The index's last_checksum of a
     // generation with no frames is only a copy of this seed, and may differ (an index rebuilt
     // from a log whose header was lost has none; a damaged -shm, anything); Publish replaces it.
     JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
-    chain_ = seed;
+    cursor_.chain = seed;
     const SyncLevel level = MaintenanceSync();  // D1
     if (level != SyncLevel::kOff) {
       // W4: the new generation's header is durable before any of its frames is written (and,
@@ -268,8 +275,8 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
       // needs no record (W13): the header is written again before the next first frame.
       JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
     }
-    LimitLogSize(cur_);
-    const int other = 1 - cur_;
+    LimitLogSize(cursor_.log);
+    const int other = 1 - cursor_.log;
     const shm::LogState& from = writer_header_.logs[other];
     if (wal2_ && level != SyncLevel::kOff && from.mx_frame > 0 &&
         from.mx_frame > index_->backfill(other)) {
@@ -283,8 +290,8 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
     }
   }
   if (txn_first_frame_ == 0) {
-    txn_first_frame_ = next_frame_;
-    txn_start_chain_ = chain_;
+    txn_first_frame_ = cursor_.next_frame;
+    txn_start_chain_ = cursor_.chain;
   }
   // Rewrites, one write per run of consecutive frames (a spill's pages keep their order).
   std::sort(rewrites.begin(), rewrites.end());
@@ -307,19 +314,21 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
                            log.ReadFrameHeader(rechain_from_ - 1, page_size_));
       prev = before.checksum;  // never rewritten: the chain is right up to it
     }
-    JKV_ASSIGN_OR_RETURN(chain_, log.Rechain(log_header, rechain_from_, next_frame_ - 1, prev));
+    JKV_ASSIGN_OR_RETURN(cursor_.chain,
+                         log.Rechain(log_header, rechain_from_, cursor_.next_frame - 1, prev));
     rechain_from_ = 0;
   }
   if (appends.empty()) return absl::OkStatus();
   JKV_ASSIGN_OR_RETURN(uint64_t chain,
-                       log.Append(log_header, next_frame_, chain_, appends, commit_db_size));
+                       log.Append(log_header, cursor_.next_frame, cursor_.chain, appends,
+                                  commit_db_size));
   for (size_t k = 0; k < appends.size(); ++k) {
     const uint32_t page_no = appends[k].page_no.value();
-    JKV_RETURN_IF_ERROR(index_->Append(cur_, next_frame_, page_no));  // W2
-    (*frames)[appended_at[k]] = next_frame_;
-    txn_frames_[page_no] = next_frame_++;
+    JKV_RETURN_IF_ERROR(index_->Append(cursor_.log, cursor_.next_frame, page_no));  // W2
+    (*frames)[appended_at[k]] = cursor_.next_frame;
+    txn_frames_[page_no] = cursor_.next_frame++;
   }
-  chain_ = chain;
+  cursor_.chain = chain;
   return absl::OkStatus();
 }
 
@@ -343,9 +352,9 @@ absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
   JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &ticket.frames));
   CallWalHook("commit:appended");
   const shm::IndexHeader base = writer_header_;
-  shm::LogState& state = writer_header_.logs[cur_];
-  state.mx_frame = next_frame_ - 1;
-  state.last_checksum = chain_;
+  shm::LogState& state = writer_header_.logs[cursor_.log];
+  state.mx_frame = cursor_.next_frame - 1;
+  state.last_checksum = cursor_.chain;
   writer_header_.page_count = db_size;  // as recovery would find it (HeaderFromScans)
   ++writer_header_.change;
   checked_change_ = writer_header_.change;  // its last frame is the one just written
@@ -353,7 +362,7 @@ absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
   ticket.epoch = epoch_;
   ForgetTransaction();
   shm::IndexHeader published;
-  if (options_.sync < SyncLevel::kFull && ReadPublishedSpinning(&published) &&
+  if (options_.sync < SyncLevel::kFull && GroupFlush::ReadPublished(*index_, &published) &&
       published == base) {
     // W12 b: nothing pending, and NORMAL and OFF need no sync before the publish: published
     // under WRITE (W2: entries first, then the header).
@@ -365,18 +374,19 @@ absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
     index_->WriteAppendedHeader(writer_header_);
     EnterWriterState(WriterState::kCommitted);
   }
+  cursor_.CheckInvariants(writer_header_, wal2_);
   return ticket;
 }
 
 absl::Status WalConnection::Rollback() {
-  const uint32_t appended = writer_header_.logs[cur_].mx_frame;
-  next_frame_ = appended + 1;
-  chain_ = writer_header_.logs[cur_].last_checksum;
+  JKV_DCHECK(cursor_.log == CurrentLog(writer_header_, wal2_));  // the log stays the same
+  cursor_ = WriterCursor::AtEndOf(writer_header_, wal2_);
+  const uint32_t appended = cursor_.next_frame - 1;
   // Whether or not the entries go now, the next BeginWrite removes any left (W2), and no
   // reader looks past the published mx_frame.
   ForgetTransaction();
   EnterWriterState(WriterState::kLocked);
-  return index_->Truncate(cur_, appended);  // W2
+  return index_->Truncate(cursor_.log, appended);  // W2
 }
 
 void WalConnection::EndWrite() {
