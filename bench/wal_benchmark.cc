@@ -441,7 +441,7 @@ void BM_RollbackReadTxnBeginEnd(benchmark::State& state) {
   BM_ReadTxnBeginEnd(state, JournalMode::kDelete);
 }
 // A connection that found no free reader slot: its read transactions pin under an overflow
-// mark (wal/wal_connection.h M1..M4), a lock exclusive, a conversion to shared and an unlock
+// mark (wal/reader_pins.h M1..M5), a lock exclusive, a conversion to shared and an unlock
 // each, where a slot's pin is a plain store.
 void BM_WalOverflowReadTxnBeginEnd(benchmark::State& state) {
   absl::StatusOr<std::unique_ptr<TempDb>> bench =

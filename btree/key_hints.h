@@ -1,4 +1,4 @@
-// KeyHints: a search aid kept with a b-tree page's image (a pager::PageDecoration, D1-D3 in
+// KeyHints: a search aid kept with a b-tree page's image (a pager::PageDecoration, K1-K3 in
 // pager/page_access.h). It holds the key prefix that every key of the page shares and, for
 // each cell in key order, the four bytes of its key that follow that prefix as one big-endian
 // integer (its head). A binary search then compares integers in one small array and reads a

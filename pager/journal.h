@@ -1,7 +1,7 @@
 // The rollback journal of one database: writing it during a write transaction, ending it at
 // commit, rolling a transaction back from it, and recovering a hot journal left by a crash.
 //
-// The format is in journal_format.h. The commit protocol (pager I1..I4 in pager.h):
+// The format is in journal_format.h. The commit protocol (I1, I2, I3 and I4 of pager.h):
 //
 //   1. Flush(): header, original images and the seal are written in one sequential write and
 //      synced (sync >= NORMAL), with the directory synced when the journal file was just

@@ -5,7 +5,7 @@
 //     (pager.h, I1..I12, the state table of its locks).
 //   - WalStrategy (wal_strategy.{h,cc}, wal_policy.cc): WAL and WAL2. Pages are appended to the
 //     log; the protocol of the log, the wal-index and the checkpoints is wal::WalConnection's
-//     (wal/wal_connection.h, W1..W10, V1..V6, M1..M4).
+//     (wal/wal_connection.h W1..W14, V1..V6; wal/reader_pins.h M1..M5).
 //
 // The seam has two halves. Per connection, this interface: beginning a read or write
 // transaction, checkpoints, stats and the close. Per transaction, the transaction objects the

@@ -35,23 +35,23 @@ class PageDecoration {
 // the writer; immutable once published to the cache. The bytes start uninitialized: every
 // creator fills the whole page (a read, a copy, or an explicit zero fill).
 //
-// Decorations (D1-D3, cited at their uses):
-//   D1. A decoration is attached only to an image whose bytes never change again (a PageRef
+// Decorations (K1-K3, cited at their uses):
+//   K1. A decoration is attached only to an image whose bytes never change again (a PageRef
 //       that is fixed()): a write transaction's own dirty page is never decorated, so no
 //       decoration describes bytes that a later GetMutable changes.
-//   D2. `decoration` goes from null to its one value once, by compare-exchange (release); a
+//   K2. `decoration` goes from null to its one value once, by compare-exchange (release); a
 //       reader loads it with acquire and so sees the decoration whole. Two threads that both
 //       build one keep the first; the second deletes its own.
-//   D3. The image owns it: it lives until the last PageRef and the cache let go of the image.
+//   K3. The image owns it: it lives until the last PageRef and the cache let go of the image.
 struct PageBuffer {
   explicit PageBuffer(uint32_t size) : bytes(new uint8_t[size]), size(size) {}
-  ~PageBuffer() { delete decoration.load(std::memory_order_acquire); }  // D3
+  ~PageBuffer() { delete decoration.load(std::memory_order_acquire); }  // K3
   PageBuffer(const PageBuffer&) = delete;
   PageBuffer& operator=(const PageBuffer&) = delete;
 
   std::unique_ptr<uint8_t[]> bytes;
   uint32_t size;
-  mutable std::atomic<const PageDecoration*> decoration{nullptr};  // D2
+  mutable std::atomic<const PageDecoration*> decoration{nullptr};  // K2
 };
 
 // A pinned, read-only page. Cheap to copy; keeps the page image alive while it exists, or,
@@ -95,14 +95,14 @@ class PageRef {
   const std::shared_ptr<const PageBuffer>& owner() const { return owner_; }
 
   // True for a clean image (cached or read for the transaction), false for a write
-  // transaction's own dirty page. Only a fixed image carries a decoration (D1).
+  // transaction's own dirty page. Only a fixed image carries a decoration (K1).
   bool fixed() const { return fixed_; }
-  // The image's decoration, or nullptr (D2). REQUIRES: valid().
+  // The image's decoration, or nullptr (K2). REQUIRES: valid().
   const PageDecoration* decoration() const {
     return image_->decoration.load(std::memory_order_acquire);
   }
-  // Attaches `decoration` unless the image has one already, and returns the one it keeps (D2).
-  // REQUIRES: fixed() (D1).
+  // Attaches `decoration` unless the image has one already, and returns the one it keeps (K2).
+  // REQUIRES: fixed() (K1).
   const PageDecoration* Decorate(std::unique_ptr<PageDecoration> decoration) const {
     const PageDecoration* expected = nullptr;
     if (image_->decoration.compare_exchange_strong(expected, decoration.get(),

@@ -13,7 +13,8 @@
 // creation and recovery), txn.h and pager_txn.cc (what every mode's transactions share: pages, the
 // freelist, the checks of their callers), rollback_strategy.{h,cc} (the rollback journal's
 // protocol, below) and wal_strategy.{h,cc} with wal_policy.cc (WAL and WAL2 over
-// wal::WalConnection, wal/wal_connection.h: its own state table, W1..W10, V1..V6, M1..M4).
+// wal::WalConnection, wal/wal_connection.h: its own state table, W1..W14, V1..V6; M1..M5 in
+// wal/reader_pins.h).
 //
 // States of a pager in the rollback-journal modes (`readers_` counts open ReadTxn;
 // RollbackStrategy::State, moved by EnterLocked, which checks each edge and the lock held in

@@ -54,7 +54,7 @@ struct PagerOptions {
   // WAL: the reader slots of the -shm this connection may claim (0..shm::kMaxSlots). A
   // connection that finds all of them taken still reads and writes: it pins its snapshots
   // under the shared overflow marks, at a few lock calls per read transaction
-  // (wal/wal_connection.h M1..M4).
+  // (wal/reader_pins.h M1..M5).
   int reader_slots = 512;
 };
 

@@ -1,9 +1,9 @@
 // WAL and WAL2 as a journaling strategy (journal_strategy.h): transactions over one
 // connection of the WAL protocol (wal::WalConnection, wal/wal_connection.h, which owns the log,
-// the wal-index and this connection's reader slot, and states the invariants W1..W10, V1..V6
-// and M1..M4). This side adds what the pager's page cache and header need (page versions, the
-// header of a snapshot) and the checkpoint policy that runs after commits (wal_policy.cc,
-// checkpoint/policy.h, checkpoint/background.h).
+// the wal-index and this connection's reader slot, and states the invariants W1..W14, V1..V6
+// and M1..M5 in wal/reader_pins.h). This side adds what the pager's page cache and header
+// need (page versions, the header of a snapshot) and the checkpoint policy that runs after
+// commits (wal_policy.cc, checkpoint/policy.h, checkpoint/background.h).
 //
 // A commit, top to bottom: WalWriteTxn::CommitPages in wal_strategy.cc.
 #ifndef JOURNALKV_PAGER_WAL_STRATEGY_H_

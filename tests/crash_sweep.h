@@ -87,8 +87,9 @@ std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t
 // Any whole transaction up to the one in flight (what a power loss may leave at WAL NORMAL).
 std::vector<int> UpTo(const RunResult& run);
 // Any whole transaction from the last one acknowledged at sync FULL or EXTRA up to the one in
-// flight (what a power loss may leave when the connections' levels differ: issue 43, G3). With
-// every connection at NORMAL (none acknowledged durably) this is UpTo.
+// flight (what a power loss may leave when the connections' levels differ: P1 of
+// tests/wal_group_fault_test.cc). With every connection at NORMAL (none acknowledged durably)
+// this is UpTo.
 std::vector<int> FromLastDurable(const RunResult& run);
 
 // What a sweep tried, to print and to assert that it did not pass vacuously.

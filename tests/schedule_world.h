@@ -50,7 +50,7 @@ struct Connection {
   uint32_t cache_pages = 2000;
   const char* policy = "manual";
   SyncLevel sync = SyncLevel::kFull;
-  int reader_slots = 512;  // 0: every read transaction pins under an overflow mark (M1..M4)
+  int reader_slots = 512;  // 0: every read transaction pins under an overflow mark (M1..M5)
 };
 
 // One schedule's world: the database, the version map and the first failure.

@@ -1,4 +1,4 @@
-// More connections than reader slots (wal/wal_connection.h M1..M4): a connection that finds
+// More connections than reader slots (wal/reader_pins.h M1..M5): a connection that finds
 // every slot it may claim taken pins its snapshots under the shared overflow marks, and reads,
 // writes and checkpoints go on. The checkpoint must honour those snapshots: the tests below
 // read pages their snapshot has not cached after the writer changed them and a checkpoint ran,

@@ -158,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(Wal, WalCrashSweepTest, ::testing::ValuesIn(Configs()),
 // acknowledged commit or the one in flight; never part of a transaction.
 struct MixedConnection {
   SyncLevel sync;
-  int reader_slots = 512;  // 0: every read pins under the overflow marks (M1..M4)
+  int reader_slots = 512;  // 0: every read pins under the overflow marks (M1..M5)
 };
 
 struct MixedConfig {

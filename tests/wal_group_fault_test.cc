@@ -1,10 +1,10 @@
 // Group commit (wal/wal_connection.h W12) under a failing sync and with connections at
-// different sync levels (issue 43). The guarantees checked (the issue's G1..G4):
-//   G1. A commit acknowledged at FULL or EXTRA survives any later power loss and any process
+// different sync levels. The guarantees checked (P1-P4, this file's own):
+//   P1. A commit acknowledged at FULL or EXTRA survives any later power loss and any process
 //       crash, whoever flushed it, whatever the other connections' levels.
-//   G2. No transaction is ever partly present after a crash.
-//   G3. After a process crash every acknowledged commit is there (any level).
-//   G4. A commit that returned an error is never visible to any connection while they stay
+//   P2. No transaction is ever partly present after a crash.
+//   P3. After a process crash every acknowledged commit is there (any level).
+//   P4. A commit that returned an error is never visible to any connection while they stay
 //       open, and no commit acknowledged after it builds on it; after a crash it may be
 //       present only if no commit acknowledged after its failure is present. Commits that fail
 //       because another thread's or connection's flush failed return an error too.
@@ -19,7 +19,7 @@
 // checked directly too.
 //
 // The tests:
-//   - FailedGroupFlushTest: issue 43's finding 1 as it describes it, step by step: a commit
+//   - FailedGroupFlushTest: a failed group flush, step by step: a commit
 //     appended and waiting for its flush at FULL, a second commit appended on top of it (a
 //     thread of the same handle, or another handle), the flush's fdatasync fails (the file
 //     system's failed Sync makes each unsynced change durable or lost, as Linux does): both
@@ -157,7 +157,7 @@ Contents Read(Db& db) {
   return Read(**r);
 }
 
-// G2 on one state: the counter equals the number of own keys, and the own keys are exactly the
+// P2 on one state: the counter equals the number of own keys, and the own keys are exactly the
 // chain from "last" back to the first commit (whole transactions, in one order, no hole).
 std::string Whole(const Contents& c) {
   if (!c.error.empty()) return absl::StrCat("unreadable: ", c.error);
@@ -385,7 +385,7 @@ TEST_P(FailedGroupFlushTest, EveryCommitOfAFailedFlushFailsAndNoneIsEverVisible)
     EXPECT_TRUE(!s1.ok() || rec.own.contains(11)) << "acknowledged commit 11 lost";
     if (s2.ok()) {
       EXPECT_TRUE(rec.own.contains(12)) << "acknowledged commit 12 lost";
-      // G4 after a crash: the failed commit 11 may be present only if no commit acknowledged
+      // P4 after a crash: the failed commit 11 may be present only if no commit acknowledged
       // after its failure is.
       EXPECT_FALSE(!s1.ok() && rec.own.contains(11) && rec.own.contains(12))
           << "the failed commit 11 is present with commit 12, acknowledged after it failed";
@@ -421,7 +421,7 @@ class MixedLevelFlushTest : public ::testing::TestWithParam<MixedFlushCase> {};
 
 // A FULL connection's commit is appended and held as it begins to wait for its flush; a commit
 // of another connection, at OFF or NORMAL, finds it pending, and its own flush publishes both.
-// The FULL commit, then acknowledged, must survive a power loss (G1): the other connection's
+// The FULL commit, then acknowledged, must survive a power loss (P1): the other connection's
 // flush syncs the log for it, whatever its own level. Each seed is a new run and one power
 // loss; a power loss drops each unsynced write with probability 2/3, so a FULL commit that
 // was never synced is lost in nearly every run.
@@ -661,7 +661,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
     counts->failed += o.tried && !o.ok;
   }
 
-  // G4 in memory: no acknowledged commit built on a failed one (its chain of bases, as each
+  // P4 in memory: no acknowledged commit built on a failed one (its chain of bases, as each
   // commit read "last", passes through none).
   for (size_t id = 0; id < outcomes.size(); ++id) {
     if (!outcomes[id].tried || !outcomes[id].ok) continue;
@@ -680,7 +680,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
     }
   }
 
-  // G4 while the handles are open: a reader of another connection sees no failed commit, and
+  // P4 while the handles are open: a reader of another connection sees no failed commit, and
   // a whole state. (A failed sync may also have lost frames that NORMAL and OFF writers had
   // published without a sync: the file then holds what was there before at those places, an
   // older generation's frames or zeros, which read as damage or as older pages. No guarantee
@@ -726,7 +726,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
   for (size_t id = 0; id < outcomes.size(); ++id) {
     const Outcome& o = outcomes[id];
     if (!o.tried) continue;
-    // G1 and G3: acknowledged at FULL or EXTRA survives a power loss; everything acknowledged
+    // P1 and P3: acknowledged at FULL or EXTRA survives a power loss; everything acknowledged
     // survives a process crash.
     // (A failed sync may itself have lost what NORMAL and OFF writers published unsynced:
     // then only FULL and EXTRA promise it, after a process crash too.)
@@ -738,7 +738,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
                           trial.power_loss ? "power loss" : "process crash");
     }
     if (o.ok || !rec.own.contains(static_cast<int>(id))) continue;
-    // G4 after a crash: a failed commit present, and so no commit acknowledged after its
+    // P4 after a crash: a failed commit present, and so no commit acknowledged after its
     // failure may be (one that began after the failed one returned, to be certain).
     ++counts->failed_present;
     for (const auto& [other, pred] : rec.own) {

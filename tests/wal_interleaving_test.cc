@@ -94,7 +94,7 @@ void GateHook(const char* point) {
 constexpr uint32_t kWal2SwitchPages = 8;
 
 // A mode, and the reader slots each connection may claim: 0 runs every interleaving with the
-// readers pinning under overflow marks (wal/wal_connection.h M1..M4) instead of slots.
+// readers pinning under overflow marks (wal/reader_pins.h M1..M5) instead of slots.
 struct Interleaving {
   JournalMode mode;
   int reader_slots;

@@ -9,7 +9,7 @@
 //      two reader connections with no slot either (one also writes half the commits, which
 //      need none of the writer handle's locks); a checkpointer that in every other schedule
 //      runs Db::Checkpoint on the first reader's handle, whose reader thread also reads at
-//      random times. Every read pins under an overflow mark (wal/wal_connection.h M1..M4), and
+//      random times. Every read pins under an overflow mark (wal/reader_pins.h M1..M5), and
 //      the values are 900 bytes, one account a page, so that the one-page caches read them
 //      from the files again and again. Half the schedules are PCT's, half hold a checkpoint
 //      just past the point where it noted its own pin holder until a header is published

@@ -3,7 +3,8 @@
 // may already have dropped the unsynced data while still reporting a later fsync as successful,
 // so the pager never retries or trusts one (pager.h, I7) and enters its error state instead.
 //
-// Each call site states the invariant its sync keeps (pager.h I1..I6).
+// Each call site states the invariant its sync keeps (pager.h I1..I12, wal/wal_connection.h,
+// checkpoint/checkpointer.h).
 #ifndef JOURNALKV_VFS_SYNC_H_
 #define JOURNALKV_VFS_SYNC_H_
 

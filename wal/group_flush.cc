@@ -52,11 +52,11 @@ bool GroupFlush::TryLock(shm::WalIndex& index, absl::Status* error) {
   if (!mu_.TryLock()) return false;  // another thread of this connection holds FLUSH
   absl::StatusOr<bool> locked = index.TryLock(shm::ShmLock::kFlush, vfs::LockMode::kExclusive);
   if (locked.ok() && *locked) {
-    holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // G1
+    holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // F1
     return true;
   }
   if (!locked.ok()) *error = locked.status();
-  mu_.Unlock();  // another connection holds FLUSH: neither lock (G1)
+  mu_.Unlock();  // another connection holds FLUSH: neither lock (F1)
   return false;
 }
 
@@ -75,7 +75,7 @@ absl::Status GroupFlush::Lock(shm::WalIndex& index, absl::Time deadline,
       return locked.status();
     }
     if (*locked) {
-      holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // G1
+      holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // F1
       return absl::OkStatus();
     }
     const absl::Time now = absl::Now();
@@ -93,7 +93,7 @@ absl::Status GroupFlush::Lock(shm::WalIndex& index, absl::Time deadline,
 }
 
 void GroupFlush::Unlock(shm::WalIndex& index) {
-  JKV_DCHECK(HeldHere());  // G1: only the holder lets go
+  JKV_DCHECK(HeldHere());  // F1: only the holder lets go
   holder_.store(std::thread::id(), std::memory_order_relaxed);
   index.Unlock(shm::ShmLock::kFlush).IgnoreError();  // closing the file drops it anyway
   mu_.Unlock();
@@ -103,7 +103,7 @@ void GroupFlush::Unlock(shm::WalIndex& index) {
 
 void GroupFlush::Publish(shm::WalIndex& index, const shm::IndexHeader& published,
                          const shm::IndexHeader& appended) {
-  JKV_DCHECK(HeldHere());  // G1
+  JKV_DCHECK(HeldHere());  // F1
   index.PublishHeader(appended);  // W2: every entry up to it is in place (W12 a)
   last_group_.store(appended.change - published.change, std::memory_order_relaxed);
   CheckInvariants(index);
@@ -157,14 +157,14 @@ void GroupFlush::WaitForAppenders(const shm::WalIndex& index, const shm::IndexHe
 
 void GroupFlush::CheckInvariants(const shm::WalIndex& index) const {
   if (!JKV_DCHECK_IS_ON) return;
-  JKV_DCHECK(HeldHere());                                                     // G1
+  JKV_DCHECK(HeldHere());                                                     // F1
   shm::IndexHeader published;
   shm::IndexHeader appended;
   if (index.ReadHeader(&published) && index.ReadAppendedHeader(&appended)) {
-    JKV_DCHECK(Covers(appended, published));                                  // G2
+    JKV_DCHECK(Covers(appended, published));                                  // F2
   }
-  JKV_DCHECK(last_group_.load(std::memory_order_relaxed) >= 1);               // G3
-  JKV_DCHECK(waiting_writers_.load(std::memory_order_relaxed) >= 0);          // G4
+  JKV_DCHECK(last_group_.load(std::memory_order_relaxed) >= 1);               // F3
+  JKV_DCHECK(waiting_writers_.load(std::memory_order_relaxed) >= 0);          // F4
 }
 
 }  // namespace journalkv::wal

@@ -8,22 +8,22 @@
 // durability (wal/wal_durability.cc), which calls this role's Lock and Unlock around them.
 //
 // Invariants (cited at their call sites; CheckInvariants asserts them in debug builds):
-//   G1. FLUSH is both locks or neither, and one thread holds it: the holder is recorded after
+//   F1. FLUSH is both locks or neither, and one thread holds it: the holder is recorded after
 //       both are taken and cleared before either is let go, only the holder lets go, and the
 //       role's state below (the publish, SyncTook) changes only under it.
-//   G2. (W12 a, d) Under FLUSH the published header is never ahead of the appended one:
+//   F2. (W12 a, d) Under FLUSH the published header is never ahead of the appended one:
 //       Covers(appended, published) whenever both read whole (published read first: the
 //       appended header only grows but under FLUSH, W13 c, which the holder does not race).
-//   G3. (W12 h) A flush publishes only a header newer than the published one it read: every
+//   F3. (W12 h) A flush publishes only a header newer than the published one it read: every
 //       publish covers at least one commit, so the last group is at least 1.
-//   G4. Writers waiting to become this connection's writer are counted in and out in pairs
+//   F4. Writers waiting to become this connection's writer are counted in and out in pairs
 //       (AddWaitingWriters): the count is never negative.
 //
 // Thread-safety: the role is FLUSH to clang's analysis (a capability): TryLock acquires it,
 // Unlock releases it, and a caller whose Lock returned OK says so with AssertHeld (a Status
 // cannot carry a conditional acquire), so every REQUIRES(FLUSH) (Publish, SyncTook,
 // WaitForAppenders, CheckInvariants, and the connection's functions that name flush_) is checked
-// by tools/check_thread_safety.sh. Lock, TryLock and Unlock from any thread (G1); the reads and
+// by tools/check_thread_safety.sh. Lock, TryLock and Unlock from any thread (F1); the reads and
 // Covers from any thread.
 #ifndef JOURNALKV_WAL_GROUP_FLUSH_H_
 #define JOURNALKV_WAL_GROUP_FLUSH_H_
@@ -67,18 +67,18 @@ class ABSL_LOCKABLE GroupFlush {
   absl::Status Lock(shm::WalIndex& index, absl::Time deadline, absl::Duration patience,
                     const std::string& what) ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void Unlock(shm::WalIndex& index) ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  // After a Lock that returned OK: FLUSH is held, by this thread (G1, checked in debug builds).
+  // After a Lock that returned OK: FLUSH is held, by this thread (F1, checked in debug builds).
   void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() { JKV_DCHECK(HeldHere()); }
   // A connection alone at open (the -shm's DMS byte exclusive, or a private heap index) needs
   // no FLUSH to recover: no one else flushes. Tells the analysis so; checks nothing.
   void AssumeAlone() const ABSL_ASSERT_EXCLUSIVE_LOCK() {}
-  // True when the calling thread holds FLUSH (G1).
+  // True when the calling thread holds FLUSH (F1).
   bool HeldHere() const {
     return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
 
   // Holding FLUSH: publishes `appended`, made durable, over `published` (what the flush read
-  // before its wait and sync; W12 h: older than `appended`), and counts the group (G3).
+  // before its wait and sync; W12 h: older than `appended`), and counts the group (F3).
   void Publish(shm::WalIndex& index, const shm::IndexHeader& published,
                const shm::IndexHeader& appended) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
   // Holding FLUSH: this flush's sync took `took` (the bound of the next flush's wait).
@@ -95,12 +95,12 @@ class ABSL_LOCKABLE GroupFlush {
                         absl::FunctionRef<void()> on_wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
 
   // The caller's threads that wait to become this connection's writer (+1 when one starts
-  // waiting, -1 when it stops), which a flush waits for (G4).
+  // waiting, -1 when it stops), which a flush waits for (F4).
   void AddWaitingWriters(int delta) {
     waiting_writers_.fetch_add(delta, std::memory_order_acq_rel);
   }
 
-  // Debug builds, holding FLUSH: asserts G1-G4 over `index`. A no-op under NDEBUG.
+  // Debug builds, holding FLUSH: asserts F1-F4 over `index`. A no-op under NDEBUG.
   void CheckInvariants(const shm::WalIndex& index) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
 
   // Test hooks.
@@ -111,10 +111,10 @@ class ABSL_LOCKABLE GroupFlush {
   // This connection's threads, one FLUSH at a time: the -shm's byte is per File. It guards no
   // memory. Taken after the connection's write_role_mu_, never before it.
   base::Mutex mu_;
-  std::atomic<std::thread::id> holder_{};  // G1: the thread holding FLUSH, or none
+  std::atomic<std::thread::id> holder_{};  // F1: the thread holding FLUSH, or none
   std::atomic<int64_t> last_sync_ns_{0};   // this connection's last group flush's sync
-  std::atomic<int> waiting_writers_{0};    // AddWaitingWriters (G4)
-  std::atomic<uint32_t> last_group_{1};    // commits this connection's last flush covered (G3)
+  std::atomic<int> waiting_writers_{0};    // AddWaitingWriters (F4)
+  std::atomic<uint32_t> last_group_{1};    // commits this connection's last flush covered (F3)
   std::atomic<uint32_t> ignored_write_waiters_{0};  // see WaitForAppenders
 };
 

@@ -1,8 +1,8 @@
 // The group-flush role on its own: FLUSH over a heap wal-index (this connection's threads), or
 // over a -shm in memory (vfs::MemFileSystem) that two "connections" (a File, a WalIndex and a
 // GroupFlush each) share, so that the FLUSH byte is seen as across processes; Covers, the
-// publish and its group (G3), the wait for joining writers, W14's give-up, and CheckInvariants
-// (G1-G4) failing on each invariant broken.
+// publish and its group (F3), the wait for joining writers, W14's give-up, and CheckInvariants
+// (F1-F4) failing on each invariant broken.
 #include "wal/group_flush.h"
 
 #include <atomic>
@@ -99,7 +99,7 @@ TEST(GroupFlushHeapTest, OneThreadOfTheConnectionAtATime) {
   });
   t.join();
   EXPECT_FALSE(other);       // another thread of this connection holds it
-  EXPECT_FALSE(held_there);  // G1: the holder is this thread
+  EXPECT_FALSE(held_there);  // F1: the holder is this thread
   const uint32_t seq = index->wake_seq(shm::WalIndex::Wake::kFlush);
   flush.Unlock(*index);
   EXPECT_FALSE(flush.HeldHere());
@@ -128,7 +128,7 @@ TEST_F(GroupFlushTest, AnotherConnectionsFlushKeepsThisOneOutUntilW14GivesUp) {
   if (!a->flush.TryLock(*a->index, &error)) GTEST_FAIL() << "FLUSH is free";
   EXPECT_FALSE(TryLockUnchecked(b->flush, *b->index, &error));
   EXPECT_THAT(error, IsOk());
-  EXPECT_FALSE(b->flush.HeldHere());  // both locks or neither (G1): b's mutex was let go
+  EXPECT_FALSE(b->flush.HeldHere());  // both locks or neither (F1): b's mutex was let go
   // W14: nothing published for the patience, past the deadline: busy, naming the file.
   const absl::Time start = absl::Now();
   absl::Status busy = b->flush.Lock(*b->index, start, kPatience, "/x.db-shm");
@@ -164,7 +164,7 @@ TEST(GroupFlushHeapTest, APublishCountsTheCommitsItCovers) {
   EXPECT_TRUE(GroupFlush::ReadAppended(*index, &appended));
   EXPECT_FALSE(GroupFlush::Covers(published, appended));
   flush.Publish(*index, published, appended);
-  EXPECT_EQ(flush.last_group(), 3u);  // G3
+  EXPECT_EQ(flush.last_group(), 3u);  // F3
   shm::IndexHeader now;
   EXPECT_TRUE(GroupFlush::ReadPublished(*index, &now));
   EXPECT_EQ(now, appended);
@@ -194,7 +194,7 @@ TEST(GroupFlushHeapTest, ALoneWritersFlushDoesNotWaitAndAnAppendingOneWaitsASync
   EXPECT_GT(waits, 0);
   EXPECT_GE(absl::Now() - start, absl::Microseconds(200));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  // A thread waiting to be the writer (G4's count) keeps it waiting too, until it stops.
+  // A thread waiting to be the writer (F4's count) keeps it waiting too, until it stops.
   flush.AddWaitingWriters(1);
   EXPECT_EQ(flush.waiting_writers(), 1);
   waits = 0;
@@ -219,7 +219,7 @@ class GroupFlushDeathTest : public ::testing::Test {
     index_ = shm::WalIndex::OpenHeap();
     index_->WriteHeader(Header(2, 10));
   }
-  // The death tests break G1 on purpose, and EXPECT_DEATH's branches hide the lock from the
+  // The death tests break F1 on purpose, and EXPECT_DEATH's branches hide the lock from the
   // analysis: these take FLUSH and call under it with the analysis off.
   void Lock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     absl::Status error;
@@ -236,12 +236,12 @@ class GroupFlushDeathTest : public ::testing::Test {
   GroupFlush flush_;
 };
 
-TEST_F(GroupFlushDeathTest, G1NotHeldByTheCaller) {
+TEST_F(GroupFlushDeathTest, F1NotHeldByTheCaller) {
   EXPECT_DEATH(Check(), "HeldHere");
   EXPECT_DEATH(Unlock(), "HeldHere");
 }
 
-TEST_F(GroupFlushDeathTest, G2APublishedHeaderAheadOfTheAppendedOne) {
+TEST_F(GroupFlushDeathTest, F2APublishedHeaderAheadOfTheAppendedOne) {
   Lock();
   Check();
   index_->PublishHeader(Header(3, 12));  // the appended header stays at frame 10
@@ -252,14 +252,14 @@ TEST_F(GroupFlushDeathTest, G2APublishedHeaderAheadOfTheAppendedOne) {
   Unlock();
 }
 
-TEST_F(GroupFlushDeathTest, G3APublishThatCoversNoCommit) {
+TEST_F(GroupFlushDeathTest, F3APublishThatCoversNoCommit) {
   Lock();
   // Publishing the published header again (W12 h forbids it) counts a group of 0.
   EXPECT_DEATH(Publish(Header(2, 10), Header(2, 10)), "last_group_");
   Unlock();
 }
 
-TEST_F(GroupFlushDeathTest, G4MoreWritersCountedOutThanIn) {
+TEST_F(GroupFlushDeathTest, F4MoreWritersCountedOutThanIn) {
   Lock();
   flush_.AddWaitingWriters(-1);
   EXPECT_DEATH(Check(), "waiting_writers_");

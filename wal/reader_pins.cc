@@ -21,7 +21,7 @@ ReaderPins::~ReaderPins() {
 
 // A connection that finds every slot it may claim taken (WalOptions::reader_slots; a heap
 // index, whose one connection needs one slot, ignores the option) reads under the overflow
-// marks instead (M1..M4): it works, at a few lock calls per read transaction.
+// marks instead (M1..M5): it works, at a few lock calls per read transaction.
 absl::Status ReaderPins::Claim(shm::WalIndex* index, int max_slots, const std::string& what) {
   JKV_DCHECK(index_ == nullptr);
   index_ = index;

@@ -134,7 +134,7 @@ class ReaderPins {
   void SetPins(const PinPair& pins);
   // W3: at a read's end, `pins` no older than the slot's (or none).
   void ReleasePins(const PinPair& pins);
-  // Overflow pins (M1..M4), for a connection with no slot: JoinMark pins `pins` under a mark
+  // Overflow pins (M1..M5), for a connection with no slot: JoinMark pins `pins` under a mark
   // (the one this connection holds, a free one it sets, or the newest one in use at or below
   // them; false: none of those). LeaveMark lets go of it.
   absl::StatusOr<bool> JoinMark(const PinPair& pins) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);

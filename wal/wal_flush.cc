@@ -78,7 +78,7 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
     *published = now;
     return true;
   }
-  flush_.Publish(*index_, *published, appended);  // W2, W12 a, G3
+  flush_.Publish(*index_, *published, appended);  // W2, W12 a, F3
   *published = appended;
   counters_.Add(base::Counter::kGroupFlushes);
   return true;

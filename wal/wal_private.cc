@@ -63,7 +63,7 @@ absl::Status WalConnection::JoinPrivate(const absl::Status& why) {
   }
   index_ = shm::WalIndex::OpenHeap();
   // No other thread has this connection yet, but RefreshPrivate's state is the pin mutex's.
-  // Open is never called with it held (WalStrategy::Open excludes it; Pager::LeaveWalLocked
+  // Open is never called with it held (WalStrategy::Open excludes it; the WAL family's LeaveLocked
   // holds it but opens with exclusive locking, which never joins privately).
   base::MutexLock lock(pins_.mu());
   return RefreshPrivate();
