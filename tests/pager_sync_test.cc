@@ -49,7 +49,7 @@ std::vector<SyncConfig> Configs() {
 }
 
 // The commit syncs no state of this harness has needed yet, kept on reasoning
-// (docs/design-notes.md, "Syncs the harness has not needed"):
+// (docs/testing.md, "Syncs the harness has not needed"):
 //   - the placement sync makes a journal left by another connection durable before this one
 //     writes its records where that journal's may lie; the states that need it (that
 //     journal's truncate or zeroing lost, this transaction's new header lost, its records kept

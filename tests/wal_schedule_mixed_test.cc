@@ -33,7 +33,7 @@
 //      of the log it leaves, as a torn state.
 // A power loss after an `off` writer began the log's generation unsynced is not checked
 // (World::CutPower says why) and is counted. The default tier runs 36 schedules a mode (12 of
-// each kind), the long tier 1,500; docs/design-notes.md, "The schedule explorer", says how many
+// each kind), the long tier 1,500; docs/testing.md, "The schedule explorer", says how many
 // schedules each kind took to find its bug. JKV_SCHEDULE_SEED=N replays one schedule of this
 // test (two-writer schedules replay most times, not every time: the group flush's wait for
 // more writers, WalConnection::WaitForAppenders, is bounded by the clock), JKV_SCHEDULES=N sets

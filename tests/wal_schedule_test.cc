@@ -24,7 +24,7 @@
 // keeps those kinds only, JKV_SCHEDULE_DROPS=a,b>c,p/d>e gives every schedule those drops and
 // holds, to look at one window (kKnownWindows lists the windows of the races found so far),
 // and JKV_SCHEDULE_COUNT=a,b prints how often each schedule reached those points.
-// docs/design-notes.md, "The schedule explorer", says what it finds with each fix undone.
+// docs/testing.md, "The schedule explorer", says what it finds with each fix undone.
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -41,7 +41,7 @@ namespace {
 
 // The windows of the races the explorer has found (with their fixes undone), as drops and
 // holds ("a>b": a thread at a sits out until another reaches b; ScheduleOptions::drop_names).
-// Measured with each fix undone by hand (docs/design-notes.md, "The schedule explorer").
+// Measured with each fix undone by hand (docs/testing.md, "The schedule explorer").
 struct KnownWindow {
   const char* race;
   const char* drops;
