@@ -73,8 +73,8 @@ absl::StatusOr<bool> PutInLeaf(pager::PageWriter& pages, PageNo leaf, absl::Span
 // descent of its snapshot passes it, and its search, some eight probes whose branches go either
 // way at random, was a sixth of a cached point read. Leaves are searched without: their hints
 // are an allocation apart from the page, one more cache miss before the cell the search must
-// read anyway, and measured no faster (bench/README.md). Only a fixed image is decorated (K1,
-// pager/page_access.h), and the btree is the only layer that decorates pages.
+// read anyway, and measured no faster (bench/results-2026-12-05/NOTES.md). Only a fixed image
+// is decorated (K1, pager/page_access.h), and the btree is the only layer that decorates pages.
 const KeyHints* HintsFor(const pager::PageRef& ref, const PageView& view) {
   if (view.is_leaf() || !ref.fixed() || view.cell_count() < KeyHints::kMinCells) return nullptr;
   if (const pager::PageDecoration* d = ref.decoration()) return static_cast<const KeyHints*>(d);

@@ -608,8 +608,8 @@ absl::Status WalIndex::Truncate(int log, uint32_t mx_frame) {
   // it. The used pages[] words of a block are a prefix (frames are appended in order, and the
   // first frame of a block clears all of it), and a hash slot is never set without its pages[]
   // word. So when the word of frame mx_frame + 1 is zero, nothing past mx_frame is in this
-  // block, and the scan of its 8,192 slots (a third of a commit at sync off, bench/README.md)
-  // is skipped. A block of an earlier life of a damaged -shm file need not obey that; its
+  // block, and the scan of its 8,192 slots (a third of a commit at sync off,
+  // bench/results-2026-12-05/NOTES.md) is skipped. A block of an earlier life of a damaged -shm file need not obey that; its
   // stale slots past mx_frame stay until its first frame is appended, which clears all of it
   // (Append), and no lookup looks past mx_frame.
   const uint32_t keep = mx_frame - k * kFramesPerBlock;

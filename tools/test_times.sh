@@ -8,7 +8,7 @@
 #
 # Prints each target's time (all shards summed, and its slowest shard), the slowest shards,
 # the sum over every target, and the wall time that sum needs at two tests at once (what this
-# 2-core machine runs), which is what the README's tier table quotes. A cached result counts
+# 2-core machine runs), the figure to quote for a tier's time. A cached result counts
 # with the time of the run that produced it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
