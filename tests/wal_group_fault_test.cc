@@ -191,21 +191,6 @@ Options BaseOptions(vfs::FileSystem* fs, JournalMode mode, SyncLevel sync) {
   return o;
 }
 
-std::string ModeName(JournalMode mode) { return mode == JournalMode::kWal ? "wal" : "wal2"; }
-std::string LevelName(SyncLevel s) {
-  switch (s) {
-    case SyncLevel::kOff:
-      return "off";
-    case SyncLevel::kNormal:
-      return "normal";
-    case SyncLevel::kFull:
-      return "full";
-    case SyncLevel::kExtra:
-      return "extra";
-  }
-  return "?";
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parking named test threads at hook points
 
@@ -286,7 +271,7 @@ struct FailedFlushCase {
 };
 
 std::string FailedFlushName(const ::testing::TestParamInfo<FailedFlushCase>& info) {
-  return absl::StrCat(ModeName(info.param.mode), info.param.two_handles ? "_two_handles"
+  return absl::StrCat(JournalModeName(info.param.mode), info.param.two_handles ? "_two_handles"
                                                                         : "_two_threads");
 }
 
@@ -414,7 +399,7 @@ struct MixedFlushCase {
 };
 
 std::string MixedFlushName(const ::testing::TestParamInfo<MixedFlushCase>& info) {
-  return absl::StrCat(ModeName(info.param.mode), "_", LevelName(info.param.other));
+  return absl::StrCat(JournalModeName(info.param.mode), "_", SyncLevelName(info.param.other));
 }
 
 class MixedLevelFlushTest : public ::testing::TestWithParam<MixedFlushCase> {};
@@ -471,7 +456,7 @@ TEST_P(MixedLevelFlushTest, AFullCommitFlushedByAnotherLevelsConnectionSurvivesA
     if (!rec.own.contains(2)) ++lost;
   }
   EXPECT_EQ(lost, 0) << lost << " of " << kRuns << " power losses lost the FULL commit that a "
-                     << LevelName(c.other) << " connection's flush acknowledged";
+                     << SyncLevelName(c.other) << " connection's flush acknowledged";
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MixedLevelFlushTest,
@@ -503,7 +488,7 @@ std::vector<FaultMix> Mixes() {
                   kExtra = SyncLevel::kExtra;
   std::vector<FaultMix> out;
   for (JournalMode mode : {JournalMode::kWal, JournalMode::kWal2}) {
-    const std::string m = ModeName(mode);
+    const std::string m(JournalModeName(mode));
     out.push_back({m + "_full_one_handle_4_threads", mode, {{kFull, 4}}});
     out.push_back({m + "_full_3_handles", mode, {{kFull, 2}, {kFull, 1}, {kFull, 1}}});
     out.push_back({m + "_full_normal_off", mode, {{kFull, 2}, {kNormal, 1}, {kOff, 1}}});
@@ -672,7 +657,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
                             ", never made (it read a damaged \"last\")");
       }
       if (!outcomes[p].ok) {
-        return absl::StrCat("commit ", id, " (at ", LevelName(outcomes[id].sync),
+        return absl::StrCat("commit ", id, " (at ", SyncLevelName(outcomes[id].sync),
                             ") was acknowledged, built (through ", steps, " others) on commit ",
                             p, ", which returned an error (", outcomes[p].error, ")");
       }
@@ -698,7 +683,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
       for (const auto& [id, pred] : seen.own) {
         if (!Known(id)) return absl::StrCat("another connection reads commit ", id, ", never made");
         if (outcomes[id].tried && !outcomes[id].ok) {
-          return absl::StrCat("commit ", id, " (at ", LevelName(outcomes[id].sync),
+          return absl::StrCat("commit ", id, " (at ", SyncLevelName(outcomes[id].sync),
                               "), which returned an error (", outcomes[id].error,
                               "), is visible to another connection while the handles are open");
         }
@@ -733,7 +718,7 @@ std::string RunTrial(const FaultMix& mix, const Trial& trial, int per_writer,
     const bool must =
         o.ok && (o.sync >= SyncLevel::kFull || (!trial.power_loss && !sync_failed));
     if (must && !rec.own.contains(static_cast<int>(id))) {
-      return absl::StrCat("commit ", id, ", acknowledged at ", LevelName(o.sync),
+      return absl::StrCat("commit ", id, ", acknowledged at ", SyncLevelName(o.sync),
                           ", is lost after the ",
                           trial.power_loss ? "power loss" : "process crash");
     }
