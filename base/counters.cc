@@ -28,7 +28,7 @@ std::optional<Counter> FindCounter(absl::string_view name) {
 
 CounterValues CounterValues::From(const CounterArray& raw) {
   CounterValues v;
-#define JKV_COUNTER_FROM(id, name, type, unit, scope, description) \
+#define JKV_COUNTER_FROM(id, name, type, unit, kind, scope, description) \
   v.name = FieldOf<type>(CounterUnit::unit, raw[Counter::id]);
   JKV_COUNTERS(JKV_COUNTER_FROM)
 #undef JKV_COUNTER_FROM
@@ -37,7 +37,7 @@ CounterValues CounterValues::From(const CounterArray& raw) {
 
 double CounterValues::Value(Counter id) const {
   switch (id) {
-#define JKV_COUNTER_VALUE(id, name, type, unit, scope, description) \
+#define JKV_COUNTER_VALUE(id, name, type, unit, kind, scope, description) \
   case Counter::id:                                                 \
     return static_cast<double>(name);
     JKV_COUNTERS(JKV_COUNTER_VALUE)

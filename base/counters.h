@@ -1,14 +1,17 @@
 // The counter table: every number a connection reports (Db::Stats, `jkv stats`, the C API's
 // jkv_stat_get, jkvbench), one row each, in the style of RocksDB's tickers. A row is
-// {id, name, type, unit, scope, description}; the id is an enum value every layer increments by
-// (base::Counters, one per connection), the name is what users see (the DbStats field, the
-// `jkv stats` line, the C API's key), the type is the DbStats field's C++ type.
+// {id, name, type, unit, kind, scope, description}; the id is an enum value every layer
+// increments by (base::Counters, one per connection), the name is what users see (the DbStats
+// field, the `jkv stats` line, the C API's key, jkvbench's column), the type is the DbStats
+// field's C++ type.
 //
-// Two kinds of rows share the table. Tickers are counted as things happen, by the layer where
-// they happen (commits by the strategy that commits, flushes by the WAL's group flush, ...), into
-// its connection's live array. Gauges (unit kPages/kFrames/kBytes/kFlag/kIndex rows such as
-// page_count or log_frames) describe the state at the time of the snapshot and are filled in by
-// the owner of that state when Stats() is called. Both end up in one CounterValues snapshot.
+// Three kinds of rows share the table (CounterKind). Tickers are counted as things happen, by
+// the layer where they happen (commits by the strategy that commits, flushes by the WAL's group
+// flush, ...), into its connection's live array. Gauges (page_count, log_frames, ...) describe
+// the state at the time of the snapshot and are filled in by the owner of that state when
+// Stats() is called. Marks (max_log_frames) keep the largest value seen. All end up in one
+// CounterValues snapshot; a consumer that reports a phase (jkvbench) takes tickers' differences
+// and marks' and gauges' values at its end.
 //
 // A new counter is one row here and one Add at the place it counts; every consumer iterates
 // the table (ForEachCounter) and so picks it up.
@@ -35,100 +38,109 @@ namespace journalkv::base {
 // Units: how a row's raw uint64_t reads. kNanos rows are shown in milliseconds (a double
 // `_ms` field); the others as integers, kFlag as a bool.
 enum class CounterUnit { kCount, kPages, kFrames, kBytes, kNanos, kFlag, kIndex };
+// How a row changes: a ticker only grows (a difference of two snapshots is what happened
+// between them), a gauge is the state at the snapshot, a mark is the largest value seen so far
+// (a difference means nothing; of two connections, the larger).
+enum class CounterKind { kTicker, kGauge, kMark };
 // Which connections report a row: all, WAL and WAL2 ones (zero otherwise), or WAL2 ones.
 enum class CounterScope { kAll, kWal, kWal2 };
 
-// X(id, name, type, unit, scope, description)
-#define JKV_COUNTERS(X)                                                                         \
-  X(kPageSize, page_size, uint32_t, kBytes, kAll, "the database's page size")                  \
-  X(kPageCount, page_count, uint32_t, kPages, kAll,                                             \
-    "pages in the database file, header page included")                                        \
-  X(kFreelistPages, freelist_pages, uint32_t, kPages, kAll, "of those, free")                  \
-  X(kCacheHits, cache_hits, uint64_t, kCount, kAll,                                             \
-    "pages found cached (WAL: counted when a read transaction ends)")                          \
-  X(kCacheMisses, cache_misses, uint64_t, kCount, kAll, "pages read from a file")              \
-  X(kCachedPages, cached_pages, uint64_t, kPages, kAll, "pages in the cache now")              \
-  X(kCommits, commits, uint64_t, kCount, kAll, "write transactions committed")                 \
-  X(kRollbacks, rollbacks, uint64_t, kCount, kAll, "write transactions rolled back")           \
-  X(kSpills, spills, uint64_t, kCount, kAll,                                                    \
-    "times a write transaction spilled pages before its commit")                               \
-  X(kRecoveries, recoveries, uint64_t, kCount, kAll,                                            \
-    "hot journals rolled back, and wal-indexes rebuilt from frames, by this connection")       \
-  X(kJournalEndFailures, journal_end_failures, uint64_t, kCount, kAll,                          \
-    "rollback commits whose journal could not be ended (harmless: the next writer ends it)")   \
-  X(kWriteTxns, write_txns, uint64_t, kCount, kAll, "WAL write transactions ended")            \
-  X(kWriteLockWait, write_lock_wait_ms, double, kNanos, kAll,                                   \
-    "their time waiting for the writer role and the WRITE lock")                               \
-  X(kWriteWork, write_work_ms, double, kNanos, kAll,                                            \
-    "and working, to the end of commit or rollback (policy blocking too)")                     \
-  X(kWalMode, wal_mode, bool, kFlag, kAll, "the connection is in wal or wal2 mode")            \
-  X(kWal2, wal2, bool, kFlag, kWal, "the connection is in wal2 mode")                          \
-  X(kLogFrames, log_frames, uint32_t, kFrames, kWal, "committed frames in the log(s)")         \
-  X(kLogUnbackfilled, log_unbackfilled, uint32_t, kFrames, kWal,                                \
-    "of those, not yet copied into the database file")                                         \
-  X(kLogBytes, log_bytes, uint64_t, kBytes, kWal, "size of the log file(s)")                   \
-  X(kCurrentLog, current_log, int, kIndex, kWal2,                                               \
-    "the log the writer appends to (0: -wal, 1: -wal2)")                                       \
-  X(kWal2LogFrames, wal2_log_frames, uint32_t, kFrames, kWal2, "x.db-wal2's committed frames") \
-  X(kWal2LogUnbackfilled, wal2_log_unbackfilled, uint32_t, kFrames, kWal2,                      \
-    "of those, not yet copied")                                                                \
-  X(kWal2LogBytes, wal2_log_bytes, uint64_t, kBytes, kWal2, "size of x.db-wal2")               \
-  X(kLogSwitches, log_switches, uint64_t, kCount, kWal2,                                        \
-    "switches from one log to the other by this connection")                                   \
-  X(kCheckpoints, checkpoints, uint64_t, kCount, kWal, "checkpoints run by this connection")   \
-  X(kFramesCopied, frames_copied, uint64_t, kFrames, kWal, "frames its checkpoints copied")    \
-  X(kLogRestarts, log_restarts, uint64_t, kCount, kWal, "logs restarted by this connection")   \
-  X(kFramesRewritten, frames_rewritten, uint64_t, kFrames, kWal,                                \
-    "frames its transactions wrote over their own earlier frames (W11)")                       \
-  X(kLogSizeCuts, log_size_cuts, uint64_t, kCount, kWal,                                        \
-    "logs it cut back to the size limit when they restarted")                                  \
-  X(kLogZeroBytes, log_zero_bytes, uint64_t, kBytes, kWal,                                      \
-    "zero bytes it wrote preallocating the log(s): part of wal_bytes_written, no frame's")     \
-  X(kGroupFlushes, group_flushes, uint64_t, kCount, kWal,                                       \
-    "syncs of the log it made for a group of commits (W12)")                                   \
-  X(kFlushedCommits, flushed_commits, uint64_t, kCount, kWal,                                   \
-    "its commits a flush made durable (its own or another's)")                                 \
-  X(kCommitsFlushedByOthers, commits_flushed_by_others, uint64_t, kCount, kWal,                 \
-    "of those, the ones another connection's or thread's flush covered")                       \
-  X(kFlushWait, flush_wait_ms, double, kNanos, kWal, "time its commits waited for a flush")    \
-  X(kOldestPinnedFrame, oldest_pinned_frame, uint32_t, kFrames, kWal,                           \
-    "the oldest snapshot any reader pins (0: none)")                                           \
-  X(kPinnedConnections, pinned_connections, int, kCount, kWal,                                  \
-    "pinned snapshots of all processes: reader slots, and overflow pins in use")               \
-  X(kOverflowReader, overflow_reader, bool, kFlag, kWal,                                        \
-    "this connection found no free reader slot (README, Limits)")                              \
-  X(kCheckpointTime, checkpoint_ms, double, kNanos, kWal,                                       \
-    "its checkpoints' time copying, syncing and restarting")                                   \
-  X(kCheckpointLockWait, checkpoint_lock_wait_ms, double, kNanos, kWal,                         \
-    "and waiting for the CKPT lock and for readers")                                           \
-  X(kCheckpointSyncs, checkpoint_syncs, uint64_t, kCount, kWal,                                 \
-    "their flushes (the durability point at sync NORMAL)")                                     \
-  X(kPolicyCheckpoints, policy_checkpoints, uint64_t, kCount, kWal,                             \
-    "checkpoints the policy ran on committing threads")                                        \
-  X(kPolicyErrors, policy_errors, uint64_t, kCount, kWal,                                       \
-    "of those, failed (the commit stands; policy_last_error says why)")                        \
-  X(kBackgroundCheckpoints, background_checkpoints, uint64_t, kCount, kWal,                     \
-    "steps of the background checkpointer")                                                    \
-  X(kBackgroundErrors, background_errors, uint64_t, kCount, kWal,                               \
-    "its failed steps (each reported by one later call)")                                      \
-  X(kBackgroundTime, background_ms, double, kNanos, kWal, "time in background steps")          \
-  X(kBlockedCommits, blocked_commits, uint64_t, kCount, kWal,                                   \
-    "commits the policy held until the log was copied")                                        \
-  X(kBlockedTimeouts, blocked_timeouts, uint64_t, kCount, kWal,                                 \
-    "of those, released by the busy timeout instead")                                          \
-  X(kBlockedWriterTime, blocked_writer_ms, double, kNanos, kWal,                                \
-    "time committing threads spent blocked by the policy")                                     \
-  X(kMaxLogFrames, max_log_frames, uint32_t, kFrames, kWal,                                     \
+// X(id, name, type, unit, kind, scope, description)
+#define JKV_COUNTERS(X)                                                                            \
+  X(kPageSize, page_size, uint32_t, kBytes, kGauge, kAll, "the database's page size")              \
+  X(kPageCount, page_count, uint32_t, kPages, kGauge, kAll,                                        \
+    "pages in the database file, header page included")                                            \
+  X(kFreelistPages, freelist_pages, uint32_t, kPages, kGauge, kAll, "of those, free")              \
+  X(kCacheHits, cache_hits, uint64_t, kCount, kTicker, kAll,                                       \
+    "pages found cached (WAL: counted when a read transaction ends)")                              \
+  X(kCacheMisses, cache_misses, uint64_t, kCount, kTicker, kAll, "pages read from a file")         \
+  X(kCachedPages, cached_pages, uint64_t, kPages, kGauge, kAll, "pages in the cache now")          \
+  X(kCommits, commits, uint64_t, kCount, kTicker, kAll, "write transactions committed")            \
+  X(kRollbacks, rollbacks, uint64_t, kCount, kTicker, kAll, "write transactions rolled back")      \
+  X(kSpills, spills, uint64_t, kCount, kTicker, kAll,                                              \
+    "times a write transaction spilled pages before its commit")                                   \
+  X(kRecoveries, recoveries, uint64_t, kCount, kTicker, kAll,                                      \
+    "hot journals rolled back, and wal-indexes rebuilt from frames, by this connection")           \
+  X(kJournalEndFailures, journal_end_failures, uint64_t, kCount, kTicker, kAll,                    \
+    "rollback commits whose journal could not be ended (harmless: the next writer ends it)")       \
+  X(kWriteTxns, write_txns, uint64_t, kCount, kTicker, kAll, "WAL write transactions ended")       \
+  X(kWriteLockWait, write_lock_wait_ms, double, kNanos, kTicker, kAll,                             \
+    "their time waiting for the writer role and the WRITE lock")                                   \
+  X(kWriteWork, write_work_ms, double, kNanos, kTicker, kAll,                                      \
+    "and working, to the end of commit or rollback (policy blocking too)")                         \
+  X(kWalMode, wal_mode, bool, kFlag, kGauge, kAll, "the connection is in wal or wal2 mode")        \
+  X(kWal2, wal2, bool, kFlag, kGauge, kWal, "the connection is in wal2 mode")                      \
+  X(kLogFrames, log_frames, uint32_t, kFrames, kGauge, kWal, "committed frames in the log(s)")     \
+  X(kLogUnbackfilled, log_unbackfilled, uint32_t, kFrames, kGauge, kWal,                           \
+    "of those, not yet copied into the database file")                                             \
+  X(kLogBytes, log_bytes, uint64_t, kBytes, kGauge, kWal, "size of the log file(s)")               \
+  X(kCurrentLog, current_log, int, kIndex, kGauge, kWal2,                                          \
+    "the log the writer appends to (0: -wal, 1: -wal2)")                                           \
+  X(kWal2LogFrames, wal2_log_frames, uint32_t, kFrames, kGauge, kWal2,                             \
+    "x.db-wal2's committed frames")                                                                \
+  X(kWal2LogUnbackfilled, wal2_log_unbackfilled, uint32_t, kFrames, kGauge, kWal2,                 \
+    "of those, not yet copied")                                                                    \
+  X(kWal2LogBytes, wal2_log_bytes, uint64_t, kBytes, kGauge, kWal2, "size of x.db-wal2")           \
+  X(kLogSwitches, log_switches, uint64_t, kCount, kTicker, kWal2,                                  \
+    "switches from one log to the other by this connection")                                       \
+  X(kCheckpoints, checkpoints, uint64_t, kCount, kTicker, kWal,                                    \
+    "checkpoints run by this connection")                                                          \
+  X(kFramesCopied, frames_copied, uint64_t, kFrames, kTicker, kWal,                                \
+    "frames its checkpoints copied")                                                               \
+  X(kLogRestarts, log_restarts, uint64_t, kCount, kTicker, kWal,                                   \
+    "logs restarted by this connection")                                                           \
+  X(kFramesRewritten, frames_rewritten, uint64_t, kFrames, kTicker, kWal,                          \
+    "frames its transactions wrote over their own earlier frames (W11)")                           \
+  X(kLogSizeCuts, log_size_cuts, uint64_t, kCount, kTicker, kWal,                                  \
+    "logs it cut back to the size limit when they restarted")                                      \
+  X(kLogZeroBytes, log_zero_bytes, uint64_t, kBytes, kTicker, kWal,                                \
+    "zero bytes it wrote preallocating the log(s): part of wal_bytes_written, no frame's")         \
+  X(kGroupFlushes, group_flushes, uint64_t, kCount, kTicker, kWal,                                 \
+    "syncs of the log it made for a group of commits (W12)")                                       \
+  X(kFlushedCommits, flushed_commits, uint64_t, kCount, kTicker, kWal,                             \
+    "its commits a flush made durable (its own or another's)")                                     \
+  X(kCommitsFlushedByOthers, commits_flushed_by_others, uint64_t, kCount, kTicker, kWal,           \
+    "of those, the ones another connection's or thread's flush covered")                           \
+  X(kFlushWait, flush_wait_ms, double, kNanos, kTicker, kWal,                                      \
+    "time its commits waited for a flush")                                                         \
+  X(kOldestPinnedFrame, oldest_pinned_frame, uint32_t, kFrames, kGauge, kWal,                      \
+    "the oldest snapshot any reader pins (0: none)")                                               \
+  X(kPinnedConnections, pinned_connections, int, kCount, kGauge, kWal,                             \
+    "pinned snapshots of all processes: reader slots, and overflow pins in use")                   \
+  X(kOverflowReader, overflow_reader, bool, kFlag, kGauge, kWal,                                   \
+    "this connection found no free reader slot (README, Limits)")                                  \
+  X(kCheckpointTime, checkpoint_ms, double, kNanos, kTicker, kWal,                                 \
+    "its checkpoints' time copying, syncing and restarting")                                       \
+  X(kCheckpointLockWait, checkpoint_lock_wait_ms, double, kNanos, kTicker, kWal,                   \
+    "and waiting for the CKPT lock and for readers")                                               \
+  X(kCheckpointSyncs, checkpoint_syncs, uint64_t, kCount, kTicker, kWal,                           \
+    "their flushes (the durability point at sync NORMAL)")                                         \
+  X(kPolicyCheckpoints, policy_checkpoints, uint64_t, kCount, kTicker, kWal,                       \
+    "checkpoints the policy ran on committing threads")                                            \
+  X(kPolicyErrors, policy_errors, uint64_t, kCount, kTicker, kWal,                                 \
+    "of those, failed (the commit stands; policy_last_error says why)")                            \
+  X(kBackgroundCheckpoints, background_checkpoints, uint64_t, kCount, kTicker, kWal,               \
+    "steps of the background checkpointer")                                                        \
+  X(kBackgroundErrors, background_errors, uint64_t, kCount, kTicker, kWal,                         \
+    "its failed steps (each reported by one later call)")                                          \
+  X(kBackgroundTime, background_ms, double, kNanos, kTicker, kWal, "time in background steps")     \
+  X(kBlockedCommits, blocked_commits, uint64_t, kCount, kTicker, kWal,                             \
+    "commits the policy held until the log was copied")                                            \
+  X(kBlockedTimeouts, blocked_timeouts, uint64_t, kCount, kTicker, kWal,                           \
+    "of those, released by the busy timeout instead")                                              \
+  X(kBlockedWriterTime, blocked_writer_ms, double, kNanos, kTicker, kWal,                          \
+    "time committing threads spent blocked by the policy")                                         \
+  X(kMaxLogFrames, max_log_frames, uint32_t, kFrames, kMark, kWal,                                 \
     "the largest log this connection's commits left (WAL2: both)")
 
 enum class Counter : int {
-#define JKV_COUNTER_ENUM(id, name, type, unit, scope, description) id,
+#define JKV_COUNTER_ENUM(id, name, type, unit, kind, scope, description) id,
   JKV_COUNTERS(JKV_COUNTER_ENUM)
 #undef JKV_COUNTER_ENUM
 };
 
 inline constexpr int kNumCounters = 0
-#define JKV_COUNTER_ONE(id, name, type, unit, scope, description) +1
+#define JKV_COUNTER_ONE(id, name, type, unit, kind, scope, description) +1
     JKV_COUNTERS(JKV_COUNTER_ONE)
 #undef JKV_COUNTER_ONE
     ;
@@ -137,14 +149,15 @@ struct CounterInfo {
   Counter id;
   absl::string_view name;
   CounterUnit unit;
+  CounterKind kind;
   CounterScope scope;
   absl::string_view description;
 };
 
 // The table, in id order (kCounterTable[static_cast<int>(id)].id == id).
 inline constexpr std::array<CounterInfo, kNumCounters> kCounterTable = {{
-#define JKV_COUNTER_ROW(id, name, type, unit, scope, description) \
-  {Counter::id, #name, CounterUnit::unit, CounterScope::scope, description},
+#define JKV_COUNTER_ROW(id, name, type, unit, kind, scope, description) \
+  {Counter::id, #name, CounterUnit::unit, CounterKind::kind, CounterScope::scope, description},
     JKV_COUNTERS(JKV_COUNTER_ROW)
 #undef JKV_COUNTER_ROW
 }};
@@ -210,7 +223,7 @@ class Counters {
 // The snapshot as users read it: one typed field per row, generated from the table
 // (stats.commits, stats.flush_wait_ms). DbStats and PagerStats derive from it.
 struct CounterValues {
-#define JKV_COUNTER_FIELD(id, name, type, unit, scope, description) type name = 0;
+#define JKV_COUNTER_FIELD(id, name, type, unit, kind, scope, description) type name = 0;
   JKV_COUNTERS(JKV_COUNTER_FIELD)
 #undef JKV_COUNTER_FIELD
 

@@ -20,7 +20,9 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
           "write_work_ms", "log_zero_bytes_per_op", "checkpoint_calls", "checkpoint_incomplete", "commits_per_sec",
           "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "records",
-          "operations"]
+          "operations", "mean_us", "fsyncs_per_commit", "reader_max_us", "items", "fsync_calls",
+          "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
+          "reader_p99_us"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
 FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
 # Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.
@@ -83,15 +85,23 @@ def check_writers(r, where):
 
 
 def check_counters(r, where):
-    """The engine's own counters: journalkv's only, checkpoints only in WAL mode."""
-    for f in ENGINE_COUNTERS:
-        if r[f] < 0:
-            fail(f"{where}: {f} < 0")
+    """The engine's own counters: journalkv's only, checkpoints only in WAL mode. Past FIELDS,
+    every column is a row of journalkv's counter table (base/counters.h: its tickers and marks,
+    so a new row is a new column): numbers, never negative, 0 for the other engines."""
+    table = [f for f in r if f not in FIELDS]
+    for f in ENGINE_COUNTERS + table:
+        if not isinstance(r[f], (int, float)) or r[f] < 0:
+            fail(f"{where}: {f}={r[f]} is not a count")
     if r["engine"] != "journalkv":
-        for f in ENGINE_COUNTERS:
+        for f in ENGINE_COUNTERS + table:
             if r[f] != 0:
                 fail(f"{where}: {r['engine']} reports {f}={r[f]} (only journalkv counts)")
         return
+    for f in ("cache_hits", "cache_misses", "write_txns", "flush_wait_ms", "log_restarts"):
+        if f not in table:
+            fail(f"{where}: counter table column {f} missing")
+    if r["mode"] in WAL_MODES and r["commits"] > 0 and r["write_txns"] < r["commits"]:
+        fail(f"{where}: {r['commits']} commits but write_txns={r['write_txns']}")
     if r["mode"] not in WAL_MODES:
         for f in CHECKPOINT_COUNTERS:
             if r[f] != 0:

@@ -13,36 +13,28 @@ const ModeInfo* EngineInfo::FindMode(absl::string_view mode) const {
   return nullptr;
 }
 
+EngineCounters EngineCounters::FromTable(const base::CounterValues& values, uint64_t db_writes) {
+  EngineCounters c;
+  for (const base::CounterInfo& row : base::kCounterTable) c[row.id] = values.Value(row.id);
+  c.db_writes = db_writes;
+  return c;
+}
+
 EngineCounters EngineCounters::Since(const EngineCounters& before) const {
-  EngineCounters d;
-  d.checkpoints = checkpoints - before.checkpoints;
-  d.frames_copied = frames_copied - before.frames_copied;
-  d.checkpoint_ms = checkpoint_ms - before.checkpoint_ms;
-  d.checkpoint_lock_wait_ms = checkpoint_lock_wait_ms - before.checkpoint_lock_wait_ms;
-  d.blocked_commits = blocked_commits - before.blocked_commits;
-  d.blocked_timeouts = blocked_timeouts - before.blocked_timeouts;
-  d.blocked_writer_ms = blocked_writer_ms - before.blocked_writer_ms;
-  d.max_log_frames = max_log_frames;
-  d.db_writes = db_writes - before.db_writes;
-  d.write_lock_wait_ms = write_lock_wait_ms - before.write_lock_wait_ms;
-  d.write_work_ms = write_work_ms - before.write_work_ms;
-  d.log_zero_bytes = log_zero_bytes - before.log_zero_bytes;
+  EngineCounters d = *this;
+  for (const base::CounterInfo& row : base::kCounterTable) {
+    if (row.kind == base::CounterKind::kTicker) d[row.id] -= before[row.id];
+  }
+  d.db_writes -= before.db_writes;
   return d;
 }
 
 EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
-  checkpoints += o.checkpoints;
-  frames_copied += o.frames_copied;
-  checkpoint_ms += o.checkpoint_ms;
-  checkpoint_lock_wait_ms += o.checkpoint_lock_wait_ms;
-  blocked_commits += o.blocked_commits;
-  blocked_timeouts += o.blocked_timeouts;
-  blocked_writer_ms += o.blocked_writer_ms;
-  max_log_frames = std::max(max_log_frames, o.max_log_frames);
+  for (const base::CounterInfo& row : base::kCounterTable) {
+    double& mine = (*this)[row.id];
+    mine = row.kind == base::CounterKind::kTicker ? mine + o[row.id] : std::max(mine, o[row.id]);
+  }
   db_writes += o.db_writes;
-  write_lock_wait_ms += o.write_lock_wait_ms;
-  write_work_ms += o.write_work_ms;
-  log_zero_bytes += o.log_zero_bytes;
   return *this;
 }
 

@@ -20,6 +20,7 @@
 #ifndef JOURNALKV_BENCH_ENGINE_ADAPTER_H_
 #define JOURNALKV_BENCH_ENGINE_ADAPTER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/counters.h"
 #include "absl/time/time.h"
 
 namespace journalkv::bench {
@@ -85,32 +87,28 @@ class Session {
   }
 };
 
-// What an engine counts about itself, from when the database was opened: where its
-// checkpoints and writers spent their time, and how often commits wrote the database file.
-// Only journalkv reports these (Db::Stats); the other engines leave every counter 0. The
-// workloads take the difference over the measured phase (Since).
+// What an engine counts about itself, from when the database was opened: every row of
+// journalkv's counter table (base/counters.h: where its checkpoints and writers spent their
+// time, its flushes, its log, ...), and how often commits wrote the database file. Only
+// journalkv reports these (Db::Stats); the other engines leave every counter 0. The workloads
+// take the difference over the measured phase (Since), and the report has one column per
+// ticker and mark of the table, named as the table names it, so a new row of the table is a
+// new column with nothing else to change.
 struct EngineCounters {
-  uint64_t checkpoints = 0;    // checkpoints run (by a policy, the background thread or asked)
-  uint64_t frames_copied = 0;  // log frames they copied into the database file
-  double checkpoint_ms = 0;    // their time copying, syncing and restarting the log
-  double checkpoint_lock_wait_ms = 0;  // and waiting for the checkpoint lock and for readers
-  uint64_t blocked_commits = 0;        // commits the checkpoint policy held until the log shrank
-  uint64_t blocked_timeouts = 0;       // of those, released by the busy timeout instead
-  double blocked_writer_ms = 0;        // committing threads' time held so
-  uint32_t max_log_frames = 0;         // the largest log (frames) a commit left: a high-water mark
-                                       // (journalkv WAL2: both logs together, sampled)
-  uint64_t db_writes = 0;              // write calls on the database file (not the log or journal)
-  // journalkv times its write transactions in WAL mode only.
-  double write_lock_wait_ms = 0;  // write transactions' time waiting for the write lock
-  double write_work_ms = 0;       // and working, up to the end of their commit or rollback
-  // Zeros written preallocating the log (journalkv WAL and WAL2): part of the bytes written,
-  // but no frame's.
-  uint64_t log_zero_bytes = 0;
+  // Each row's value as CounterValues::Value reads it (milliseconds for time rows), by id.
+  std::array<double, base::kNumCounters> table{};
+  uint64_t db_writes = 0;  // write calls on the database file (not the log or journal)
 
-  // The counts of `this` minus those of `before`; max_log_frames stays this one's (a mark is
-  // not a count).
+  double operator[](base::Counter id) const { return table[static_cast<int>(id)]; }
+  double& operator[](base::Counter id) { return table[static_cast<int>(id)]; }
+  // Every row of `values` (a Db::Stats snapshot).
+  static EngineCounters FromTable(const base::CounterValues& values, uint64_t db_writes);
+
+  // `this` minus `before` for tickers and db_writes; gauges and marks keep this one's value
+  // (they are not counts).
   EngineCounters Since(const EngineCounters& before) const;
-  // Adds another connection's counts (another process's); max_log_frames is the larger.
+  // Adds another connection's counts (another process's): tickers add, marks and gauges take
+  // the larger (a gauge names state the connections share, such as the log's length).
   EngineCounters& operator+=(const EngineCounters& other);
 };
 

@@ -233,7 +233,7 @@ uint32_t MaxLogFramesAfterCommits(const std::string& mode, uint64_t* log_bytes) 
       EXPECT_THAT((*s)->Commit(), IsOk());
     }
     *log_bytes = (*adapter)->LogBytes();
-    frames = (*adapter)->Counters().max_log_frames;
+    frames = static_cast<uint32_t>((*adapter)->Counters()[base::Counter::kMaxLogFrames]);
   }
   EXPECT_THAT((*adapter)->Close(), IsOk());
   std::filesystem::remove_all(dir);
@@ -248,6 +248,54 @@ TEST(JournalkvAdapterTest, Wal2MaxLogFramesCountsBothLogs) {
   EXPECT_EQ(wal2, wal);
   EXPECT_GT(wal_bytes, 0u);
   EXPECT_GT(wal2_bytes, 0u);
+}
+
+// The phase arithmetic follows each row's kind: tickers are differences and sums, a mark
+// (max_log_frames) and a gauge (log_frames) are values, of two connections the larger.
+TEST(EngineCountersTest, SinceAndSumFollowTheTablesKinds) {
+  using base::Counter;
+  EngineCounters before, after;
+  before[Counter::kCommits] = 10;
+  after[Counter::kCommits] = 25;
+  before[Counter::kFlushWait] = 1.5;
+  after[Counter::kFlushWait] = 4.0;
+  before[Counter::kMaxLogFrames] = 300;
+  after[Counter::kMaxLogFrames] = 300;
+  before[Counter::kLogFrames] = 120;
+  after[Counter::kLogFrames] = 80;
+  before.db_writes = 3;
+  after.db_writes = 7;
+  EngineCounters phase = after.Since(before);
+  EXPECT_EQ(phase[Counter::kCommits], 15);
+  EXPECT_DOUBLE_EQ(phase[Counter::kFlushWait], 2.5);
+  EXPECT_EQ(phase[Counter::kMaxLogFrames], 300);  // a mark, not a count: not 0
+  EXPECT_EQ(phase[Counter::kLogFrames], 80);      // the state at the end
+  EXPECT_EQ(phase.db_writes, 4u);
+
+  EngineCounters other;
+  other[Counter::kCommits] = 5;
+  other[Counter::kMaxLogFrames] = 500;
+  other[Counter::kLogFrames] = 60;
+  phase += other;
+  EXPECT_EQ(phase[Counter::kCommits], 20);
+  EXPECT_EQ(phase[Counter::kMaxLogFrames], 500);
+  EXPECT_EQ(phase[Counter::kLogFrames], 80);
+}
+
+// Every row of the table reaches the adapter's counters, by id: a row added to the table
+// needs nothing here.
+TEST(EngineCountersTest, FromTableCopiesEveryRow) {
+  base::CounterArray raw;
+  for (const base::CounterInfo& row : base::kCounterTable) {
+    raw[row.id] = row.unit == base::CounterUnit::kFlag ? 1 : 1000000 + static_cast<int>(row.id);
+  }
+  const base::CounterValues values = base::CounterValues::From(raw);
+  const EngineCounters c = EngineCounters::FromTable(values, 9);
+  for (const base::CounterInfo& row : base::kCounterTable) {
+    EXPECT_EQ(c[row.id], values.Value(row.id)) << row.name;
+    EXPECT_NE(c[row.id], 0) << row.name;
+  }
+  EXPECT_EQ(c.db_writes, 9u);
 }
 
 TEST(HistogramTest, BucketsCoverEveryValueInOrder) {

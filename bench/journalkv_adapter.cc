@@ -133,20 +133,7 @@ class JournalkvAdapter final : public EngineAdapter {
   EngineCounters Counters() override {
     if (db_ == nullptr) return {};
     const DbStats s = db_->Stats();
-    EngineCounters c;
-    c.checkpoints = s.checkpoints;
-    c.frames_copied = s.frames_copied;
-    c.checkpoint_ms = s.checkpoint_ms;
-    c.checkpoint_lock_wait_ms = s.checkpoint_lock_wait_ms;
-    c.blocked_commits = s.blocked_commits;
-    c.blocked_timeouts = s.blocked_timeouts;
-    c.blocked_writer_ms = s.blocked_writer_ms;
-    c.max_log_frames = s.max_log_frames;
-    c.log_zero_bytes = s.log_zero_bytes;
-    c.db_writes = s.database_io.writes;
-    c.write_lock_wait_ms = s.write_lock_wait_ms;
-    c.write_work_ms = s.write_work_ms;
-    return c;
+    return EngineCounters::FromTable(s, s.database_io.writes);
   }
   absl::Status Close() override {
     if (db_ == nullptr) return absl::OkStatus();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "base/counters.h"
 #include "bench/ycsb.h"
 
 namespace journalkv::bench {
@@ -78,7 +79,6 @@ std::vector<Field>* MakeFields() {
       {"reader_p99_us",
        [](const CaseResult& r) { return Num(r.reader_latency.Percentile(0.99) / 1e3); }},
       {"reader_max_us", [](const CaseResult& r) { return Num(r.reader_latency.max() / 1e3); }},
-      {"blocked_writer_ms", [](const CaseResult& r) { return Num(r.counters.blocked_writer_ms); }},
       {"busy_errors", [](const CaseResult& r) { return Num(r.busy_errors); }},
       {"commits", [](const CaseResult& r) { return Num(r.commits); }},
       {"items", [](const CaseResult& r) { return Num(r.items); }},
@@ -102,20 +102,9 @@ std::vector<Field>* MakeFields() {
       {"writer_ops_min", [](const CaseResult& r) { return Num(MinOf(r.writer_ops_each)); }},
       {"writer_ops_max", [](const CaseResult& r) { return Num(MaxOf(r.writer_ops_each)); }},
       {"writer_busy_errors", [](const CaseResult& r) { return Num(r.writer_busy_errors); }},
-      {"checkpoints", [](const CaseResult& r) { return Num(r.counters.checkpoints); }},
-      {"frames_copied", [](const CaseResult& r) { return Num(r.counters.frames_copied); }},
-      {"checkpoint_ms", [](const CaseResult& r) { return Num(r.counters.checkpoint_ms); }},
-      {"checkpoint_lock_wait_ms",
-       [](const CaseResult& r) { return Num(r.counters.checkpoint_lock_wait_ms); }},
-      {"blocked_commits", [](const CaseResult& r) { return Num(r.counters.blocked_commits); }},
-      {"blocked_timeouts", [](const CaseResult& r) { return Num(r.counters.blocked_timeouts); }},
-      {"max_log_frames", [](const CaseResult& r) { return Num(r.counters.max_log_frames); }},
       {"db_writes_per_commit", [](const CaseResult& r) { return Num(r.DbWritesPerCommit()); }},
-      {"write_lock_wait_ms",
-       [](const CaseResult& r) { return Num(r.counters.write_lock_wait_ms); }},
-      {"write_work_ms", [](const CaseResult& r) { return Num(r.counters.write_work_ms); }},
       {"log_zero_bytes_per_op", [](const CaseResult& r) {
-         return Num(r.ops > 0 ? double(r.counters.log_zero_bytes) / r.ops : 0);
+         return Num(r.ops > 0 ? r.counters[base::Counter::kLogZeroBytes] / r.ops : 0);
        }},
       {"checkpoint_calls", [](const CaseResult& r) { return Num(r.checkpoint_calls); }},
       {"checkpoint_incomplete", [](const CaseResult& r) { return Num(r.checkpoint_incomplete); }},
@@ -127,6 +116,18 @@ std::vector<Field>* MakeFields() {
       {"records", [](const CaseResult& r) { return Num(r.params.records); }},
       {"operations", [](const CaseResult& r) { return Num(r.params.operations); }},
   };
+  // The engine's counters over the phase (EngineCounters): one column per ticker and mark of
+  // the counter table, named by its row (time rows in milliseconds), unless the harness
+  // measures the same name itself (commits: the workload's count).
+  std::set<std::string> taken;
+  for (const Field& f : *fields) taken.insert(f.name);
+  for (const base::CounterInfo& row : base::kCounterTable) {
+    if (row.kind == base::CounterKind::kGauge || taken.count(std::string(row.name)) > 0) continue;
+    const base::Counter id = row.id;
+    fields->push_back({std::string(row.name), [id](const CaseResult& r) {
+                         return Num(r.counters[id]);
+                       }});
+  }
   // Each YCSB operation kind's count and percentiles (0 where the case has none).
   for (const std::string& op : YcsbOps()) {
     auto histogram = [op](const CaseResult& r) -> const Histogram* {

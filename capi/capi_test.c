@@ -185,6 +185,13 @@ static void test_basics(void) {
     CHECK(ok(jkv_stat_get(db, name, &value, &err), name));
   }
   CHECK(names > 40 && jkv_stat_name(-1) == NULL);
+  /* The I/O of each kind of file by name too: the log was written and synced, its truncate
+   * (TRUNCATE above) counted. */
+  CHECK(ok(jkv_stat_get(db, "wal_writes", &value, &err), "stat wal_writes") && value > 0);
+  CHECK(ok(jkv_stat_get(db, "wal_truncates", &value, &err), "stat wal_truncates") && value >= 1);
+  CHECK(ok(jkv_stat_get(db, "database_bytes_written", &value, &err), "stat db bytes") &&
+        value >= 4096);
+  CHECK(strcmp(jkv_stat_name(names - 1), "dir_syncs") == 0);
   CHECK(jkv_stat_get(db, "no_such_counter", &value, &err) == JKV_INVALID_ARGUMENT && err != NULL);
   jkv_free(err);
   err = NULL;

@@ -375,9 +375,9 @@ jkv_code jkv_stat_get(jkv_db* db, const char* name, double* value, char** err) {
 }
 
 const char* jkv_stat_name(int index) {
-  if (index < 0 || index >= journalkv::base::kNumCounters) return nullptr;
-  // The table's names are string literals: NUL-terminated and static.
-  return journalkv::base::kCounterTable[index].name.data();
+  const std::vector<std::string>& names = journalkv::DbStats::Names();  // static, never freed
+  if (index < 0 || static_cast<size_t>(index) >= names.size()) return nullptr;
+  return names[static_cast<size_t>(index)].c_str();
 }
 
 jkv_code jkv_backup(jkv_db* db, const char* dest, int compact, jkv_backup_result* result,

@@ -225,8 +225,9 @@ jkv_code jkv_checkpoint(jkv_db* db, jkv_checkpoint_mode mode, jkv_checkpoint_res
 jkv_code jkv_stats_get(jkv_db* db, jkv_stats* stats, char** err);
 /* One of the handle's counters by its name: any row of the counter table, under the names the
  * C++ DbStats fields and `jkv stats` use ("commits", "log_frames", "flush_wait_ms", ...; the
- * WAL's are 0 in a rollback mode). Times are in milliseconds, flags 0 or 1. An unknown name is
- * JKV_INVALID_ARGUMENT. */
+ * WAL's are 0 in a rollback mode), or an I/O count of one kind of file ("database_writes",
+ * "wal_syncs", "journal_bytes_written", ..., "dir_syncs"). Times are in milliseconds, flags 0
+ * or 1. An unknown name is JKV_INVALID_ARGUMENT. */
 jkv_code jkv_stat_get(jkv_db* db, const char* name, double* value, char** err);
 /* The name of counter `index` (0, 1, ...), or NULL past the last one: to list them all for
  * jkv_stat_get. A static string. */

@@ -273,6 +273,25 @@ absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
   return pager_->Checkpoint(mode);
 }
 
+std::optional<double> DbStats::Value(absl::string_view name) const {
+  if (std::optional<double> row = base::CounterValues::Value(name); row.has_value()) return row;
+  std::optional<double> found;
+  ForEachIo([&](const std::string& io_name, uint64_t value) {
+    if (io_name == name) found = static_cast<double>(value);
+  });
+  return found;
+}
+
+const std::vector<std::string>& DbStats::Names() {
+  static const auto* const names = [] {
+    auto* v = new std::vector<std::string>;
+    for (const base::CounterInfo& row : base::kCounterTable) v->emplace_back(row.name);
+    DbStats{}.ForEachIo([&](const std::string& name, uint64_t) { v->push_back(name); });
+    return v;
+  }();
+  return *names;
+}
+
 DbStats Db::Stats() {
   DbStats s;
   if (pager_ != nullptr) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include <utility>
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/counters.h"
@@ -54,13 +55,37 @@ class Db;
 // What Db::Stats reports: one field per row of the counter table (base/counters.h, which
 // describes each: stats.commits, stats.log_frames, stats.flush_wait_ms, ...; a row the mode does
 // not count is zero), the I/O of each kind of file, and the few facts that are strings.
-// Value(name) reads a row by its name; base::ForEachCounter iterates the rows.
+// Value(name) reads a row or an I/O count by its name; base::ForEachCounter iterates the rows,
+// ForEachIo the I/O counts.
 struct DbStats : base::CounterValues {
   vfs::IoCounts database_io;
   vfs::IoCounts journal_io;
   vfs::IoCounts wal_io;
   vfs::IoCounts shm_io;
   uint64_t dir_syncs = 0;
+
+  // Calls f(name, value) for each I/O count, named "<kind>_<count>" (database, journal, wal,
+  // shm; reads, bytes_read, writes, bytes_written, syncs, truncates), then "dir_syncs": the
+  // names `jkv stats` prints and jkv_stat_get takes.
+  template <typename F>
+  void ForEachIo(F&& f) const {
+    for (const auto& [kind, io] : {std::pair{"database", &database_io},
+                                   std::pair{"journal", &journal_io}, std::pair{"wal", &wal_io},
+                                   std::pair{"shm", &shm_io}}) {
+      for (const auto& [count, value] :
+           {std::pair{"reads", io->reads}, std::pair{"bytes_read", io->bytes_read},
+            std::pair{"writes", io->writes}, std::pair{"bytes_written", io->bytes_written},
+            std::pair{"syncs", io->syncs}, std::pair{"truncates", io->truncates}}) {
+        f(std::string(kind) + "_" + count, value);
+      }
+    }
+    f(std::string("dir_syncs"), dir_syncs);
+  }
+  using base::CounterValues::Value;  // a row by id
+  // A row of the counter table or an I/O count by its name; nullopt for an unknown name.
+  std::optional<double> Value(absl::string_view name) const;
+  // Every name Value takes, the table's rows first, then the I/O counts (ForEachIo's order).
+  static const std::vector<std::string>& Names();
   // WAL: the checkpoint policy's name ("threshold:1000", "async:0/100", ...; README,
   // "Choosing a checkpoint policy"), and the last failure of a checkpoint the policy ran on a
   // committing thread and of a background step (empty: none).

@@ -40,15 +40,6 @@ absl::StatusOr<uint64_t> FileSize(vfs::FileSystem& fs, const std::string& path) 
   return file->Size();
 }
 
-void AddIo(Report& f, absl::string_view kind, const vfs::IoCounts& io) {
-  f.Add(absl::StrCat(kind, "_reads"), io.reads);
-  f.Add(absl::StrCat(kind, "_bytes_read"), io.bytes_read);
-  f.Add(absl::StrCat(kind, "_writes"), io.writes);
-  f.Add(absl::StrCat(kind, "_bytes_written"), io.bytes_written);
-  f.Add(absl::StrCat(kind, "_syncs"), io.syncs);
-  f.Add(absl::StrCat(kind, "_truncates"), io.truncates);
-}
-
 // The log's state, for info and stats alike. WAL2: the log_ fields are of both logs; the wal2_
 // ones give -wal2's share, current_log the writer's log, log_switches this handle's switches.
 void AddLogState(Report& f, const DbStats& s) {
@@ -165,11 +156,7 @@ Report StatsReport(const DbStats& s) {
   base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
     if (row.scope == base::CounterScope::kAll) AddCounter(f, row, value);
   });
-  AddIo(f, "database", s.database_io);
-  AddIo(f, "journal", s.journal_io);
-  AddIo(f, "wal", s.wal_io);
-  AddIo(f, "shm", s.shm_io);
-  f.Add("dir_syncs", s.dir_syncs);
+  s.ForEachIo([&](const std::string& name, uint64_t value) { f.Add(name, value); });
   if (!s.wal_mode) return f;
   base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
     if (row.scope == base::CounterScope::kWal ||
