@@ -521,26 +521,7 @@ void WalWriteTxn::EndWrite(bool) {
 
 void WalStrategy::AddStats(base::CounterArray& c, PagerStats& s) {
   using base::Counter;
-  const wal::WalStats w = wal_->Stats();
-  c += w.counters;
-  // The log's state, as the table names it: WAL2's log counts are of both logs together, and
-  // the wal2_ rows give x.db-wal2's share.
-  const uint32_t unbackfilled = w.log_frames - std::min(w.backfilled, w.log_frames);
-  const uint32_t wal2_unbackfilled =
-      w.wal2_log_frames - std::min(w.wal2_backfilled, w.wal2_log_frames);
-  c.Set(Counter::kWalMode, 1);
-  c.Set(Counter::kWal2, w.wal2);
-  c.Set(Counter::kLogFrames, w.log_frames + w.wal2_log_frames);
-  c.Set(Counter::kLogUnbackfilled, unbackfilled + wal2_unbackfilled);
-  c.Set(Counter::kLogBytes, w.log_bytes + w.wal2_log_bytes);
-  c.Set(Counter::kCurrentLog, static_cast<uint64_t>(w.current_log));
-  c.Set(Counter::kWal2LogFrames, w.wal2_log_frames);
-  c.Set(Counter::kWal2LogUnbackfilled, wal2_unbackfilled);
-  c.Set(Counter::kWal2LogBytes, w.wal2_log_bytes);
-  c.Set(Counter::kLogZeroBytes, w.log_zero_bytes);
-  c.Set(Counter::kOldestPinnedFrame, w.oldest_pin_frame);
-  c.Set(Counter::kPinnedConnections, static_cast<uint64_t>(w.pinned_slots));
-  c.Set(Counter::kOverflowReader, w.overflow_reader);
+  c += wal_->Stats();  // its tickers and the log's state, as rows of the table
   const checkpoint::BackgroundCheckpointer::Stats b = background_->GetStats();
   c.Set(Counter::kBackgroundCheckpoints, b.steps);
   c.Set(Counter::kBackgroundErrors, b.errors);

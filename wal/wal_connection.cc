@@ -305,31 +305,40 @@ absl::Status WalConnection::CloseLast() {
   return absl::OkStatus();
 }
 
-WalStats WalConnection::Stats() {
-  WalStats s;
-  s.counters = counters_.Snapshot();
+base::CounterArray WalConnection::Stats() {
+  using base::Counter;
+  base::CounterArray c = counters_.Snapshot();
+  // The log's state, as the table names it: WAL2's log rows are of both logs together, and the
+  // wal2_ rows give x.db-wal2's share.
   shm::IndexHeader h;
-  if (index_->ReadHeader(&h)) {
-    s.log_frames = h.logs[0].mx_frame;
-    s.wal2_log_frames = wal2_ ? h.logs[1].mx_frame : 0;
-    s.current_log = CurrentLog(h, wal2_);
-  }
-  s.wal2 = wal2_;
-  s.backfilled = index_->backfill(0);
-  if (wal2_) s.wal2_backfilled = index_->backfill(1);
-  s.overflow_reader = !private_ && pins_.overflow();
-  const shm::PinScanResult pins =
-      *shm::OldestLivePin(*index_, s.current_log, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, pins_.Own(),
-                          shm::PinScanUse::kView);
-  s.pinned_slots = pins.live;
-  s.oldest_pin_frame = pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest);
+  const bool whole = index_->ReadHeader(&h);
+  const int current = whole ? CurrentLog(h, wal2_) : 0;
+  uint64_t frames[2] = {0, 0}, uncopied[2] = {0, 0}, bytes[2] = {0, 0}, zero_bytes = 0;
   for (int l = 0; l < nlogs_; ++l) {
+    if (whole) frames[l] = h.logs[l].mx_frame;
+    uncopied[l] = frames[l] - std::min<uint64_t>(index_->backfill(l), frames[l]);
     if (logs_[l] == nullptr) continue;
     absl::StatusOr<uint64_t> size = logs_[l]->Size();
-    if (size.ok()) (l == 0 ? s.log_bytes : s.wal2_log_bytes) = *size;
-    s.log_zero_bytes += logs_[l]->zero_bytes();
+    if (size.ok()) bytes[l] = *size;
+    zero_bytes += logs_[l]->zero_bytes();
   }
-  return s;
+  c.Set(Counter::kWalMode, 1);
+  c.Set(Counter::kWal2, wal2_);
+  c.Set(Counter::kLogFrames, frames[0] + frames[1]);
+  c.Set(Counter::kLogUnbackfilled, uncopied[0] + uncopied[1]);
+  c.Set(Counter::kLogBytes, bytes[0] + bytes[1]);
+  c.Set(Counter::kCurrentLog, static_cast<uint64_t>(current));
+  c.Set(Counter::kWal2LogFrames, frames[1]);
+  c.Set(Counter::kWal2LogUnbackfilled, uncopied[1]);
+  c.Set(Counter::kWal2LogBytes, bytes[1]);
+  c.Set(Counter::kLogZeroBytes, zero_bytes);
+  const shm::PinScanResult pins =
+      *shm::OldestLivePin(*index_, current, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, pins_.Own(),
+                          shm::PinScanUse::kView);
+  c.Set(Counter::kOldestPinnedFrame, pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest));
+  c.Set(Counter::kPinnedConnections, static_cast<uint64_t>(pins.live));
+  c.Set(Counter::kOverflowReader, !private_ && pins_.overflow());
+  return c;
 }
 
 }  // namespace journalkv::wal

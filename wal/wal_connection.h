@@ -450,7 +450,9 @@ class WalConnection {
   // open and no log exists (W10).
   absl::Status CloseReadOnly();
 
-  WalStats Stats();
+  // This connection's tickers and the WAL's gauges (the log's frames, bytes and readers), as
+  // rows of the counter table (base/counters.h).
+  base::CounterArray Stats();
 
  private:
   WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,

@@ -69,28 +69,6 @@ struct PageVersion {
   bool cacheable = true;  // false: an old-generation read (W7), not cached
 };
 
-// A snapshot of a connection's WAL state: its tickers (checkpoints, flushes, restarts, ...:
-// base/counters.h's rows, counted where they happen into WalConnection's base::Counters) and
-// the log's state at the time of the call, which the pager's strategy turns into the table's
-// gauge rows.
-struct WalStats {
-  base::CounterArray counters;
-  uint32_t log_frames = 0;       // committed frames in the log's current generation
-  uint32_t backfilled = 0;       // of those, copied into the database file
-  uint32_t oldest_pin_frame = 0;  // the oldest snapshot any connection pins (0: none pinned)
-  int pinned_slots = 0;           // reader slots and overflow marks with a pin
-  bool overflow_reader = false;   // this connection has no slot: it pins under overflow marks
-  uint64_t log_bytes = 0;         // size of the log file
-  uint64_t log_zero_bytes = 0;    // zeros this connection wrote preallocating its logs (all)
-  // WAL2: the second log (x.db-wal2; the fields above without "wal2_" are x.db-wal's) and
-  // which of the two is current.
-  bool wal2 = false;
-  int current_log = 0;
-  uint32_t wal2_log_frames = 0;
-  uint32_t wal2_backfilled = 0;
-  uint64_t wal2_log_bytes = 0;
-};
-
 // How far the log the checkpoint policy looks at is copied (WAL: the log; WAL2: the log that is
 // not current, the only one checkpoints copy while writers run).
 struct WalProgress {
