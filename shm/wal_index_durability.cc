@@ -13,7 +13,7 @@ namespace {
 
 using internal::Word;
 
-void Point(const char* point) { internal::CallIndexHook(point); }
+using internal::Point;
 
 constexpr int kFailureWords = 5;  // the tag, then ckpt_seq and mx_frame of log 0 and log 1
 static_assert(kFailureWords * 4 == kFailureStride);

@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
 #include "base/check.h"
+#include "shm/wal_index.h"
+#include "vfs/vfs.h"
 
 namespace journalkv::shm::internal {
 
@@ -20,8 +23,15 @@ std::atomic_ref<T> Word(uint8_t* base, size_t offset) {
   return std::atomic_ref<T>(*reinterpret_cast<T*>(base + offset));
 }
 
-// The index's test hook point (SetIndexHookForTesting), for the files beside wal_index.cc.
-void CallIndexHook(const char* point);
+// The index's test hook (SetIndexHookForTesting) and a point that calls it: inline, one
+// relaxed load, because lookups and appends pass one each.
+extern std::atomic<IndexHook> index_hook;
+inline void Point(const char* point) {
+  if (IndexHook h = index_hook.load(std::memory_order_relaxed)) h(point);
+}
+
+// For messages: the -shm file's path, or "heap wal-index".
+absl::string_view IndexName(const vfs::File* file);
 
 // Zeroes the durability words (wal_index_durability.cc) of a new life of the -shm file.
 void InitializeDurabilityWords(uint8_t* r0);
