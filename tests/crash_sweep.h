@@ -88,7 +88,7 @@ std::vector<uint64_t> Sample(const std::string& salt, const std::vector<uint64_t
 std::vector<int> UpTo(const RunResult& run);
 // Any whole transaction from the last one acknowledged at sync FULL or EXTRA up to the one in
 // flight (what a power loss may leave when the connections' levels differ: P1 of
-// tests/wal_group_fault_test.cc). With every connection at NORMAL (none acknowledged durably)
+// tests/counted_commits.h). With every connection at NORMAL (none acknowledged durably)
 // this is UpTo.
 std::vector<int> FromLastDurable(const RunResult& run);
 

@@ -88,7 +88,7 @@ struct ModelState {
 struct RunResult {
   int acknowledged = 0;  // last transaction whose Commit returned OK
   // The last transaction whose Commit returned OK on a connection at sync FULL or EXTRA: what
-  // a power loss must keep in WAL whatever the other connections' levels (P1 of tests/wal_group_fault_test.cc).
+  // a power loss must keep in WAL whatever the other connections' levels (P1 of tests/counted_commits.h).
   int acknowledged_durable = 0;
   int in_flight = 0;     // the transaction whose Commit was under way when the run stopped
   // Recorded runs only: after[t] is the model after transaction t (a rolled-back t leaves the
