@@ -109,7 +109,7 @@ class ABSL_LOCKABLE GroupFlush {
 
  private:
   // This connection's threads, one FLUSH at a time: the -shm's byte is per File. It guards no
-  // memory. Taken after the connection's write_role_mu_, never before it.
+  // memory. Taken after the writer role's mutex (Writer::role_mu), never before it.
   base::Mutex mu_;
   std::atomic<std::thread::id> holder_{};  // F1: the thread holding FLUSH, or none
   std::atomic<int64_t> last_sync_ns_{0};   // this connection's last group flush's sync

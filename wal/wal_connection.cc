@@ -87,7 +87,21 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
       db_file_(db_file),
       page_size_(page_size),
       options_(options),
-      pins_(wal2_, pin_mu) {}
+      pins_(wal2_, pin_mu),
+      writer_(Writer::Env{
+          .index = &index_,
+          .logs = &logs_,
+          .wal2 = wal2_,
+          .page_size = page_size_,
+          .options = &options_,
+          .counters = &counters_,
+          .maintenance_sync = [this] { return MaintenanceSync(); },
+          .make_log_durable =
+              [this](int log, const shm::LogState& state, const char* reason,
+                     absl::Time deadline) {
+                return MakeLogDurableLocking(log, state, reason, deadline);
+              },
+      }) {}
 
 WalConnection::~WalConnection() {
   if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too

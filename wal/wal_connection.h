@@ -21,8 +21,8 @@
 //       v
 //   AwaitDurable (FULL/EXTRA, or another writer's commits pending): the group flush, W12
 //
-// WRITING is WriterState's LOCKED, APPENDED and COMMITTED (writer_state_, below), each edge
-// checked in debug and sanitizer builds (EnterWriterState).
+// WRITING is the writer role's LOCKED, APPENDED and COMMITTED (wal::Writer, wal/writer.h, whose
+// state table checks each edge in debug and sanitizer builds).
 //
 // Two headers. The published header (what readers snapshot) and the appended header (the
 // newest commit appended, what the next writer builds on) are the same but while a group
@@ -93,7 +93,8 @@
 //       the -shm File, which the connection's threads share, so a reader thread is granted
 //       WRITE and RECOVER while the writer thread holds them. Only the writer thread repairs a
 //       torn header while the connection writes; other threads take WRITE to repair only
-//       under write_role_mu_ and only while the connection holds none (ReadHeaderOrRecover).
+//       under the writer role's mutex (Writer::role_mu, wal/writer.h) and only while the
+//       connection holds none (ReadHeaderOrRecover).
 //       A reader thread that repaired under the writer truncated the writer's appended,
 //       unpublished index entries, and its commit's pages were then not found
 //       (wal_interleaving_test, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter).
@@ -101,17 +102,8 @@
 //       under the database file's EXCLUSIVE (CloseLast), a read-only one under DMS exclusive
 //       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
 //       to be unlinked opens the path again (Join, hook "open:shm_removed").
-//   W11. A transaction may write a page it already wrote to the log (a spill, then the page
-//       changed again) over its own frame instead of appending it again (WriteFrames), so
-//       that a transaction's frames are at most its distinct pages plus one commit frame. Only
-//       frames past the published mx_frame that this transaction appended are rewritten (no
-//       reader, checkpoint or recovery looks at them). The rewrite leaves the checksum chain
-//       stale from the first frame rewritten; the commit recomputes it from there
-//       (WalLog::Rechain) before it appends the commit frame, which is always a new frame. A
-//       crash before that leaves a chain that breaks at or before the commit, so recovery
-//       takes nothing of the transaction, and a power loss that keeps only part of the
-//       rechained frames breaks the chain too (each checksum covers its frame header, which
-//       carries its image's own checksum; log/wal_format.h).
+//   W11 (a transaction writes a page it already wrote over its own frame, past the published
+//       mx_frame, and rechains before its commit frame) is the writer role's: wal/writer.h.
 //   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
 //       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
 //       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
@@ -286,10 +278,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -307,6 +297,7 @@
 #include "wal/lock_byte.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
+#include "wal/writer.h"
 #include "wal/writer_cursor.h"
 
 namespace journalkv::wal {
@@ -386,14 +377,8 @@ class WalConnection {
   // Appends non-commit frames of a transaction too large for the cache; returns the frame of
   // each page, in order.
   absl::StatusOr<std::vector<uint32_t>> Spill(absl::Span<const wal::FramePage> pages);
-  // A commit appended by Commit: its header (the appended header after it), its pages'
-  // frames, and whether it is published already.
-  struct CommitTicket {
-    shm::IndexHeader header;
-    std::vector<uint32_t> frames;
-    bool published = false;
-    uint32_t epoch = 0;  // the append epoch it was appended in (W13 d)
-  };
+  // A commit appended by Commit (wal/writer.h).
+  using CommitTicket = Writer::CommitTicket;
   // Appends the transaction's last frames, the last a commit frame of `db_size` pages, and
   // indexes them (W2). At NORMAL and OFF with nothing pending it publishes them too; otherwise
   // it records them as the appended header and the caller, after EndWrite, waits for the
@@ -534,9 +519,6 @@ class WalConnection {
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
-  absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
-                           std::vector<uint32_t>* frames);
-  void ForgetTransaction();
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
   // cannot be read) and publishes it (W12 h); *published gets the published header. False
@@ -589,9 +571,6 @@ class WalConnection {
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
-  // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
-  // first append, once its header is written (W4), under WRITE.
-  void LimitLogSize(int log);
   // The log checkpoints and the policy look at while writers run (V4).
   int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
@@ -618,50 +597,22 @@ class WalConnection {
   // so that it lets go of its slot and mark before the index goes.
   ReaderPins pins_;
 
-  // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
-  // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
-  // the writer thread holds it. `write_role_mu_` makes holding WRITE this connection's one role:
-  // BeginWrite and EndWrite take or drop WRITE and set `writer_state_` under it, and a reader
-  // thread that would repair a torn header (ReadHeaderOrRecover) takes WRITE only under it and
-  // only while the connection holds no WRITE (write_locked()); while this connection's writer holds WRITE only the
-  // writer thread (`writer_thread_`) repairs, and other threads wait for its publish.
-  base::Mutex write_role_mu_;
-  // The writer's state (the state table above, WRITING split in three), changed only by the
-  // writer thread through EnterWriterState, which checks each edge in debug builds:
-  //   kIdle -> kLocked                  BeginWrite (WRITE taken under write_role_mu_)
-  //   kLocked, kAppended -> kAppended   WriteFrames (frames past the published mx_frame)
-  //   kAppended -> kCommitted           Commit (its commit frame written and indexed; the
-  //                                     appended header names it, W12)
-  //   kAppended -> kLocked              Commit at NORMAL or OFF with nothing pending: published
-  //   kLocked, kAppended -> kLocked     Rollback (the unpublished frames dropped)
-  //   any -> kIdle                      EndWrite (WRITE released under write_role_mu_)
-  // Other threads read it only to tell whether the connection holds WRITE (W9).
-  enum class WriterState : uint8_t { kIdle, kLocked, kAppended, kCommitted };
-  void EnterWriterState(WriterState to);
-  bool write_locked() const {
-    return writer_state_.load(std::memory_order_acquire) != WriterState::kIdle;
-  }
-  std::atomic<WriterState> writer_state_{WriterState::kIdle};
-  std::atomic<std::thread::id> writer_thread_{};
-  shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
-  // Where the next append goes (log, frame, chain): AtEndOf(writer_header_) between
-  // transactions (wal/writer_cursor.h), ahead of it by the transaction's frames inside one.
-  WriterCursor cursor_;
-  uint32_t epoch_ = 0;              // the append epoch at BeginWrite (W13 d)
-  // The current transaction's frames (W11): page -> the frame it last appended the page at,
-  // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
-  // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.
-  absl::flat_hash_map<uint32_t, uint32_t> txn_frames_;
-  uint32_t rechain_from_ = 0;
-  uint32_t txn_first_frame_ = 0;
-  uint64_t txn_start_chain_ = 0;
-  // The change word of the last header IndexDamage found whole or this writer published.
-  // Writer thread only.
-  std::optional<uint32_t> checked_change_;
+  // The writer role (wal/writer.h): WRITE as this connection's one role (W9), the writer's
+  // state, header and cursor, the transaction's frames (W11). Declared after the logs and the
+  // index it appends to.
+  Writer writer_;
+  // The checkpoint methods (wal_checkpoint.cc, MaybeRestart) still name the writer's fields
+  // as they were named before the writer role moved out; these aliases keep them unchanged
+  // until those methods move to a role of their own (issue 44, the checkpoints).
+  using WriterState = Writer::State;
+  shm::IndexHeader& writer_header_ = writer_.mutable_header();
+  WriterCursor& cursor_ = writer_.mutable_cursor();
+  const std::atomic<WriterState>& writer_state_ = writer_.state_word();
+  bool write_locked() const { return writer_.write_locked(); }
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
-  // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
-  // this connection's last flush measured.
+  // The group flush (W12, W14): FLUSH, taken after the writer role's mutex (Writer::role_mu),
+  // never before it, and what this connection's last flush measured.
   GroupFlush flush_;
   // WRITE and RECOVER to the thread-safety analysis (wal/lock_byte.h): the functions whose
   // REQUIRES name them are reached only where the byte was just taken or the writer state says

@@ -154,20 +154,18 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
       if (index_->ReadHeader(&h)) return h;
     }
     // W9: this connection's writer thread repairs under the WRITE it holds; another thread
-    // repairs only when this connection holds no WRITE, taking it under write_role_mu_ (the
+    // repairs only when this connection holds no WRITE, taking it under the role's mutex (the
     // lock is granted to every thread of the File, so it tells nothing about this
     // connection's own writer); while this connection's writer holds WRITE it waits.
-    const bool own_write = write_locked() &&
-                           writer_thread_.load(std::memory_order_acquire) ==
-                               std::this_thread::get_id();
+    const bool own_write = writer_.OnWriterThread();
     if (own_write || may_recover) {
       absl::Status s;
       bool repaired = false;
       {
         std::optional<base::MutexLock> role;
-        if (!own_write) role.emplace(&write_role_mu_);
+        if (!own_write) role.emplace(writer_.role_mu());
         bool write = own_write;
-        if (!own_write && !write_locked()) {
+        if (!own_write && !writer_.write_locked()) {
           JKV_ASSIGN_OR_RETURN(write,
                                index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }
@@ -272,7 +270,7 @@ absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
   }
   const int cur = CurrentLog(h, wal2_);
   const shm::LogState& c = h.logs[cur];
-  if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
+  if (c.mx_frame == 0 || logs_[cur] == nullptr || writer_.Checked(h.change)) {
     return absl::OkStatus();
   }
   // One small read per transaction that follows another connection's (or the first one):
@@ -285,7 +283,7 @@ absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
     return damaged("its last frame ", c.mx_frame, " of ", logs_[cur]->path(),
                    " is not the commit the header describes");
   }
-  checked_change_ = h.change;
+  writer_.NoteChecked(h.change);
   return absl::OkStatus();
 }
 
