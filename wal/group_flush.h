@@ -52,7 +52,7 @@ class ABSL_LOCKABLE GroupFlush {
   // generation is `h`'s with mx_frame at least `h`'s, or a later generation).
   static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
   // The published (appended) header of `index`, waiting out a publish (an append) under way;
-  // false when it stays torn.
+  // false when it stays torn (ReadWholeHeader, wal/index_recovery.h).
   static bool ReadPublished(const shm::WalIndex& index, shm::IndexHeader* out);
   static bool ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out);
 

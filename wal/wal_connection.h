@@ -294,6 +294,7 @@
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
 #include "wal/group_flush.h"
+#include "wal/index_recovery.h"
 #include "wal/lock_byte.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
@@ -456,36 +457,16 @@ class WalConnection {
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it.
   absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
-  // The scan of every log this mode uses (an empty result for a log not open).
-  absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
-  // The index header describing the scanned logs: the later valid generation is current (V1).
-  shm::IndexHeader HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
-                                   const shm::IndexHeader* old) const;
-  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held, and FLUSH (W12 d;
-  // at open, alone: GroupFlush::AssumeAlone).
+  // W6: rebuilds the index from the log (the scans and the entries: IndexRecovery), making
+  // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
+  // WRITE and RECOVER held, and FLUSH (W12 d; at open, alone: GroupFlush::AssumeAlone).
   absl::Status RecoverIndex()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
-  // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
+  // index when neither copy is whole); the appended header is repaired too (W12 e).
+  // REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
   absl::Status RepairHeader()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
-  // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
-  // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
-  // is not the commit frame the header describes), or OK. The frame is read only when `h` is
-  // not the header this connection last checked or published. REQUIRES: WRITE held.
-  absl::Status IndexDamage(const shm::IndexHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e, or
-  // between it and the published one, W12 f), checked by IndexDamage. DataLoss when both
-  // copies are damaged, it names another page size, or it contradicts the log: the caller
-  // rebuilds the index (W6).
-  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
-  // false when neither copy is whole. REQUIRES: WRITE held.
-  bool RepairAppended(shm::IndexHeader* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // W12: whether appended header `a` is `published` with pending commits only (more frames of
-  // the same generation of the current log) or none.
-  bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
   // W12 g: flushes the commits pending past the published state (`header` is the appended
   // one), copies them and the published frames left, and restarts the log when the copy
   // reached them. REQUIRES: WRITE, WAL.
@@ -516,6 +497,9 @@ class WalConnection {
   absl::StatusOr<checkpoint::CheckpointResult> RestartCopiedLogs(checkpoint::CheckpointMode mode,
                                                                  absl::Time deadline,
                                                                  bool* switched);
+  // The published header, read until whole (ReadWholeHeader); one that stays torn is repaired
+  // (W6) by this connection's writer thread, or, with `may_recover`, by another thread while
+  // the connection holds no WRITE (W9); else waited for until `deadline`.
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
@@ -609,6 +593,10 @@ class WalConnection {
   WriterCursor& cursor_ = writer_.mutable_cursor();
   const std::atomic<WriterState>& writer_state_ = writer_.state_word();
   bool write_locked() const { return writer_.write_locked(); }
+  // Index recovery (wal/index_recovery.h): the scans, the rebuilt entries, the appended
+  // header's repairs and the damage checks (W6, W12 e, f). After writer_, whose checked-change
+  // cache IndexDamage keeps.
+  IndexRecovery recovery_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
   // The group flush (W12, W14): FLUSH, taken after the writer role's mutex (Writer::role_mu),

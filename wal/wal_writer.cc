@@ -51,7 +51,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   if (s.ok()) s = ResetAfterFailure(deadline);
   absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
-    h = AppendedOrDamage(*published);
+    h = recovery_.AppendedOrDamage(*published, write_lock_);
     absl::Status damage = h.status();
     if (!damage.ok() && !absl::IsDataLoss(damage)) {
       s = damage;  // an I/O error reading the log: not the index's fault
@@ -72,7 +72,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
       if (s.ok()) s = published.status();
-      if (s.ok()) h = AppendedOrDamage(*published);  // still damaged: the rebuild did not take
+      // Still damaged: the rebuild did not take.
+      if (s.ok()) h = recovery_.AppendedOrDamage(*published, write_lock_);
       if (s.ok()) s = h.status();
     }
   }
