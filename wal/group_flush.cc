@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "shm/pins.h"
+#include "wal/index_recovery.h"
 #include "wal/wal_internal.h"
 
 namespace journalkv::wal {
@@ -35,17 +36,11 @@ bool GroupFlush::Covers(const shm::IndexHeader& p, const shm::IndexHeader& h) {
 }
 
 bool GroupFlush::ReadPublished(const shm::WalIndex& index, shm::IndexHeader* out) {
-  for (int i = 0; i < internal::kTornHeaderSpins; ++i) {
-    if (index.ReadHeader(out)) return true;
-  }
-  return false;
+  return ReadWholeHeader(index, HeaderCopy::kPublished, out);
 }
 
 bool GroupFlush::ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out) {
-  for (int i = 0; i < internal::kTornHeaderSpins; ++i) {
-    if (index.ReadAppendedHeader(out)) return true;
-  }
-  return false;
+  return ReadWholeHeader(index, HeaderCopy::kAppended, out);
 }
 
 bool GroupFlush::TryLock(shm::WalIndex& index, absl::Status* error) {

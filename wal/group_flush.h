@@ -52,7 +52,7 @@ class ABSL_LOCKABLE GroupFlush {
   // generation is `h`'s with mx_frame at least `h`'s, or a later generation).
   static bool Covers(const shm::IndexHeader& p, const shm::IndexHeader& h);
   // The published (appended) header of `index`, waiting out a publish (an append) under way;
-  // false when it stays torn.
+  // false when it stays torn (ReadWholeHeader, wal/index_recovery.h).
   static bool ReadPublished(const shm::WalIndex& index, shm::IndexHeader* out);
   static bool ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out);
 
@@ -109,7 +109,7 @@ class ABSL_LOCKABLE GroupFlush {
 
  private:
   // This connection's threads, one FLUSH at a time: the -shm's byte is per File. It guards no
-  // memory. Taken after the connection's write_role_mu_, never before it.
+  // memory. Taken after the writer role's mutex (Writer::role_mu), never before it.
   base::Mutex mu_;
   std::atomic<std::thread::id> holder_{};  // F1: the thread holding FLUSH, or none
   std::atomic<int64_t> last_sync_ns_{0};   // this connection's last group flush's sync

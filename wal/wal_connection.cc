@@ -1,8 +1,9 @@
 // WalConnection's life: opening the -shm and joining the wal-index (or making it: alone, on
 // the heap, or for a full disk), claiming a reader slot, the test hooks, the stats, and the
-// close of the last connection (W10). The reader is wal_reader.cc, the writer wal_writer.cc,
-// rebuilding the index wal_recovery.cc, the private index wal_private.cc and checkpoints
-// wal_checkpoint.cc; wal_connection.h has the states and invariants they keep.
+// close of the last connection (W10). The reader is wal_reader.cc (its role: reader_pins.h), the
+// writer wal_writer.cc (writer.h), rebuilding the index wal_recovery.cc (index_recovery.h), the
+// private index wal_private.cc and checkpoints wal_checkpoint.cc; wal_connection.h has the
+// states and invariants they keep.
 #include <algorithm>
 #include <atomic>
 #include <random>
@@ -87,7 +88,29 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
       db_file_(db_file),
       page_size_(page_size),
       options_(options),
-      pins_(wal2_, pin_mu) {}
+      pins_(wal2_, pin_mu),
+      writer_(Writer::Env{
+          .index = &index_,
+          .logs = &logs_,
+          .wal2 = wal2_,
+          .page_size = page_size_,
+          .options = &options_,
+          .counters = &counters_,
+          .maintenance_sync = [this] { return MaintenanceSync(); },
+          .make_log_durable =
+              [this](int log, const shm::LogState& state, const char* reason,
+                     absl::Time deadline) {
+                return MakeLogDurableLocking(log, state, reason, deadline);
+              },
+      }),
+      recovery_(IndexRecovery::Env{
+          .index = &index_,
+          .logs = &logs_,
+          .wal2 = wal2_,
+          .page_size = page_size_,
+          .shm_path = &shm_path_,
+          .writer = &writer_,
+      }) {}
 
 WalConnection::~WalConnection() {
   if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too

@@ -21,8 +21,8 @@
 //       v
 //   AwaitDurable (FULL/EXTRA, or another writer's commits pending): the group flush, W12
 //
-// WRITING is WriterState's LOCKED, APPENDED and COMMITTED (writer_state_, below), each edge
-// checked in debug and sanitizer builds (EnterWriterState).
+// WRITING is the writer role's LOCKED, APPENDED and COMMITTED (wal::Writer, wal/writer.h, whose
+// state table checks each edge in debug and sanitizer builds).
 //
 // Two headers. The published header (what readers snapshot) and the appended header (the
 // newest commit appended, what the next writer builds on) are the same but while a group
@@ -93,7 +93,8 @@
 //       the -shm File, which the connection's threads share, so a reader thread is granted
 //       WRITE and RECOVER while the writer thread holds them. Only the writer thread repairs a
 //       torn header while the connection writes; other threads take WRITE to repair only
-//       under write_role_mu_ and only while the connection holds none (ReadHeaderOrRecover).
+//       under the writer role's mutex (Writer::role_mu, wal/writer.h) and only while the
+//       connection holds none (ReadHeaderOrRecover).
 //       A reader thread that repaired under the writer truncated the writer's appended,
 //       unpublished index entries, and its commit's pages were then not found
 //       (wal_interleaving_test, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter).
@@ -101,17 +102,8 @@
 //       under the database file's EXCLUSIVE (CloseLast), a read-only one under DMS exclusive
 //       and only while no log exists (CloseReadOnly); an opener whose locked -shm turns out
 //       to be unlinked opens the path again (Join, hook "open:shm_removed").
-//   W11. A transaction may write a page it already wrote to the log (a spill, then the page
-//       changed again) over its own frame instead of appending it again (WriteFrames), so
-//       that a transaction's frames are at most its distinct pages plus one commit frame. Only
-//       frames past the published mx_frame that this transaction appended are rewritten (no
-//       reader, checkpoint or recovery looks at them). The rewrite leaves the checksum chain
-//       stale from the first frame rewritten; the commit recomputes it from there
-//       (WalLog::Rechain) before it appends the commit frame, which is always a new frame. A
-//       crash before that leaves a chain that breaks at or before the commit, so recovery
-//       takes nothing of the transaction, and a power loss that keeps only part of the
-//       rechained frames breaks the chain too (each checksum covers its frame header, which
-//       carries its image's own checksum; log/wal_format.h).
+//   W11 (a transaction writes a page it already wrote over its own frame, past the published
+//       mx_frame, and rechains before its commit frame) is the writer role's: wal/writer.h.
 //   W12. Group commit. At FULL and EXTRA a writer appends its commit (frames, index entries,
 //       then the appended header; WalIndex::WriteAppendedHeader) under WRITE, releases WRITE,
 //       and waits for a flush to cover it (AwaitDurable): whoever first holds FLUSH (the -shm
@@ -286,10 +278,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -304,9 +294,11 @@
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
 #include "wal/group_flush.h"
+#include "wal/index_recovery.h"
 #include "wal/lock_byte.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
+#include "wal/writer.h"
 #include "wal/writer_cursor.h"
 
 namespace journalkv::wal {
@@ -386,14 +378,8 @@ class WalConnection {
   // Appends non-commit frames of a transaction too large for the cache; returns the frame of
   // each page, in order.
   absl::StatusOr<std::vector<uint32_t>> Spill(absl::Span<const wal::FramePage> pages);
-  // A commit appended by Commit: its header (the appended header after it), its pages'
-  // frames, and whether it is published already.
-  struct CommitTicket {
-    shm::IndexHeader header;
-    std::vector<uint32_t> frames;
-    bool published = false;
-    uint32_t epoch = 0;  // the append epoch it was appended in (W13 d)
-  };
+  // A commit appended by Commit (wal/writer.h).
+  using CommitTicket = Writer::CommitTicket;
   // Appends the transaction's last frames, the last a commit frame of `db_size` pages, and
   // indexes them (W2). At NORMAL and OFF with nothing pending it publishes them too; otherwise
   // it records them as the appended header and the caller, after EndWrite, waits for the
@@ -473,36 +459,16 @@ class WalConnection {
   // Opens log `log` read-only where this connection joined without it (a read-only connection
   // that found no log file), once a snapshot has frames in it.
   absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
-  // The scan of every log this mode uses (an empty result for a log not open).
-  absl::StatusOr<std::array<wal::ScanResult, 2>> ScanLogs();
-  // The index header describing the scanned logs: the later valid generation is current (V1).
-  shm::IndexHeader HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
-                                   const shm::IndexHeader* old) const;
-  // W6: rebuilds the index from the log. REQUIRES: WRITE and RECOVER held, and FLUSH (W12 d;
-  // at open, alone: GroupFlush::AssumeAlone).
+  // W6: rebuilds the index from the log (the scans and the entries: IndexRecovery), making
+  // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
+  // WRITE and RECOVER held, and FLUSH (W12 d; at open, alone: GroupFlush::AssumeAlone).
   absl::Status RecoverIndex()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
-  // index when neither copy is whole). REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
+  // index when neither copy is whole); the appended header is repaired too (W12 e).
+  // REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
   absl::Status RepairHeader()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
-  // What makes the published header `h` impossible beside the logs themselves (a -shm damaged
-  // by a buggy process: a backfill past a log's last frame, or a current log whose last frame
-  // is not the commit frame the header describes), or OK. The frame is read only when `h` is
-  // not the header this connection last checked or published. REQUIRES: WRITE held.
-  absl::Status IndexDamage(const shm::IndexHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // Under WRITE: the appended header (W12; repaired when a writer died writing it, W12 e, or
-  // between it and the published one, W12 f), checked by IndexDamage. DataLoss when both
-  // copies are damaged, it names another page size, or it contradicts the log: the caller
-  // rebuilds the index (W6).
-  absl::StatusOr<shm::IndexHeader> AppendedOrDamage(const shm::IndexHeader& published)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
-  // false when neither copy is whole. REQUIRES: WRITE held.
-  bool RepairAppended(shm::IndexHeader* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // W12: whether appended header `a` is `published` with pending commits only (more frames of
-  // the same generation of the current log) or none.
-  bool ExtendsPublished(const shm::IndexHeader& a, const shm::IndexHeader& published) const;
   // W12 g: flushes the commits pending past the published state (`header` is the appended
   // one), copies them and the published frames left, and restarts the log when the copy
   // reached them. REQUIRES: WRITE, WAL.
@@ -533,12 +499,12 @@ class WalConnection {
   absl::StatusOr<checkpoint::CheckpointResult> RestartCopiedLogs(checkpoint::CheckpointMode mode,
                                                                  absl::Time deadline,
                                                                  bool* switched);
+  // The published header, read until whole (ReadWholeHeader); one that stays torn is repaired
+  // (W6) by this connection's writer thread, or, with `may_recover`, by another thread while
+  // the connection holds no WRITE (W9); else waited for until `deadline`.
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   checkpoint::CheckpointFiles Files();
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
-  absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
-                           std::vector<uint32_t>* frames);
-  void ForgetTransaction();
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
   // cannot be read) and publishes it (W12 h); *published gets the published header. False
@@ -591,9 +557,6 @@ class WalConnection {
   // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
   // frames past it in the same generation.
   void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
-  // Cuts log `log` back to WalOptions::size_limit when it is longer: at a new generation's
-  // first append, once its header is written (W4), under WRITE.
-  void LimitLogSize(int log);
   // The log checkpoints and the policy look at while writers run (V4).
   int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
@@ -620,50 +583,26 @@ class WalConnection {
   // so that it lets go of its slot and mark before the index goes.
   ReaderPins pins_;
 
-  // Writer state (the pager's one writer). W9: byte-range locks belong to the -shm File, which
-  // every thread of this connection shares, so TryLock(WRITE) succeeds for a reader thread while
-  // the writer thread holds it. `write_role_mu_` makes holding WRITE this connection's one role:
-  // BeginWrite and EndWrite take or drop WRITE and set `writer_state_` under it, and a reader
-  // thread that would repair a torn header (ReadHeaderOrRecover) takes WRITE only under it and
-  // only while the connection holds no WRITE (write_locked()); while this connection's writer holds WRITE only the
-  // writer thread (`writer_thread_`) repairs, and other threads wait for its publish.
-  base::Mutex write_role_mu_;
-  // The writer's state (the state table above, WRITING split in three), changed only by the
-  // writer thread through EnterWriterState, which checks each edge in debug builds:
-  //   kIdle -> kLocked                  BeginWrite (WRITE taken under write_role_mu_)
-  //   kLocked, kAppended -> kAppended   WriteFrames (frames past the published mx_frame)
-  //   kAppended -> kCommitted           Commit (its commit frame written and indexed; the
-  //                                     appended header names it, W12)
-  //   kAppended -> kLocked              Commit at NORMAL or OFF with nothing pending: published
-  //   kLocked, kAppended -> kLocked     Rollback (the unpublished frames dropped)
-  //   any -> kIdle                      EndWrite (WRITE released under write_role_mu_)
-  // Other threads read it only to tell whether the connection holds WRITE (W9).
-  enum class WriterState : uint8_t { kIdle, kLocked, kAppended, kCommitted };
-  void EnterWriterState(WriterState to);
-  bool write_locked() const {
-    return writer_state_.load(std::memory_order_acquire) != WriterState::kIdle;
-  }
-  std::atomic<WriterState> writer_state_{WriterState::kIdle};
-  std::atomic<std::thread::id> writer_thread_{};
-  shm::IndexHeader writer_header_;  // published state at BeginWrite, then as the writer appends
-  // Where the next append goes (log, frame, chain): AtEndOf(writer_header_) between
-  // transactions (wal/writer_cursor.h), ahead of it by the transaction's frames inside one.
-  WriterCursor cursor_;
-  uint32_t epoch_ = 0;              // the append epoch at BeginWrite (W13 d)
-  // The current transaction's frames (W11): page -> the frame it last appended the page at,
-  // the first rewritten frame whose checksum is stale (0: none), and the transaction's first
-  // frame with the chain value before it. Writer thread only; cleared by ForgetTransaction.
-  absl::flat_hash_map<uint32_t, uint32_t> txn_frames_;
-  uint32_t rechain_from_ = 0;
-  uint32_t txn_first_frame_ = 0;
-  uint64_t txn_start_chain_ = 0;
-  // The change word of the last header IndexDamage found whole or this writer published.
-  // Writer thread only.
-  std::optional<uint32_t> checked_change_;
+  // The writer role (wal/writer.h): WRITE as this connection's one role (W9), the writer's
+  // state, header and cursor, the transaction's frames (W11). Declared after the logs and the
+  // index it appends to.
+  Writer writer_;
+  // The checkpoint methods (wal_checkpoint.cc, MaybeRestart) still name the writer's fields
+  // as they were named before the writer role moved out; these aliases keep them unchanged
+  // until those methods move to a role of their own (issue 44, the checkpoints).
+  using WriterState = Writer::State;
+  shm::IndexHeader& writer_header_ = writer_.mutable_header();
+  WriterCursor& cursor_ = writer_.mutable_cursor();
+  const std::atomic<WriterState>& writer_state_ = writer_.state_word();
+  bool write_locked() const { return writer_.write_locked(); }
+  // Index recovery (wal/index_recovery.h): the scans, the rebuilt entries, the appended
+  // header's repairs and the damage checks (W6, W12 e, f). After writer_, whose checked-change
+  // cache IndexDamage keeps.
+  IndexRecovery recovery_;
 
   base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
-  // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
-  // this connection's last flush measured.
+  // The group flush (W12, W14): FLUSH, taken after the writer role's mutex (Writer::role_mu),
+  // never before it, and what this connection's last flush measured.
   GroupFlush flush_;
   // WRITE and RECOVER to the thread-safety analysis (wal/lock_byte.h): the functions whose
   // REQUIRES name them are reached only where the byte was just taken or the writer state says

@@ -185,8 +185,8 @@ void WalConnection::DropUnpublished(const shm::IndexHeader& kept,
   // appended header that named the dropped commits could not be read (a repair). Unless this
   // connection's own transaction has frames there (its writer thread repairing mid-write:
   // W9), which are not commits and which it still needs.
-  const WriterState state = writer_state_.load(std::memory_order_relaxed);
-  if (state == WriterState::kIdle || state == WriterState::kLocked) {
+  const Writer::State state = writer_.state();
+  if (state == Writer::State::kIdle || state == Writer::State::kLocked) {
     shm::IndexHeader past = kept;
     past.logs[CurrentLog(kept, wal2_)].mx_frame = UINT32_MAX;
     BreakChainAfter(kept, appended.value_or(past));

@@ -50,7 +50,8 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
   // flush covers `target`, which was appended whole.
   if (!as_writer) {
     flush_.WaitForAppenders(
-        *index_, *published, [this] { return write_locked(); }, [] { CallWalHook("wait"); });
+        *index_, *published, [this] { return writer_.write_locked(); },
+        [] { CallWalHook("wait"); });
   }
   shm::IndexHeader appended;
   if (!GroupFlush::ReadAppended(*index_, &appended) || !GroupFlush::Covers(appended, target)) {
@@ -140,9 +141,9 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
 }
 
 absl::Status WalConnection::FlushPendingAsWriter() {
-  JKV_DCHECK(write_locked());
+  JKV_DCHECK(writer_.write_locked());
   shm::IndexHeader published;
-  if (GroupFlush::ReadPublished(*index_, &published) && published == writer_header_) {
+  if (GroupFlush::ReadPublished(*index_, &published) && published == writer_.header()) {
     return absl::OkStatus();
   }
   const absl::Time deadline = absl::Now() + options_.busy_timeout;
@@ -150,7 +151,7 @@ absl::Status WalConnection::FlushPendingAsWriter() {
     JKV_RETURN_IF_ERROR(LockFlush(deadline));
     flush_.AssertHeld();
     absl::StatusOr<bool> covered =
-        FlushLocked(writer_header_, epoch_, &published, /*as_writer=*/true);
+        FlushLocked(writer_.header(), writer_.epoch(), &published, /*as_writer=*/true);
     flush_.Unlock(*index_);
     JKV_RETURN_IF_ERROR(covered.status());
     if (*covered) return absl::OkStatus();

@@ -160,7 +160,7 @@ absl::Status WalConnection::RefreshPrivate() {
       }
     }
   } else {
-    h = HeaderFromScans(scans, indexed ? &mine : nullptr);
+    h = recovery_.HeaderFromScans(scans, indexed ? &mine : nullptr);
     h.change = indexed ? mine.change + 1 : 1;
     if (h.page_count == 0) {
       JKV_ASSIGN_OR_RETURN(uint64_t bytes, db_file_->Size());

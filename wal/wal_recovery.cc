@@ -1,6 +1,7 @@
-// WalConnection's index from the log(s): the scan, the header that describes it (V1), the
-// rebuild under WRITE and RECOVER (W6), reading the index header until it is whole, and the
-// checks that find a header contradicting the log (IndexDamage, W6).
+// WalConnection's index from the log(s): the rebuild under WRITE, RECOVER and FLUSH (W6), the
+// repair of a torn header, and reading the index header until whole or repaired (W9). The
+// scans, the entries, the appended header's repairs and the damage checks are IndexRecovery's
+// (wal/index_recovery.h).
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -18,54 +19,13 @@ namespace journalkv::wal {
 using internal::kMaxWait;
 using internal::Sleep;
 
-absl::StatusOr<std::array<wal::ScanResult, 2>> WalConnection::ScanLogs() {
-  std::array<wal::ScanResult, 2> scans;  // no log file (a read-only connection found none): empty
-  for (int l = 0; l < nlogs_; ++l) {
-    if (logs_[l] != nullptr) {
-      JKV_ASSIGN_OR_RETURN(scans[l], logs_[l]->Scan(page_size_, shm::MaxLogFrames()));
-    }
-  }
-  return scans;
-}
-
-shm::IndexHeader WalConnection::HeaderFromScans(const std::array<wal::ScanResult, 2>& scans,
-                                              const shm::IndexHeader* old) const {
-  shm::IndexHeader h;
-  h.page_size = page_size_;
-  for (int l = 0; l < nlogs_; ++l) {
-    const wal::ScanResult& scan = scans[l];
-    if (scan.header_valid) {
-      // Generations are 31 bits (shm::SeqAfter); a foreign top bit is dropped.
-      h.logs[l] = {scan.header.ckpt_seq & 0x7fffffffu, scan.header.salt1, scan.header.salt2,
-                   scan.mx_frame, scan.last_checksum};
-    } else {
-      // No usable log: the next writer starts a generation after the highest one seen.
-      h.logs[l] = {old != nullptr ? old->logs[l].ckpt_seq
-                                  : internal::FirstGeneration(),
-                   0, 0, 0, 0};
-    }
-  }
-  // V1: the later valid generation is the current log (a log with no valid header is empty).
-  h.current_log = 0;
-  if (wal2_ && scans[1].header_valid &&
-      (!scans[0].header_valid || shm::SeqAfter(h.logs[1].ckpt_seq, h.logs[0].ckpt_seq))) {
-    h.current_log = 1;
-  }
-  const int cur = static_cast<int>(h.current_log);
-  const int other = 1 - cur;
-  h.page_count = scans[cur].mx_frame > 0     ? scans[cur].db_size
-                 : wal2_ && scans[other].mx_frame > 0 ? scans[other].db_size
-                                                      : 0;
-  return h;
-}
-
 // W6. Rebuilds the index from the log(s): the valid prefix of each log is the truth, and in
 // WAL2 their order is their generations' (V1).
 absl::Status WalConnection::RecoverIndex() {
-  JKV_ASSIGN_OR_RETURN(auto scans, ScanLogs());
+  JKV_ASSIGN_OR_RETURN(auto scans, recovery_.ScanLogs());
   shm::IndexHeader old;
   const bool had_header = index_->ReadHeader(&old);
-  shm::IndexHeader h = HeaderFromScans(scans, had_header ? &old : nullptr);
+  shm::IndexHeader h = recovery_.HeaderFromScans(scans, had_header ? &old : nullptr);
   bool found = false;
   for (int l = 0; l < nlogs_; ++l) {
     if (scans[l].mx_frame == 0) continue;
@@ -79,21 +39,10 @@ absl::Status WalConnection::RecoverIndex() {
           MakeLogDurable(l, h.logs[l], "W6 log at recovery").status());
     }
   }
-  for (int l = 0; l < nlogs_; ++l) {
-    JKV_RETURN_IF_ERROR(index_->Truncate(l, 0));
-    for (uint32_t f = 1; f <= scans[l].mx_frame; ++f) {
-      JKV_RETURN_IF_ERROR(index_->Append(l, f, scans[l].pages[f - 1]));
-    }
-  }
   // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
   h.change = had_header ? old.change + 1 : static_cast<uint32_t>(internal::RandomId());
-  // Copying again is harmless; what was copied is unknown: the file may hold page versions of
-  // any frame of the rebuilt logs (C3), so written_through and the target cover them whole
-  // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
-  // an older header of the same generation then finds the target past its snapshot.
-  for (int l = 0; l < nlogs_; ++l) {
-    checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
-  }
+  // The entries, and what was copied forgotten, before the header (W8).
+  JKV_RETURN_IF_ERROR(recovery_.RebuildEntries(scans, h, write_lock_, recover_lock_));
   shm::IndexHeader appended;
   const bool had_appended = had_header && GroupFlush::ReadAppended(*index_, &appended);
   index_->WriteHeader(h);
@@ -122,7 +71,7 @@ absl::Status WalConnection::RepairHeader() {
     // neither copy whole, what is past the published header goes.
     shm::IndexHeader a;
     const int cur = CurrentLog(h, wal2_);
-    const bool appended_whole = RepairAppended(&a);
+    const bool appended_whole = recovery_.RepairAppended(&a, write_lock_);
     const bool pending = appended_whole && a.current_log == h.current_log &&
                          a.logs[cur].ckpt_seq == h.logs[cur].ckpt_seq &&
                          a.logs[cur].mx_frame > h.logs[cur].mx_frame;
@@ -150,24 +99,20 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
   shm::IndexHeader h;
   base::Backoff wait(deadline, kMaxWait);
   while (true) {
-    for (int i = 0; i < internal::kTornHeaderSpins; ++i) {
-      if (index_->ReadHeader(&h)) return h;
-    }
+    if (ReadWholeHeader(*index_, HeaderCopy::kPublished, &h)) return h;
     // W9: this connection's writer thread repairs under the WRITE it holds; another thread
-    // repairs only when this connection holds no WRITE, taking it under write_role_mu_ (the
+    // repairs only when this connection holds no WRITE, taking it under the role's mutex (the
     // lock is granted to every thread of the File, so it tells nothing about this
     // connection's own writer); while this connection's writer holds WRITE it waits.
-    const bool own_write = write_locked() &&
-                           writer_thread_.load(std::memory_order_acquire) ==
-                               std::this_thread::get_id();
+    const bool own_write = writer_.OnWriterThread();
     if (own_write || may_recover) {
       absl::Status s;
       bool repaired = false;
       {
         std::optional<base::MutexLock> role;
-        if (!own_write) role.emplace(&write_role_mu_);
+        if (!own_write) role.emplace(writer_.role_mu());
         bool write = own_write;
-        if (!own_write && !write_locked()) {
+        if (!own_write && !writer_.write_locked()) {
           JKV_ASSIGN_OR_RETURN(write,
                                index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
         }
@@ -199,94 +144,6 @@ absl::StatusOr<shm::IndexHeader> WalConnection::ReadHeaderOrRecover(absl::Time d
     }
     Sleep(wait);
   }
-}
-
-// W12 e. Under WRITE nobody else writes the appended header, so copies that stay torn are a
-// writer that died writing them. D, written first, is whole once that writer finished it: its
-// commit's frames and entries were in place before (W12 a), and the next flush publishes it,
-// never acknowledged, as it would have been. D torn: C still holds the header before, whole.
-// Either keeps every commit appended earlier whose writer waits for its flush; the entries and
-// frames the index needs stay untouched, so open read transactions go on undisturbed. (It was
-// once taken for damage, and the rebuild that followed (W6) emptied the hash tables under
-// readers, who then read pages from the database file: wal_multiprocess_test's readers saw
-// their snapshots change; wal_damaged_index_test's ATornAppendedHeaderIsRepairedNotRebuilt.)
-bool WalConnection::RepairAppended(shm::IndexHeader* out) {
-  if (GroupFlush::ReadAppended(*index_, out)) return true;
-  if (!index_->ReadAppendedHeaderCopy(1, out) && !index_->ReadAppendedHeaderCopy(0, out)) {
-    return false;
-  }
-  CallWalHook("repair:appended");
-  index_->WriteAppendedHeader(*out);
-  return true;
-}
-
-bool WalConnection::ExtendsPublished(const shm::IndexHeader& a,
-                                     const shm::IndexHeader& published) const {
-  if (a.current_log != published.current_log) return false;
-  const int cur = CurrentLog(a, wal2_);
-  for (int l = 0; l < nlogs_; ++l) {
-    const shm::LogState& mine = a.logs[l];
-    const shm::LogState& theirs = published.logs[l];
-    // Pending commits (W12) only add frames to the current log.
-    if (l == cur ? mine.ckpt_seq != theirs.ckpt_seq || mine.mx_frame < theirs.mx_frame
-                 : mine != theirs) {
-      return false;
-    }
-  }
-  return true;
-}
-
-absl::StatusOr<shm::IndexHeader> WalConnection::AppendedOrDamage(
-    const shm::IndexHeader& published) {
-  const auto damaged = [&](auto... what) {
-    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
-  };
-  shm::IndexHeader a;
-  if (!RepairAppended(&a)) return damaged("both copies of its appended header are damaged");
-  if (a.page_size != published.page_size) {
-    return damaged("its appended header names page size ", a.page_size, ", the published one ",
-                   published.page_size);
-  }
-  if (!ExtendsPublished(a, published)) {
-    // W12 f: a header write cut between its halves (WriteHeader: appended, then published)
-    // by a process that died there: the published header is the state (W8: an old generation
-    // whose backfill may be cleared), and nothing past it is pending (a restart and a switch
-    // only happen with nothing pending, W12 c).
-    CallWalHook("repair:appended");
-    index_->WriteAppendedHeader(published);
-    a = published;
-  }
-  JKV_RETURN_IF_ERROR(IndexDamage(a));
-  return a;
-}
-
-absl::Status WalConnection::IndexDamage(const shm::IndexHeader& h) {
-  const auto damaged = [&](auto... what) {
-    return absl::DataLossError(absl::StrCat(shm_path_, ": the wal-index is damaged: ", what...));
-  };
-  for (int l = 0; l < nlogs_; ++l) {
-    if (index_->backfill(l) > h.logs[l].mx_frame) {
-      return damaged("log ", l, "'s backfill ", index_->backfill(l), " is past its last frame ",
-                     h.logs[l].mx_frame);
-    }
-  }
-  const int cur = CurrentLog(h, wal2_);
-  const shm::LogState& c = h.logs[cur];
-  if (c.mx_frame == 0 || logs_[cur] == nullptr || checked_change_ == h.change) {
-    return absl::OkStatus();
-  }
-  // One small read per transaction that follows another connection's (or the first one):
-  // the frame the next append chains from.
-  absl::StatusOr<wal::FrameHeader> last = logs_[cur]->ReadFrameHeader(c.mx_frame, page_size_);
-  if (absl::IsDataLoss(last.status())) return damaged(last.status().message());  // cut short
-  JKV_RETURN_IF_ERROR(last.status());
-  if (last->salt1 != c.salt1 || last->salt2 != c.salt2 || last->db_size == 0 ||
-      last->checksum != c.last_checksum) {
-    return damaged("its last frame ", c.mx_frame, " of ", logs_[cur]->path(),
-                   " is not the commit the header describes");
-  }
-  checked_change_ = h.change;
-  return absl::OkStatus();
 }
 
 }  // namespace journalkv::wal

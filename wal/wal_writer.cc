@@ -1,6 +1,7 @@
-// WalConnection's writer: the WRITE lock and a restart or switch when the log is copied (W7,
-// W8, V3), appending frames (W2, W4, V6), the commit's sync (W1), its publish, a rollback of
-// unpublished frames and the end of the write.
+// WalConnection's writer side: BeginWrite (the WRITE lock through the writer role, wal/writer.h,
+// the header it starts from, repaired or rebuilt when damaged, W6, and a restart or switch when
+// the log is copied, W7, W8, V3) and the calls the writer role answers (Spill, Commit, Rollback,
+// EndWrite).
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -21,18 +22,6 @@ using internal::Sleep;
 using checkpoint::CheckpointMode;
 using checkpoint::CheckpointResult;
 
-void WalConnection::EnterWriterState(WriterState to) {
-  const WriterState from = writer_state_.load(std::memory_order_relaxed);
-  using S = WriterState;
-  // The edges of the table in wal_connection.h; nothing else.
-  JKV_DCHECK((from == S::kIdle && to == S::kLocked) ||
-             ((from == S::kLocked || from == S::kAppended) && to == S::kAppended) ||
-             (from == S::kAppended && to == S::kCommitted) ||
-             ((from == S::kLocked || from == S::kAppended) && to == S::kLocked) ||
-             to == S::kIdle);
-  writer_state_.store(to, std::memory_order_release);
-}
-
 absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   JKV_DCHECK(!write_locked());
   if (private_) {
@@ -41,18 +30,9 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   base::Backoff wait(deadline, kMaxWait);
   while (true) {
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kWrite);
-    absl::Status s;
-    {
-      base::MutexLock role(&write_role_mu_);  // W9
-      absl::StatusOr<bool> locked =
-          index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive);
-      s = locked.status();
-      if (s.ok() && *locked) {
-        writer_thread_.store(std::this_thread::get_id(), std::memory_order_release);
-        EnterWriterState(WriterState::kLocked);
-      }
-    }
-    if (s.ok() && write_locked()) break;  // WRITE held until EndWrite
+    absl::StatusOr<bool> locked = writer_.TryLock();  // W9
+    absl::Status s = locked.status();
+    if (s.ok() && *locked) break;  // WRITE held until EndWrite
     if (s.ok() && wait.Expired()) {
       s = absl::UnavailableError("busy: another connection is writing the database");
     }
@@ -71,7 +51,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   if (s.ok()) s = ResetAfterFailure(deadline);
   absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
-    h = AppendedOrDamage(*published);
+    h = recovery_.AppendedOrDamage(*published, write_lock_);
     absl::Status damage = h.status();
     if (!damage.ok() && !absl::IsDataLoss(damage)) {
       s = damage;  // an I/O error reading the log: not the index's fault
@@ -92,7 +72,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
       if (s.ok()) s = published.status();
-      if (s.ok()) h = AppendedOrDamage(*published);  // still damaged: the rebuild did not take
+      // Still damaged: the rebuild did not take.
+      if (s.ok()) h = recovery_.AppendedOrDamage(*published, write_lock_);
       if (s.ok()) s = h.status();
     }
   }
@@ -123,24 +104,21 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       // V3: the switch. The other log is in the database file: it becomes the current one,
       // once what is pending in this one is durable and published (W12 c).
       const uint32_t before = h->current_log;
-      writer_header_ = *h;
+      writer_.mutable_header() = *h;  // FlushPendingAsWriter's base
       if (*h != *published) s = FlushPendingAsWriter();
       if (s.ok()) s = MaybeRestart(*h, other, true);
       if (s.ok() && h->current_log != before) counters_.Add(base::Counter::kLogSwitches);
     }
   }
   if (s.ok()) {
-    cursor_ = WriterCursor::AtEndOf(*h, wal2_);
-    s = index_->Truncate(cursor_.log, cursor_.next_frame - 1);  // W2
+    const WriterCursor end = WriterCursor::AtEndOf(*h, wal2_);
+    s = index_->Truncate(end.log, end.next_frame - 1);  // W2
   }
   if (!s.ok()) {
     EndWrite();
     return s;
   }
-  writer_header_ = *h;
-  cursor_.CheckInvariants(writer_header_, wal2_);
-  epoch_ = index_->append_epoch();  // W13 d: fixed while this connection holds WRITE
-  ForgetTransaction();
+  writer_.Begin(*h, index_->append_epoch());  // W13 d: the epoch is fixed while WRITE is held
   CallWalHook("begin_write:locked");
   return SnapshotOf(*h);
 }
@@ -205,197 +183,22 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
   return s;
 }
 
-// W11: a page this transaction already wrote to the log (a spill) goes over its frame, not
-// after it, so a transaction's frames are at most its distinct pages plus the commit frame. The
-// commit frame is always a new one (a commit frame ends the log), and before it is written the
-// chain is recomputed from the first frame rewritten.
-void WalConnection::LimitLogSize(int log) {
-  if (options_.size_limit == 0 || logs_[log] == nullptr) return;
-  absl::StatusOr<uint64_t> size = logs_[log]->Size();
-  if (!size.ok() || *size <= options_.size_limit) return;
-  // Only once the new generation's header is written (and, at sync != OFF, durable: W4): cut
-  // while the old header stood, the log would hold a prefix of the old generation that
-  // recovery accepts, older than the database file. After it, every frame past the cut
-  // carries the old salts, so a power loss that undoes the cut loses nothing; the cut itself
-  // needs no sync, and a failed cut only leaves the file long.
-  if (logs_[log]->Truncate(options_.size_limit).ok()) counters_.Add(base::Counter::kLogSizeCuts);
-}
-
-absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
-                                        uint32_t commit_db_size, std::vector<uint32_t>* frames) {
-  JKV_DCHECK(write_locked());
-  JKV_DCHECK(!pages.empty());
-  if (txn_first_frame_ == 0) cursor_.CheckInvariants(writer_header_, wal2_);  // none appended yet
-  wal::WalLog& log = *logs_[cursor_.log];
-  const bool commit = commit_db_size != 0;
-  frames->assign(pages.size(), 0);
-  std::vector<wal::FramePage> appends;
-  std::vector<size_t> appended_at;                  // appends[k] is pages[appended_at[k]]
-  std::vector<std::pair<uint32_t, size_t>> rewrites;  // (its frame, index in pages)
-  for (size_t i = 0; i < pages.size(); ++i) {
-    const bool commit_frame = commit && i + 1 == pages.size();
-    auto it = txn_frames_.find(pages[i].page_no.value());
-    if (it != txn_frames_.end() && !commit_frame) {
-      rewrites.emplace_back(it->second, i);
-      (*frames)[i] = it->second;
-    } else {
-      appends.push_back(pages[i]);
-      appended_at.push_back(i);
-    }
-  }
-  // A transaction the index cannot take (past the frame limit, or a -shm that cannot grow)
-  // fails here, before the log holds any of it: its frames written first, the commit frame
-  // among them, would be recovered after a crash although the commit was refused.
-  const uint32_t limit = shm::MaxLogFrames();
-  if (appends.size() > limit || cursor_.next_frame > limit - appends.size() + 1) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        log.path(), ": the log is full: ", appends.size(), " frames from frame ",
-        cursor_.next_frame,
-        " would pass the limit of ", limit,
-        " frames a log generation holds; checkpoint it (the log restarts once no reader holds "
-        "an older snapshot) or commit smaller transactions"));
-  }
-  if (!appends.empty()) {
-    JKV_RETURN_IF_ERROR(index_->Reserve(
-        cursor_.log, cursor_.next_frame,
-        cursor_.next_frame + static_cast<uint32_t>(appends.size()) - 1));
-  }
-  EnterWriterState(WriterState::kAppended);  // from here the log may hold unpublished frames
-  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cursor_.log);
-  if (cursor_.next_frame == 1) {
-    // The chain starts from the header written here. The index's last_checksum of a
-    // generation with no frames is only a copy of this seed, and may differ (an index rebuilt
-    // from a log whose header was lost has none; a damaged -shm, anything); Publish replaces it.
-    JKV_ASSIGN_OR_RETURN(uint64_t seed, log.WriteHeader(log_header));
-    cursor_.chain = seed;
-    const SyncLevel level = MaintenanceSync();  // D1
-    if (level != SyncLevel::kOff) {
-      // W4: the new generation's header is durable before any of its frames is written (and,
-      // in WAL2, before this log is taken for the newer one by recovery, V1). A failed sync
-      // needs no record (W13): the header is written again before the next first frame.
-      JKV_RETURN_IF_ERROR(vfs::SyncFile(log.file(), vfs::SyncKind::kData, "W4 log header"));
-    }
-    LimitLogSize(cursor_.log);
-    const int other = 1 - cursor_.log;
-    const shm::LogState& from = writer_header_.logs[other];
-    if (wal2_ && level != SyncLevel::kOff && from.mx_frame > 0 &&
-        from.mx_frame > index_->backfill(other)) {
-      // V6: the log switched from is durable before the new one gets a frame: a power loss
-      // that kept this log's frames but lost that log's tail would leave a state that was
-      // never committed. Its frames may have been published unsynced, by a NORMAL commit, an
-      // OFF flush or a recovery, whatever this writer's level (D2); only they are synced.
-      JKV_RETURN_IF_ERROR(
-          MakeLogDurableLocking(other, from, "V6 previous log", absl::Now() + options_.busy_timeout)
-              .status());
-    }
-  }
-  if (txn_first_frame_ == 0) {
-    txn_first_frame_ = cursor_.next_frame;
-    txn_start_chain_ = cursor_.chain;
-  }
-  // Rewrites, one write per run of consecutive frames (a spill's pages keep their order).
-  std::sort(rewrites.begin(), rewrites.end());
-  for (size_t r = 0; r < rewrites.size();) {
-    size_t end = r + 1;
-    while (end < rewrites.size() && rewrites[end].first == rewrites[end - 1].first + 1) ++end;
-    std::vector<wal::FramePage> run;
-    run.reserve(end - r);
-    for (size_t k = r; k < end; ++k) run.push_back(pages[rewrites[k].second]);
-    JKV_RETURN_IF_ERROR(log.RewriteFrames(log_header, rewrites[r].first, run));
-    if (rechain_from_ == 0 || rewrites[r].first < rechain_from_) rechain_from_ = rewrites[r].first;
-    r = end;
-  }
-  if (!rewrites.empty()) counters_.Add(base::Counter::kFramesRewritten, rewrites.size());
-  if (commit && rechain_from_ != 0) {
-    // W11: the commit frame vouches for every frame before it as it is now.
-    uint64_t prev = txn_start_chain_;
-    if (rechain_from_ > txn_first_frame_) {
-      JKV_ASSIGN_OR_RETURN(wal::FrameHeader before,
-                           log.ReadFrameHeader(rechain_from_ - 1, page_size_));
-      prev = before.checksum;  // never rewritten: the chain is right up to it
-    }
-    JKV_ASSIGN_OR_RETURN(cursor_.chain,
-                         log.Rechain(log_header, rechain_from_, cursor_.next_frame - 1, prev));
-    rechain_from_ = 0;
-  }
-  if (appends.empty()) return absl::OkStatus();
-  JKV_ASSIGN_OR_RETURN(uint64_t chain,
-                       log.Append(log_header, cursor_.next_frame, cursor_.chain, appends,
-                                  commit_db_size));
-  for (size_t k = 0; k < appends.size(); ++k) {
-    const uint32_t page_no = appends[k].page_no.value();
-    JKV_RETURN_IF_ERROR(index_->Append(cursor_.log, cursor_.next_frame, page_no));  // W2
-    (*frames)[appended_at[k]] = cursor_.next_frame;
-    txn_frames_[page_no] = cursor_.next_frame++;
-  }
-  cursor_.chain = chain;
-  return absl::OkStatus();
-}
-
-// The transaction's frames are published or dropped: its pages' frames are no longer its own.
-void WalConnection::ForgetTransaction() {
-  txn_frames_.clear();
-  rechain_from_ = 0;
-  txn_first_frame_ = 0;
-}
-
+// Spill, Commit and Rollback are the writer role's (wal/writer.cc: W2, W4, V6, W11, W12 a, b).
 absl::StatusOr<std::vector<uint32_t>> WalConnection::Spill(absl::Span<const wal::FramePage> pages) {
   std::vector<uint32_t> frames;
-  JKV_RETURN_IF_ERROR(WriteFrames(pages, 0, &frames));
+  JKV_RETURN_IF_ERROR(writer_.WriteFrames(pages, 0, &frames));
   return frames;
 }
 
 absl::StatusOr<WalConnection::CommitTicket> WalConnection::Commit(
     absl::Span<const wal::FramePage> pages, uint32_t db_size) {
-  JKV_DCHECK(!pages.empty() && db_size > 0);
-  CommitTicket ticket;
-  JKV_RETURN_IF_ERROR(WriteFrames(pages, db_size, &ticket.frames));
-  CallWalHook("commit:appended");
-  const shm::IndexHeader base = writer_header_;
-  shm::LogState& state = writer_header_.logs[cursor_.log];
-  state.mx_frame = cursor_.next_frame - 1;
-  state.last_checksum = cursor_.chain;
-  writer_header_.page_count = db_size;  // as recovery would find it (HeaderFromScans)
-  ++writer_header_.change;
-  checked_change_ = writer_header_.change;  // its last frame is the one just written
-  ticket.header = writer_header_;
-  ticket.epoch = epoch_;
-  ForgetTransaction();
-  shm::IndexHeader published;
-  if (options_.sync < SyncLevel::kFull && GroupFlush::ReadPublished(*index_, &published) &&
-      published == base) {
-    // W12 b: nothing pending, and NORMAL and OFF need no sync before the publish: published
-    // under WRITE (W2: entries first, then the header).
-    index_->WriteHeader(writer_header_);
-    ticket.published = true;
-    EnterWriterState(WriterState::kLocked);
-  } else {
-    // W12 a: the next writer's base; AwaitDurable publishes it once it is durable.
-    index_->WriteAppendedHeader(writer_header_);
-    EnterWriterState(WriterState::kCommitted);
-  }
-  cursor_.CheckInvariants(writer_header_, wal2_);
-  return ticket;
+  return writer_.Commit(pages, db_size);
 }
 
-absl::Status WalConnection::Rollback() {
-  JKV_DCHECK(cursor_.log == CurrentLog(writer_header_, wal2_));  // the log stays the same
-  cursor_ = WriterCursor::AtEndOf(writer_header_, wal2_);
-  const uint32_t appended = cursor_.next_frame - 1;
-  // Whether or not the entries go now, the next BeginWrite removes any left (W2), and no
-  // reader looks past the published mx_frame.
-  ForgetTransaction();
-  EnterWriterState(WriterState::kLocked);
-  return index_->Truncate(cursor_.log, appended);  // W2
-}
+absl::Status WalConnection::Rollback() { return writer_.Rollback(); }
 
 void WalConnection::EndWrite() {
-  if (!write_locked()) return;
-  base::MutexLock role(&write_role_mu_);  // W9
-  EnterWriterState(WriterState::kIdle);
-  writer_thread_.store(std::thread::id(), std::memory_order_release);
-  index_->Unlock(shm::ShmLock::kWrite).IgnoreError();  // closing the file drops it anyway
-  index_->Bump(shm::WalIndex::Wake::kWrite);  // a writer of another connection may sleep on it
+  if (writer_.write_locked()) writer_.Unlock();
 }
 
 }  // namespace journalkv::wal
