@@ -13,8 +13,8 @@
 namespace journalkv::pager {
 namespace {
 
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
+using wal::CheckpointMode;
+using wal::CheckpointResult;
 using checkpoint::PolicyAction;
 using checkpoint::PolicyDecision;
 
@@ -109,7 +109,7 @@ absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) 
   // At FULL and EXTRA a step that copies something leaves it unsynced and unpublished (the
   // frames are durable already, W1), so a checkpointer woken after every commit flushes the
   // database once per batch: the step that finds nothing new, or the one a blocked writer
-  // asks for, syncs and publishes it all (CheckpointFiles::publish, checkpointer.h C3).
+  // asks for, syncs and publishes it all (CheckpointFiles::publish, wal/checkpoint_copy.h C3).
   const bool defer = !background_->writers_waiting();
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop, defer));
   if (r.copied > 0 && r.backfilled < r.log_frames) wal::CallWalHook("background:stepped");
@@ -121,7 +121,7 @@ absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) 
 
 void WalStrategy::AfterCommit(uint32_t commit_frames) {
   uint32_t total_frames = 0;  // WAL2: both logs (the policy sees the non-current one)
-  checkpoint::LogSnapshot log = wal_->PolicyView(&total_frames);
+  wal::LogSnapshot log = wal_->PolicyView(&total_frames);
   log.commit_frames = commit_frames;
   if (const int64_t last = last_checkpoint_ns_.load(std::memory_order_relaxed); last != 0) {
     log.since_last_checkpoint = absl::Now() - absl::FromUnixNanos(last);

@@ -11,15 +11,9 @@
 #include "wal/wal_connection.h"
 
 namespace journalkv::wal {
-namespace {
 
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
-
-}  // namespace
-
-checkpoint::CheckpointFiles WalConnection::Files() {
-  checkpoint::CheckpointFiles f;
+CheckpointFiles WalConnection::Files() {
+  CheckpointFiles f;
   f.index = index_.get();
   f.two_logs = wal2_;
   f.logs[0] = logs_[0].get();
@@ -72,26 +66,26 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
   JKV_DCHECK(mode == CheckpointMode::kPassive || (wal2_ && non_current) ||
              writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   base::MutexLock lock(&ckpt_mu_);
-  checkpoint::CheckpointFiles files = Files();
+  CheckpointFiles files = Files();
   files.stop = stop;
   // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
   // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
   CheckpointResult r;
   if (!wal2_) {
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+    JKV_ASSIGN_OR_RETURN(r, CheckpointLog(files, mode));
   } else if (mode == CheckpointMode::kPassive || non_current) {
-    files.log_no = checkpoint::kNonCurrentLog;  // V4
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
+    files.log_no = kNonCurrentLog;  // V4
+    JKV_ASSIGN_OR_RETURN(r, CheckpointLog(files, mode));
   } else {
     // The writer is held, so neither log changes: the older log completely, then the current
     // one (CloseLast; and Wal2Checkpoint's last phase, where neither has anything to copy).
     files.log_no = 1 - cursor_.log;
-    JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
+    JKV_ASSIGN_OR_RETURN(CheckpointResult older, CheckpointLog(files, CheckpointMode::kFull));
     r = older;
     if (!older.blocked) {
       files.log_no = cursor_.log;
-      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
+      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, CheckpointLog(files, mode));
       AddPhase(r, newer);
       r.restarted = newer.restarted;
       r.stopped = newer.stopped;
@@ -277,10 +271,10 @@ WalProgress WalConnection::Progress() {
   return p;
 }
 
-checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
+LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
   const WalProgress p = Progress();
   if (total_frames != nullptr) *total_frames = p.total_frames;
-  checkpoint::LogSnapshot log;
+  LogSnapshot log;
   log.log_frames = p.log_frames;
   log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
   log.live_frames = p.live_frames;

@@ -92,7 +92,7 @@ absl::Status WalConnection::RecoverIndex() {
   // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
   // an older header of the same generation then finds the target past its snapshot.
   for (int l = 0; l < nlogs_; ++l) {
-    checkpoint::ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
+    ForgetCopies(*index_, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
   shm::IndexHeader appended;
   const bool had_appended = had_header && GroupFlush::ReadAppended(*index_, &appended);

@@ -18,8 +18,6 @@ namespace journalkv::wal {
 
 using internal::kMaxWait;
 using internal::Sleep;
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
 
 void WalConnection::EnterWriterState(WriterState to) {
   const WriterState from = writer_state_.load(std::memory_order_relaxed);
@@ -196,7 +194,7 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
   if (locked.ok() && *locked) {
     // A read-only private reader's frames must stay where they are.
     if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
-      s = checkpoint::RestartLog(*index_, header, log, make_current, wal2_);
+      s = RestartLog(*index_, header, log, make_current, wal2_);
       if (s.ok()) counters_.Add(base::Counter::kLogRestarts);
     }
     index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing the file drops it anyway
@@ -261,7 +259,7 @@ absl::Status WalConnection::WriteFrames(absl::Span<const wal::FramePage> pages,
         cursor_.next_frame + static_cast<uint32_t>(appends.size()) - 1));
   }
   EnterWriterState(WriterState::kAppended);  // from here the log may hold unpublished frames
-  const wal::WalHeader log_header = checkpoint::LogHeaderFor(writer_header_, cursor_.log);
+  const wal::WalHeader log_header = LogHeaderFor(writer_header_, cursor_.log);
   if (cursor_.next_frame == 1) {
     // The chain starts from the header written here. The index's last_checksum of a
     // generation with no frames is only a copy of this seed, and may differ (an index rebuilt

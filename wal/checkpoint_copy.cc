@@ -1,4 +1,4 @@
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 
 #include <unistd.h>
 
@@ -20,7 +20,7 @@
 #include "log/wal_format.h"
 #include "shm/pin_scan.h"
 
-namespace journalkv::checkpoint {
+namespace journalkv::wal {
 
 using shm::EncodeTarget;
 using shm::SeqAfter;
@@ -291,7 +291,7 @@ absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int
   return RestartLogs(index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
 }
 
-absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
+absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, CheckpointMode mode) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + files.busy_timeout;
   const bool wait = mode != CheckpointMode::kPassive;
@@ -485,4 +485,4 @@ void CallCheckpointHook(const char* point) { Hook(point); }
 
 void SetCheckpointHookForTesting(CheckpointHook h) { hook.store(h, std::memory_order_relaxed); }
 
-}  // namespace journalkv::checkpoint
+}  // namespace journalkv::wal

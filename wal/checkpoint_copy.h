@@ -85,8 +85,8 @@
 // Thread-safety: one checkpoint per CKPT lock holder; the caller serializes its own use of
 // `log` and `db` against its own writer (the pager runs checkpoints outside write
 // transactions).
-#ifndef JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
-#define JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+#ifndef JOURNALKV_WAL_CHECKPOINT_COPY_H_
+#define JOURNALKV_WAL_CHECKPOINT_COPY_H_
 
 #include <atomic>
 #include <cstdint>
@@ -95,14 +95,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "checkpoint/checkpoint_mode.h"
 #include "shm/pin_scan.h"
 #include "shm/pins.h"
 #include "shm/wal_index.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/checkpoint_types.h"
 
-namespace journalkv::checkpoint {
+namespace journalkv::wal {
 
 // How the checkpointer reaches the files. Not owned.
 // CheckpointFiles::log_no for "the log that is not current when the CKPT lock is held" (WAL2:
@@ -160,7 +160,7 @@ struct CheckpointFiles {
 void ForgetCopies(shm::WalIndex& index, int log, uint32_t ckpt_seq, uint32_t mx_frame);
 
 // Runs one checkpoint of log files.log_no (see above).
-absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode);
+absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, CheckpointMode mode);
 
 // Starts a new generation of log `log` in the index: publishes a header whose generation for it
 // is one past the newest of both logs (so in WAL2 the newer log always has the higher ckpt_seq,
@@ -196,6 +196,6 @@ using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
 void CallCheckpointHook(const char* point);
 
-}  // namespace journalkv::checkpoint
+}  // namespace journalkv::wal
 
-#endif  // JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+#endif  // JOURNALKV_WAL_CHECKPOINT_COPY_H_
