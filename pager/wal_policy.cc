@@ -72,14 +72,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
   if (mode == CheckpointMode::kPassive) {
     r = wal_->Checkpoint(mode, stop, defer);
   } else if (wal_->wal2()) {
-    // V4: the writer role only for the switches, never for a copy.
-    wal::WalConnection::WriterRole writer;
-    writer.acquire = [this]() -> absl::Status {
-      base::MutexLock lock(&core_->mu_);
-      return AcquireWriterLocked(core_->Deadline()).status();
-    };
-    writer.release = [this] { ReleaseWriter(); };
-    r = wal_->Wal2Checkpoint(mode, writer);
+    r = RunWal2Checkpoint(mode);  // V4: the writer role only for the switches
   } else {
     // WAL's FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer
     // role and the WRITE lock.
@@ -101,6 +94,27 @@ absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
     exhausted_deferred_ = false;
   }
   return r;
+}
+
+absl::StatusOr<CheckpointResult> WalStrategy::RunWal2Checkpoint(CheckpointMode mode) {
+  // V4: the phases one at a time, the writer role (this handle's, and WRITE below it) taken
+  // here for the switches only, never for a copy. The pager owns the writer role, so it takes
+  // and gives it back itself: the WAL layer never calls up for it.
+  JKV_ASSIGN_OR_RETURN(wal::Wal2Checkpoint c, wal_->StartWal2Checkpoint(mode));
+  while (!c.done()) {
+    if (!c.needs_writer()) {
+      JKV_RETURN_IF_ERROR(wal_->Wal2CheckpointStep(c));
+      continue;
+    }
+    {
+      base::MutexLock lock(&core_->mu_);
+      JKV_RETURN_IF_ERROR(AcquireWriterLocked(core_->Deadline()).status());
+    }
+    const absl::Status step = wal_->Wal2CheckpointStep(c);
+    ReleaseWriter();
+    JKV_RETURN_IF_ERROR(step);
+  }
+  return c.result;
 }
 
 absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) {

@@ -132,6 +132,10 @@ class WalStrategy final : public JournalStrategy {
                                                              const std::atomic<bool>* stop,
                                                              bool defer = false)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // WAL2's FULL, RESTART and TRUNCATE: V4's phases, this handle's writer role taken and given
+  // back here around the switches.
+  absl::StatusOr<wal::CheckpointResult> RunWal2Checkpoint(wal::CheckpointMode mode)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
   // One step of the background checkpointer (checkpoint/background.h).
   absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop)
       ABSL_LOCKS_EXCLUDED(core_->mu_);

@@ -1,6 +1,7 @@
 // WalConnection's checkpoints: the files a checkpoint works on, PASSIVE in both WAL modes and
-// FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases that hold the writer only to
-// switch logs, V4), and the log's progress the checkpoint policy looks at.
+// FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases stepped through by the
+// caller, which holds its writer role only for the switches, V4), and the log's progress the
+// checkpoint policy looks at.
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -123,73 +124,97 @@ void WalConnection::CountCheckpoint(const CheckpointResult& r, bool restart_coun
   counters_.Add(base::Counter::kCheckpointSyncs, r.syncs);
 }
 
-// V4. The phases of WAL2's FULL, RESTART and TRUNCATE: none copies as the writer.
-absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mode,
-                                                             const WriterRole& writer) {
+absl::StatusOr<Wal2Checkpoint> WalConnection::StartWal2Checkpoint(CheckpointMode mode) {
   JKV_DCHECK(wal2_ && mode != CheckpointMode::kPassive);
   JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
-  const absl::Time deadline = absl::Now() + options_.busy_timeout;
+  Wal2Checkpoint c;
+  c.mode = mode;
+  c.deadline = absl::Now() + options_.busy_timeout;
   // The current log's generation now: the commits made before this call are in it or in the
   // other log.
-  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(deadline, false));
-  const uint32_t seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
-  // FULL's wait for readers, on the log no writer appends to.
-  const auto copy_non_current = [this] {
-    return RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true);
+  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(c.deadline, false));
+  c.seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
+  return c;
+}
+
+// V4. One phase of WAL2's FULL, RESTART and TRUNCATE (wal/checkpoints.h): none copies as the
+// writer, and the switches run only as the writer, whose role the caller took.
+absl::Status WalConnection::Wal2CheckpointStep(Wal2Checkpoint& c) {
+  JKV_DCHECK(wal2_ && !c.done());
+  JKV_DCHECK(!c.needs_writer() ||
+             writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
+  using Phase = Wal2Checkpoint::Phase;
+  const auto finish = [&](bool restart_counted = false) {
+    CountCheckpoint(c.result, restart_counted);
+    c.next = Phase::kDone;
   };
-  CheckpointResult r;
-  // 1. The non-current log, completely.
-  JKV_ASSIGN_OR_RETURN(CheckpointResult first, copy_non_current());
-  AddPhase(r, first);
-  if (first.blocked) {
-    CountCheckpoint(r);
-    return r;
-  }
-  // 2. As the writer, only to switch: the current log, if it is still generation `seq` and has
-  // frames, becomes the non-current one. (Already switched by a writer, V3: its commits are in
-  // the non-current log. Restarted in place, or still empty: it holds none.)
-  JKV_RETURN_IF_ERROR(writer.acquire());
-  CallWalHook("checkpoint:switching");
-  const shm::LogState& current = writer_header_.logs[cursor_.log];
-  const bool nothing_new = current.ckpt_seq == seq && current.mx_frame == 0;
-  absl::StatusOr<bool> moved = true;
-  if (current.ckpt_seq == seq && current.mx_frame > 0) moved = SwitchLogs(deadline);
-  writer.release();
-  JKV_RETURN_IF_ERROR(moved.status());
-  if (!*moved) {  // a reader holds the other log, or CKPT stayed busy
-    r.blocked = true;
-    CountCheckpoint(r);
-    return r;
-  }
-  // 3. The log switched from, completely: every commit made before the call is in the
-  // database file.
-  if (!nothing_new) {
-    CallWalHook("checkpoint:switched");
-    JKV_ASSIGN_OR_RETURN(CheckpointResult second, copy_non_current());
-    AddPhase(r, second);
-    if (second.blocked) {
-      CountCheckpoint(r);
-      return r;
+  // FULL's wait for readers, on the log no writer appends to.
+  const auto copy_non_current = [&]() -> absl::StatusOr<bool> {
+    JKV_ASSIGN_OR_RETURN(CheckpointResult phase,
+                         RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true));
+    AddPhase(c.result, phase);
+    if (phase.blocked) finish();
+    return !phase.blocked;
+  };
+  switch (c.next) {
+    case Phase::kCopy: {
+      // 1. The non-current log, completely.
+      JKV_ASSIGN_OR_RETURN(const bool copied, copy_non_current());
+      if (copied) c.next = Phase::kSwitch;
+      return absl::OkStatus();
     }
+    case Phase::kSwitch: {
+      // 2. As the writer, only to switch: the current log, if it is still generation `seq` and
+      // has frames, becomes the non-current one. (Already switched by a writer, V3: its commits
+      // are in the non-current log. Restarted in place, or still empty: it holds none.)
+      CallWalHook("checkpoint:switching");
+      const shm::LogState& current = writer_header_.logs[cursor_.log];
+      c.nothing_new = current.ckpt_seq == c.seq && current.mx_frame == 0;
+      bool moved = true;
+      if (current.ckpt_seq == c.seq && current.mx_frame > 0) {
+        JKV_ASSIGN_OR_RETURN(moved, SwitchLogs(c.deadline));
+      }
+      if (!moved) {  // a reader holds the other log, or CKPT stayed busy
+        c.result.blocked = true;
+        finish();
+        return absl::OkStatus();
+      }
+      c.next = Phase::kCopySwitched;
+      return absl::OkStatus();
+    }
+    case Phase::kCopySwitched: {
+      // 3. The log switched from, completely: every commit made before the call is in the
+      // database file.
+      if (!c.nothing_new) {
+        CallWalHook("checkpoint:switched");
+        JKV_ASSIGN_OR_RETURN(const bool copied, copy_non_current());
+        if (!copied) return absl::OkStatus();
+      }
+      if (c.mode == CheckpointMode::kFull) {
+        finish();
+        return absl::OkStatus();
+      }
+      CallWalHook("checkpoint:copied");  // before the caller takes the writer role again
+      c.next = Phase::kRestart;
+      return absl::OkStatus();
+    }
+    case Phase::kRestart: {
+      // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
+      CallWalHook("checkpoint:restarting");
+      bool switched = false;  // the restart was a switch, which MaybeRestart counted
+      JKV_ASSIGN_OR_RETURN(const CheckpointResult last,
+                           RestartCopiedLogs(c.mode, c.deadline, &switched));
+      c.result.restarted = last.restarted;
+      c.result.syncs += last.syncs;
+      c.result.lock_wait += last.lock_wait;
+      c.result.work += last.work;
+      finish(/*restart_counted=*/switched);
+      return absl::OkStatus();
+    }
+    case Phase::kDone:
+      break;
   }
-  if (mode == CheckpointMode::kFull) {
-    CountCheckpoint(r);
-    return r;
-  }
-  // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
-  CallWalHook("checkpoint:copied");
-  JKV_RETURN_IF_ERROR(writer.acquire());
-  CallWalHook("checkpoint:restarting");
-  bool switched = false;  // the restart was a switch, which MaybeRestart counted
-  absl::StatusOr<CheckpointResult> last = RestartCopiedLogs(mode, deadline, &switched);
-  writer.release();
-  JKV_RETURN_IF_ERROR(last.status());
-  r.restarted = last->restarted;
-  r.syncs += last->syncs;
-  r.lock_wait += last->lock_wait;
-  r.work += last->work;
-  CountCheckpoint(r, /*restart_counted=*/switched);
-  return r;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {

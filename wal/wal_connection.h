@@ -249,7 +249,8 @@
 //       CKPT; it never waits for either: when they are not free it appends to the current log.
 //       An empty current log restarts in place instead.
 //   V4. Checkpoints copy only the non-current log, chosen under CKPT, and never as the writer.
-//       FULL, RESTART and TRUNCATE (Wal2Checkpoint) run in phases:
+//       FULL, RESTART and TRUNCATE (StartWal2Checkpoint) run in phases, which the caller
+//       steps through, taking its writer role for 2 and 4 only (wal/checkpoints.h):
 //         1. the non-current log completely (waiting for its readers, as FULL does);
 //         2. as the writer (hook "checkpoint:switching"), a V3 switch: the current log, if it
 //            still is the generation that was current at the call and has frames, becomes the
@@ -302,6 +303,7 @@
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
 #include "wal/checkpoint_copy.h"
+#include "wal/checkpoints.h"
 #include "wal/group_flush.h"
 #include "wal/lock_byte.h"
 #include "wal/reader_pins.h"
@@ -415,7 +417,7 @@ class WalConnection {
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
-  // (CloseLast does so), which Wal2Checkpoint avoids.
+  // (CloseLast does so), which StartWal2Checkpoint's phases avoid.
   // `stop` (may be null): see CheckpointFiles::stop. `defer` (PASSIVE at FULL or
   // EXTRA only; ignored otherwise): leave the copy unsynced and unpublished when it copied
   // something (CheckpointFiles::publish); a later checkpoint of any connection publishes it.
@@ -426,16 +428,12 @@ class WalConnection {
   // The append epoch (W13): it moves when a writer drops commits a failed sync left, after
   // which later commits reuse their frames. One load.
   uint32_t append_epoch() const { return index_->append_epoch(); }
-  // How Wal2Checkpoint becomes the writer and stops being it (the pager's writer role:
-  // this handle's and the WRITE lock, BeginWrite and EndWrite inside).
-  struct WriterRole {
-    std::function<absl::Status()> acquire;
-    std::function<void()> release;
-  };
-  // WAL2's FULL, RESTART and TRUNCATE, holding the writer role (through `writer`) only to
-  // switch logs, never for a copy (V4). REQUIRES: the caller does not hold the writer role.
-  absl::StatusOr<CheckpointResult> Wal2Checkpoint(CheckpointMode mode,
-                                                              const WriterRole& writer);
+  // WAL2's FULL, RESTART and TRUNCATE, in the phases of V4 (wal/checkpoints.h), which the
+  // caller runs one step at a time until c.done(), holding its writer role (BeginWrite ...
+  // EndWrite) around a step exactly when c.needs_writer(): the switches, never a copy.
+  // REQUIRES for Start: the caller does not hold the writer role.
+  absl::StatusOr<Wal2Checkpoint> StartWal2Checkpoint(CheckpointMode mode);
+  absl::Status Wal2CheckpointStep(Wal2Checkpoint& c);
 
   // The log's state for the checkpoint policy (scans the reader slots), any thread; and, when
   // `total_frames` is set, the committed frames of every log (WAL2: both).
