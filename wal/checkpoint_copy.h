@@ -101,6 +101,7 @@
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
 #include "wal/checkpoint_types.h"
+#include "wal/lock_byte.h"
 
 namespace journalkv::wal {
 
@@ -168,16 +169,19 @@ absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, Che
 // `make_current` (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
-// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT held, and
-// backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
+// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT (`ckpt`) held,
+// and backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
 // `two_logs`: WAL2 (both logs' generations count; in WAL mode log 1's words are unused).
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log = 0,
-                        bool make_current = false, bool two_logs = false);
+absl::Status RestartLog(const LockByte& ckpt, shm::WalIndex& index, shm::IndexHeader& header,
+                        int log = 0, bool make_current = false, bool two_logs = false)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
 
 // WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
 // current log). REQUIRES: as RestartLog, for both logs.
-absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log);
+absl::Status RestartBothLogs(const LockByte& ckpt, shm::WalIndex& index,
+                             shm::IndexHeader& header, int log)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum
 // once the generation has no frames).

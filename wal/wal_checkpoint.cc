@@ -56,7 +56,7 @@ absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
     JKV_RETURN_IF_ERROR(FlushPendingAsWriter());
   }
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(mode, stop, defer));
-  CountCheckpoint(r);
+  checkpoints_.Count(r);
   return r;
 }
 
@@ -64,64 +64,26 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
                                                             const std::atomic<bool>* stop,
                                                             bool defer, bool non_current) {
   // As the writer, with nothing unpublished: the state table's LOCKED.
-  JKV_DCHECK(mode == CheckpointMode::kPassive || (wal2_ && non_current) ||
-             writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
-  base::MutexLock lock(&ckpt_mu_);
+  const bool as_writer = mode != CheckpointMode::kPassive && !(wal2_ && non_current);
+  JKV_DCHECK(!as_writer || writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   CheckpointFiles files = Files();
   files.stop = stop;
   // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
   // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
-  CheckpointResult r;
-  if (!wal2_) {
-    JKV_ASSIGN_OR_RETURN(r, CheckpointLog(files, mode));
-  } else if (mode == CheckpointMode::kPassive || non_current) {
-    files.log_no = kNonCurrentLog;  // V4
-    JKV_ASSIGN_OR_RETURN(r, CheckpointLog(files, mode));
-  } else {
-    // The writer is held, so neither log changes: the older log completely, then the current
-    // one (CloseLast; and Wal2Checkpoint's last phase, where neither has anything to copy).
-    files.log_no = 1 - cursor_.log;
-    JKV_ASSIGN_OR_RETURN(CheckpointResult older, CheckpointLog(files, CheckpointMode::kFull));
-    r = older;
-    if (!older.blocked) {
-      files.log_no = cursor_.log;
-      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, CheckpointLog(files, mode));
-      AddPhase(r, newer);
-      r.restarted = newer.restarted;
-      r.stopped = newer.stopped;
-    }
-    if (r.restarted) {
-      // The writer's view of the index: both logs restarted, the other one is current.
-      shm::IndexHeader h;
-      if (index_->ReadHeader(&h)) {
-        writer_header_ = h;
-        cursor_ = WriterCursor::AtEndOf(h, wal2_);
-        JKV_DCHECK(cursor_.next_frame == 1);  // W7: a restarted log holds no frame
-        cursor_.CheckInvariants(writer_header_, wal2_);
-      }
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r,
+                       checkpoints_.Run(files, mode, as_writer ? cursor_.log : -1));
+  if (wal2_ && as_writer && r.restarted) {
+    // The writer's view of the index: both logs restarted, the other one is current.
+    shm::IndexHeader h;
+    if (index_->ReadHeader(&h)) {
+      writer_header_ = h;
+      cursor_ = WriterCursor::AtEndOf(h, wal2_);
+      JKV_DCHECK(cursor_.next_frame == 1);  // W7: a restarted log holds no frame
+      cursor_.CheckInvariants(writer_header_, wal2_);
     }
   }
   return r;
-}
-
-void WalConnection::AddPhase(CheckpointResult& total, const CheckpointResult& phase) {
-  total.log_frames += phase.log_frames;
-  total.copied += phase.copied;
-  total.backfilled += phase.backfilled;
-  total.blocked = phase.blocked;
-  total.syncs += phase.syncs;
-  total.lock_wait += phase.lock_wait;
-  total.work += phase.work;
-}
-
-void WalConnection::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
-  counters_.Add(base::Counter::kCheckpoints);
-  counters_.Add(base::Counter::kFramesCopied, r.copied);
-  if (r.restarted && !restart_counted) counters_.Add(base::Counter::kLogRestarts);
-  counters_.AddDuration(base::Counter::kCheckpointLockWait, r.lock_wait);
-  counters_.AddDuration(base::Counter::kCheckpointTime, r.work);
-  counters_.Add(base::Counter::kCheckpointSyncs, r.syncs);
 }
 
 absl::StatusOr<Wal2Checkpoint> WalConnection::StartWal2Checkpoint(CheckpointMode mode) {
@@ -144,15 +106,25 @@ absl::Status WalConnection::Wal2CheckpointStep(Wal2Checkpoint& c) {
   JKV_DCHECK(!c.needs_writer() ||
              writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
   using Phase = Wal2Checkpoint::Phase;
+  const Phase before = c.next;
+  const bool as_writer = write_locked() && writer_thread_.load(std::memory_order_relaxed) ==
+                                               std::this_thread::get_id();
+  absl::Status s = Wal2Phase(c);
+  if (s.ok()) Checkpoints::CheckInvariants(c, before, as_writer);  // V4
+  return s;
+}
+
+absl::Status WalConnection::Wal2Phase(Wal2Checkpoint& c) {
+  using Phase = Wal2Checkpoint::Phase;
   const auto finish = [&](bool restart_counted = false) {
-    CountCheckpoint(c.result, restart_counted);
+    checkpoints_.Count(c.result, restart_counted);
     c.next = Phase::kDone;
   };
   // FULL's wait for readers, on the log no writer appends to.
   const auto copy_non_current = [&]() -> absl::StatusOr<bool> {
     JKV_ASSIGN_OR_RETURN(CheckpointResult phase,
                          RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true));
-    AddPhase(c.result, phase);
+    Checkpoints::AddPhase(c.result, phase);
     if (phase.blocked) finish();
     return !phase.blocked;
   };

@@ -514,11 +514,6 @@ class WalConnection {
                                                              const std::atomic<bool>* stop,
                                                              bool defer = false,
                                                              bool non_current = false);
-  // Adds a later phase's (or log's) figures to `total`; its `blocked` is the phase's.
-  static void AddPhase(CheckpointResult& total,
-                       const CheckpointResult& phase);
-  // `restart_counted`: its restart was a switch, which MaybeRestart counted already.
-  void CountCheckpoint(const CheckpointResult& r, bool restart_counted = false);
   // WAL2, as the writer (V4): the other log, copied completely, becomes the current one (a V3
   // switch, waiting up to `deadline` for CKPT). False when the other log is not all copied, a
   // private reader forbids restarts or CKPT stayed busy.
@@ -530,6 +525,8 @@ class WalConnection {
                                                                  bool* switched);
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
   CheckpointFiles Files();
+  // One phase of a WAL2 checkpoint (Wal2CheckpointStep, which checks V4 around it).
+  absl::Status Wal2Phase(Wal2Checkpoint& c);
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
   absl::Status WriteFrames(absl::Span<const wal::FramePage> pages, uint32_t commit_db_size,
                            std::vector<uint32_t>* frames);
@@ -656,7 +653,9 @@ class WalConnection {
   // Writer thread only.
   std::optional<uint32_t> checked_change_;
 
-  base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
+  // The checkpoint role (wal/checkpoints.h): this connection's one checkpoint at a time,
+  // CKPT, the restarts of copied logs, the counting.
+  Checkpoints checkpoints_{wal2_, &counters_};
   // The group flush (W12, W14): FLUSH, taken after write_role_mu_, never before it, and what
   // this connection's last flush measured.
   GroupFlush flush_;
