@@ -2,7 +2,7 @@
 // `first`, then twice that, up to `max`, until a deadline. Every wait of the engine on another
 // holder (a file lock, a -shm lock, a torn wal-index header, a checkpoint, readers' pins) is one
 // Backoff; the caps differ by what is waited for, and each says why where it is defined
-// (pager/pager_internal.h, wal/wal_connection.cc, checkpoint/checkpointer.cc).
+// (pager/pager_internal.h, wal/wal_connection.cc, wal/checkpoint_copy.cc).
 //
 //   base::Backoff wait(deadline, kMaxBusySleep);
 //   while (!TryLock()) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 
 namespace journalkv::checkpoint {
 
@@ -21,7 +21,7 @@ void BackgroundCheckpointer::Wake() {
   // run: it waits for it to reach a hook point before it picks the next thread, so that a seed
   // replays its schedule whatever the kernel's wake-up latency. Outside mu_, which the woken
   // thread needs.
-  CallCheckpointHook("wake");
+  wal::CallCheckpointHook("wake");
 }
 
 void BackgroundCheckpointer::RequestStepLocked() {
@@ -82,7 +82,7 @@ BackgroundCheckpointer::Stats BackgroundCheckpointer::GetStats() {
 void BackgroundCheckpointer::Run() {
   base::MutexLock lock(&mu_);
   while (true) {
-    if (!pending_ && !stopping_) CallCheckpointHook("idle");  // the schedule explorer's cue
+    if (!pending_ && !stopping_) wal::CallCheckpointHook("idle");  // the schedule explorer's cue
     while (!pending_ && !stopping_) cv_.Wait(&mu_);  // a waiting writer asks every poll
     if (stopping_) break;
     pending_ = false;

@@ -41,7 +41,7 @@ absl::string_view PolicyActionName(PolicyAction action) {
   return "?";
 }
 
-PolicyDecision ThresholdPolicy::AfterCommit(const LogSnapshot& log) {
+PolicyDecision ThresholdPolicy::AfterCommit(const wal::LogSnapshot& log) {
   // As SQLite: once the log holds N frames, every commit tries until the log restarts.
   if (log.log_frames >= frames_ && log.uncopied > 0) return PolicyDecision::CheckpointNow();
   return PolicyDecision::None();
@@ -49,7 +49,7 @@ PolicyDecision ThresholdPolicy::AfterCommit(const LogSnapshot& log) {
 
 std::string ThresholdPolicy::Name() const { return absl::StrCat("threshold:", frames_); }
 
-PolicyDecision AsyncPolicy::AfterCommit(const LogSnapshot& log) {
+PolicyDecision AsyncPolicy::AfterCommit(const wal::LogSnapshot& log) {
   if (log.live_frames >= block_) return PolicyDecision::BlockUnder(block_);
   // async:0/B wakes after every commit; otherwise once N frames wait to be copied.
   if (log.uncopied > 0 && log.uncopied >= wake_) return PolicyDecision::WakeBackground();

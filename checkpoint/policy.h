@@ -1,7 +1,8 @@
 // Checkpoint policies: when the log is copied back into the database file, and on which thread.
 //
 // After every commit in a WAL mode the pager asks the connection's policy what to do, passing
-// the log's state as the commit left it (LogSnapshot). The policy answers with one action:
+// the log's state as the commit left it (wal::LogSnapshot, wal/checkpoint_types.h). The policy
+// answers with one action:
 //
 //   action            | what the pager does, before Commit returns
 //   ------------------+------------------------------------------------------------------------
@@ -42,37 +43,25 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "checkpoint/checkpoint_mode.h"
+#include "wal/checkpoint_types.h"
 
 namespace journalkv::checkpoint {
-
-// The log's state after a commit, as the policy sees it.
-struct LogSnapshot {
-  uint32_t log_frames = 0;    // committed frames in the log's current generation
-  uint32_t uncopied = 0;      // of those, not yet copied into the database file
-  uint32_t live_frames = 0;   // log_frames, or 0 when every frame is copied (the log restarts);
-                              // WAL2: both logs while the non-current one has frames to copy
-  uint32_t pinned_back = 0;   // frames past the oldest pinned snapshot: no checkpoint copies them
-  int active_readers = 0;     // connections (all processes) with a read transaction pinned
-  uint32_t commit_frames = 0;  // frames the commit just appended
-  absl::Duration since_last_checkpoint = absl::InfiniteDuration();  // by this connection
-};
 
 enum class PolicyAction { kNone, kCheckpointNow, kWakeBackground, kBlockUnder };
 absl::string_view PolicyActionName(PolicyAction action);
 
 struct PolicyDecision {
   PolicyAction action = PolicyAction::kNone;
-  CheckpointMode mode = CheckpointMode::kPassive;  // kCheckpointNow
+  wal::CheckpointMode mode = wal::CheckpointMode::kPassive;  // kCheckpointNow
   uint32_t limit = 0;                              // kBlockUnder: live frames to get under
 
   static PolicyDecision None() { return {}; }
-  static PolicyDecision CheckpointNow(CheckpointMode mode = CheckpointMode::kPassive) {
+  static PolicyDecision CheckpointNow(wal::CheckpointMode mode = wal::CheckpointMode::kPassive) {
     return {PolicyAction::kCheckpointNow, mode, 0};
   }
   static PolicyDecision WakeBackground() { return {PolicyAction::kWakeBackground}; }
   static PolicyDecision BlockUnder(uint32_t limit) {
-    return {PolicyAction::kBlockUnder, CheckpointMode::kPassive, limit};
+    return {PolicyAction::kBlockUnder, wal::CheckpointMode::kPassive, limit};
   }
   bool operator==(const PolicyDecision&) const = default;
 };
@@ -81,7 +70,7 @@ class CheckpointPolicy {
  public:
   virtual ~CheckpointPolicy() = default;
   // What to do after a commit that left the log as `log` describes.
-  virtual PolicyDecision AfterCommit(const LogSnapshot& log) = 0;
+  virtual PolicyDecision AfterCommit(const wal::LogSnapshot& log) = 0;
   // The policy's name as Stats and jkv info show it ("threshold:1000", "async:0/100", ...).
   virtual std::string Name() const = 0;
 };
@@ -90,7 +79,7 @@ class CheckpointPolicy {
 class ThresholdPolicy final : public CheckpointPolicy {
  public:
   explicit ThresholdPolicy(uint32_t frames) : frames_(frames) {}
-  PolicyDecision AfterCommit(const LogSnapshot& log) override;
+  PolicyDecision AfterCommit(const wal::LogSnapshot& log) override;
   std::string Name() const override;
 
  private:
@@ -101,7 +90,7 @@ class ThresholdPolicy final : public CheckpointPolicy {
 class AsyncPolicy final : public CheckpointPolicy {
  public:
   AsyncPolicy(uint32_t wake, uint32_t block) : wake_(wake), block_(block) {}
-  PolicyDecision AfterCommit(const LogSnapshot& log) override;
+  PolicyDecision AfterCommit(const wal::LogSnapshot& log) override;
   std::string Name() const override;
 
  private:
@@ -112,7 +101,7 @@ class AsyncPolicy final : public CheckpointPolicy {
 // manual.
 class ManualPolicy final : public CheckpointPolicy {
  public:
-  PolicyDecision AfterCommit(const LogSnapshot&) override { return PolicyDecision::None(); }
+  PolicyDecision AfterCommit(const wal::LogSnapshot&) override { return PolicyDecision::None(); }
   std::string Name() const override { return "manual"; }
 };
 

@@ -15,8 +15,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // The log's state in the tables below: frames in the log, of which not copied.
-LogSnapshot Log(uint32_t frames, uint32_t uncopied) {
-  LogSnapshot log;
+wal::LogSnapshot Log(uint32_t frames, uint32_t uncopied) {
+  wal::LogSnapshot log;
   log.log_frames = frames;
   log.uncopied = uncopied;
   log.live_frames = uncopied == 0 ? 0 : frames;

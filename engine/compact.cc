@@ -9,7 +9,7 @@
 //      of the pages in use, the WAL logs the new ones), spilling as any big transaction does;
 //      the meta slots (the B+tree's root) are the image's.
 //   3. The commit: the pages past N are gone (the rollback modes cut the file after its sync,
-//      pager.h I11; WAL and WAL2 when a checkpoint has copied the whole log, checkpointer.h
+//      pager.h I11; WAL and WAL2 when a checkpoint has copied the whole log, wal/checkpoint_copy.h
 //      C7, which Compact then tries).
 // The keys are the same before and after, so a crash anywhere leaves every key: the
 // transaction is atomic like any other (tests/compact_test.cc sweeps the power loss).

@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/counters.h"
-#include "checkpoint/checkpoint_mode.h"
+#include "wal/checkpoint_types.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
 #include "engine/write_batch.h"
@@ -94,10 +94,10 @@ struct DbStats : base::CounterValues {
   std::string background_last_error;
 };
 
-using CheckpointMode = checkpoint::CheckpointMode;
-using CheckpointResult = checkpoint::CheckpointResult;
-using checkpoint::CheckpointModeName;
-using checkpoint::ParseCheckpointMode;
+using CheckpointMode = wal::CheckpointMode;
+using CheckpointResult = wal::CheckpointResult;
+using wal::CheckpointModeName;
+using wal::ParseCheckpointMode;
 
 // What Db::Check reports.
 struct CheckResult {
@@ -260,7 +260,7 @@ class Db {
   absl::StatusOr<CheckResult> Check();
   DbStats Stats();
   // WAL mode: copies the log back into the database file (PASSIVE, FULL, RESTART, TRUNCATE
-  // as SQLite defines them; checkpoint/checkpointer.h). FailedPrecondition in the rollback
+  // as SQLite defines them; wal/checkpoint_copy.h). FailedPrecondition in the rollback
   // modes, which have no log.
   absl::StatusOr<CheckpointResult> Checkpoint(CheckpointMode mode = CheckpointMode::kPassive);
 

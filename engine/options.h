@@ -33,7 +33,7 @@ using pager::SyncLevelName;
 // Checkpoint policies (checkpoint/policy.h): the interface a policy of your own implements,
 // what it is told after each commit and what it may answer.
 using CheckpointPolicy = checkpoint::CheckpointPolicy;
-using checkpoint::LogSnapshot;
+using wal::LogSnapshot;
 using checkpoint::PolicyAction;
 using checkpoint::PolicyDecision;
 using checkpoint::ParseCheckpointPolicy;

@@ -17,7 +17,7 @@ done
 "$src/install" --bogus >/dev/null 2>&1 && { echo "install accepted an unknown argument"; exit 1; }
 # Only the public headers and what they include: none of the engine's internals.
 for f in pager/pager.h pager/pager_options.h wal/wal_connection.h shm/wal_index.h \
-  log/wal_log.h checkpoint/checkpointer.h btree/btree.h; do
+  log/wal_log.h wal/checkpoint_copy.h btree/btree.h; do
   [[ ! -e "$prefix/include/journalkv/$f" ]] || { echo "an internal header was installed: $f"; exit 1; }
 done
 

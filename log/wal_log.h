@@ -12,7 +12,7 @@
 // (ResourceExhausted), preallocation gives up for that append, which writes just its frames past
 // the end: a full disk fails only a commit whose own frames do not fit.
 //
-// WalLog never syncs: the protocol above it (wal/wal_connection, checkpoint/) decides when, and
+// WalLog never syncs: the protocol above it (wal/wal_connection, wal/checkpoint_copy) decides when, and
 // syncs file() through vfs::SyncFile with the reason at the call site.
 //
 // Thread-safety: Read* may run concurrently with each other and with Append (pread/pwrite on

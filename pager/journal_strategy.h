@@ -25,7 +25,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "checkpoint/checkpoint_mode.h"
+#include "wal/checkpoint_types.h"
 #include "pager/pager_core.h"
 
 namespace journalkv::pager {
@@ -48,7 +48,7 @@ class JournalStrategy {
 
   // Copies the log into the database file (WAL modes; the rollback modes have no log: OK
   // with nothing to report).
-  virtual absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
+  virtual absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(core_->mu_) = 0;
 
   // Adds this strategy's rows to `counters` (base/counters.h: the counts of the layers below

@@ -197,7 +197,7 @@ absl::StatusOr<std::unique_ptr<WriteTxn>> Pager::BeginWrite() {
   return strategy_->BeginWrite();
 }
 
-absl::StatusOr<checkpoint::CheckpointResult> Pager::Checkpoint(checkpoint::CheckpointMode mode) {
+absl::StatusOr<wal::CheckpointResult> Pager::Checkpoint(wal::CheckpointMode mode) {
   return strategy_->Checkpoint(mode);
 }
 

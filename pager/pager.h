@@ -103,7 +103,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/types.h"
-#include "checkpoint/checkpoint_mode.h"
+#include "wal/checkpoint_types.h"
 #include "pager/db_format.h"
 #include "pager/journal_strategy.h"
 #include "pager/page_access.h"
@@ -144,9 +144,9 @@ class Pager : private PagerCore {
   // FailedPrecondition on a read-only pager.
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // WAL mode: runs a checkpoint (checkpoint/checkpointer.h). Rollback modes have no log:
+  // WAL mode: runs a checkpoint (wal/checkpoint_copy.h). Rollback modes have no log:
   // OK with nothing to report.
-  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode)
+  absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(mu_);
   bool wal_mode() const { return strategy_->family() != JournalFamily::kRollback; }
 

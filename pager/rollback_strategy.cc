@@ -321,9 +321,9 @@ void RollbackStrategy::EndWrite(bool clear_cache) {
   core_->cv_.NotifyAll();
 }
 
-absl::StatusOr<checkpoint::CheckpointResult> RollbackStrategy::Checkpoint(
-    checkpoint::CheckpointMode) {
-  return checkpoint::CheckpointResult{};  // no log
+absl::StatusOr<wal::CheckpointResult> RollbackStrategy::Checkpoint(
+    wal::CheckpointMode) {
+  return wal::CheckpointResult{};  // no log
 }
 
 void RollbackStrategy::AddStats(base::CounterArray&, PagerStats&) {}

@@ -28,7 +28,7 @@ class RollbackStrategy final : public JournalStrategy {
   absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead() override ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
+  absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   void AddStats(base::CounterArray& counters, PagerStats& stats) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);

@@ -129,7 +129,7 @@ class WriteTxn : public PageWriter {
   // RewritePage (the returned span is the page's usable bytes, contents unspecified) and sets
   // the meta slots, so that nothing refers to a page past n. The pages past n are gone once
   // the transaction commits: the rollback modes cut the file after its sync (I11), WAL and
-  // WAL2 when a checkpoint has copied the commit (checkpointer.h, C7). A rollback restores
+  // WAL2 when a checkpoint has copied the commit (wal/checkpoint_copy.h, C7). A rollback restores
   // the database as it was. FailedPrecondition once a page was written; InvalidArgument for n
   // out of range.
   absl::Status StartRewrite(uint32_t page_count);

@@ -13,8 +13,8 @@
 namespace journalkv::pager {
 namespace {
 
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
+using wal::CheckpointMode;
+using wal::CheckpointResult;
 using checkpoint::PolicyAction;
 using checkpoint::PolicyDecision;
 
@@ -72,14 +72,7 @@ absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
   if (mode == CheckpointMode::kPassive) {
     r = wal_->Checkpoint(mode, stop, defer);
   } else if (wal_->wal2()) {
-    // V4: the writer role only for the switches, never for a copy.
-    wal::WalConnection::WriterRole writer;
-    writer.acquire = [this]() -> absl::Status {
-      base::MutexLock lock(&core_->mu_);
-      return AcquireWriterLocked(core_->Deadline()).status();
-    };
-    writer.release = [this] { ReleaseWriter(); };
-    r = wal_->Wal2Checkpoint(mode, writer);
+    r = RunWal2Checkpoint(mode);  // V4: the writer role only for the switches
   } else {
     // WAL's FULL, RESTART and TRUNCATE keep writers out while they run: this handle's writer
     // role and the WRITE lock.
@@ -103,13 +96,34 @@ absl::StatusOr<CheckpointResult> WalStrategy::RunCheckpoint(CheckpointMode mode,
   return r;
 }
 
+absl::StatusOr<CheckpointResult> WalStrategy::RunWal2Checkpoint(CheckpointMode mode) {
+  // V4: the phases one at a time, the writer role (this handle's, and WRITE below it) taken
+  // here for the switches only, never for a copy. The pager owns the writer role, so it takes
+  // and gives it back itself: the WAL layer never calls up for it.
+  JKV_ASSIGN_OR_RETURN(wal::Wal2Checkpoint c, wal_->StartWal2Checkpoint(mode));
+  while (!c.done()) {
+    if (!c.needs_writer()) {
+      JKV_RETURN_IF_ERROR(wal_->Wal2CheckpointStep(c));
+      continue;
+    }
+    {
+      base::MutexLock lock(&core_->mu_);
+      JKV_RETURN_IF_ERROR(AcquireWriterLocked(core_->Deadline()).status());
+    }
+    const absl::Status step = wal_->Wal2CheckpointStep(c);
+    ReleaseWriter();
+    JKV_RETURN_IF_ERROR(step);
+  }
+  return c.result;
+}
+
 absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) {
   // A handle in its error state touches no file until it is reopened (I7).
   if (!core_->sticky_error().ok()) return false;
   // At FULL and EXTRA a step that copies something leaves it unsynced and unpublished (the
   // frames are durable already, W1), so a checkpointer woken after every commit flushes the
   // database once per batch: the step that finds nothing new, or the one a blocked writer
-  // asks for, syncs and publishes it all (CheckpointFiles::publish, checkpointer.h C3).
+  // asks for, syncs and publishes it all (CheckpointFiles::publish, wal/checkpoint_copy.h C3).
   const bool defer = !background_->writers_waiting();
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, &stop, defer));
   if (r.copied > 0 && r.backfilled < r.log_frames) wal::CallWalHook("background:stepped");
@@ -121,7 +135,7 @@ absl::StatusOr<bool> WalStrategy::BackgroundStep(const std::atomic<bool>& stop) 
 
 void WalStrategy::AfterCommit(uint32_t commit_frames) {
   uint32_t total_frames = 0;  // WAL2: both logs (the policy sees the non-current one)
-  checkpoint::LogSnapshot log = wal_->PolicyView(&total_frames);
+  wal::LogSnapshot log = wal_->PolicyView(&total_frames);
   log.commit_frames = commit_frames;
   if (const int64_t last = last_checkpoint_ns_.load(std::memory_order_relaxed); last != 0) {
     log.since_last_checkpoint = absl::Now() - absl::FromUnixNanos(last);

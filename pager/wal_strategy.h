@@ -43,7 +43,7 @@ class WalStrategy final : public JournalStrategy {
   absl::StatusOr<std::unique_ptr<ReadTxn>> BeginRead() override ABSL_LOCKS_EXCLUDED(core_->mu_);
   absl::StatusOr<std::unique_ptr<WriteTxn>> BeginWrite() override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
-  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode) override
+  absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   void AddStats(base::CounterArray& counters, PagerStats& stats) override
       ABSL_LOCKS_EXCLUDED(core_->mu_);
@@ -128,9 +128,13 @@ class WalStrategy final : public JournalStrategy {
   void AfterCommit(uint32_t commit_frames) ABSL_LOCKS_EXCLUDED(core_->mu_);
   // Runs a checkpoint of `mode` (WAL: FULL, RESTART, TRUNCATE as the writer; WAL2: as the
   // writer only to switch logs, V4); a failed sync puts the handle in its error state (I7).
-  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
+  absl::StatusOr<wal::CheckpointResult> RunCheckpoint(wal::CheckpointMode mode,
                                                              const std::atomic<bool>* stop,
                                                              bool defer = false)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // WAL2's FULL, RESTART and TRUNCATE: V4's phases, this handle's writer role taken and given
+  // back here around the switches.
+  absl::StatusOr<wal::CheckpointResult> RunWal2Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   // One step of the background checkpointer (checkpoint/background.h).
   absl::StatusOr<bool> BackgroundStep(const std::atomic<bool>& stop)

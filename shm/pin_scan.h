@@ -1,9 +1,9 @@
 // The one scan of the readers' pins: which pins of the wal-index still hold a log back, and how
-// far. Its users: a checkpoint's safe frame (checkpoint/checkpointer.h step 2), the checkpoint
+// far. Its users: a checkpoint's safe frame (wal/checkpoint_copy.h step 2), the checkpoint
 // policy's view of the log and the connection's Stats (wal/wal_connection.h). It lives in shm/
 // because it reads nothing but the wal-index's words and lock bytes, in the order the layout
-// fixes (S1, shm/wal_index.h), and both its users sit above shm/ (checkpoint/ is below wal/, so
-// the checkpointer could not call a scan kept in wal/).
+// fixes (S1, shm/wal_index.h), and its users, the copy (wal/checkpoint_copy.h) and the
+// connection, sit above shm/.
 //
 // A pin holds nothing back when its holder is gone (HolderLive): a slot whose owner died, a
 // mark nobody reads under (wal/reader_pins.h M1, M4). The caller's own holders are live without

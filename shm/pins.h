@@ -1,5 +1,5 @@
 // The arithmetic of the wal-index's generation and pin words (wal_index.h's layout stores them;
-// the WAL protocol, wal/wal_connection.h, and the checkpointer, checkpoint/checkpointer.h, read
+// the WAL protocol, wal/wal_connection.h, and the checkpointer, wal/checkpoint_copy.h, read
 // and write them through these functions only).
 //
 // A log generation (ckpt_seq) is a 31-bit serial number: it wraps, so "later" is serial order

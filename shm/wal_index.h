@@ -38,7 +38,7 @@
 //          |       |   +24 u64 written_through: ckpt_seq << 32 | W: the database file may hold
 //          |       |       page versions of frames up to W, none later (W >= F; a copy that
 //          |       |       stopped part way leaves W past F). Both are written under CKPT
-//          |       |       (checkpoint/checkpointer.h C3, C4)
+//          |       |       (wal/checkpoint_copy.h C3, C4)
 //   320    | 80    | appended header, copy C (IndexHeader words, then its checksum): the newest
 //          |       |   commit appended to the log, which may not be durable nor published yet
 //          |       |   (wal/wal_connection.h W12); the next writer's base

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
 #include "base/status_matchers.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "wal/wal_connection.h"
 #include "gmock/gmock.h"
@@ -317,12 +317,12 @@ TEST_F(CheckpointPolicyTest, AWriterIsNotBlockedByItsOwnThreadsReader) {
   JKV_ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, reader->Get(Key(5)));
   EXPECT_EQ(v, std::nullopt);  // its snapshot
   g_hold_copies = true;
-  checkpoint::SetCheckpointHookForTesting(HoldCopyWhileAsked);
+  wal::SetCheckpointHookForTesting(HoldCopyWhileAsked);
   wal::SetWalHookForTesting(ReleaseCopiesWhenBlocked);
   reader.reset();
   ASSERT_THAT(db->Put(Key(30), "v"), IsOk());  // now it blocks until copied, and returns
   wal::SetWalHookForTesting(nullptr);
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   s = db->Stats();
   EXPECT_EQ(s.blocked_commits, 1u);
   EXPECT_EQ(s.log_unbackfilled, 0u);
@@ -358,14 +358,14 @@ TEST_F(CheckpointPolicyTest, CloseWhileTheBackgroundCheckpointerIsMidCopy) {
 
   g_in_copy = false;
   g_closing = false;
-  checkpoint::SetCheckpointHookForTesting(HoldCopyUntilClosing);
+  wal::SetCheckpointHookForTesting(HoldCopyUntilClosing);
   policy->Answer(PolicyDecision::WakeBackground());
   ASSERT_THAT(db->Put(Key(5000), "last"), IsOk());
   while (!g_in_copy.load()) std::this_thread::yield();
   const uint64_t db_writes = mem_.stats().Snapshot(vfs::FileKind::kDatabase).writes;
   g_closing = true;
   ASSERT_THAT(db->Close(), IsOk());  // the step stops before its first page
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   EXPECT_EQ(mem_.stats().Snapshot(vfs::FileKind::kDatabase).writes, db_writes);
 
   // Nothing was published; the other connection sees every commit and copies the log itself.
@@ -405,7 +405,7 @@ TEST_F(CheckpointPolicyTest, AtFullTheBackgroundCheckpointerFlushesOncePerBatch)
   g_held = false;
   g_release = false;
   g_publishes = 0;
-  checkpoint::SetCheckpointHookForTesting(HoldFirstCopyCountPublishes);
+  wal::SetCheckpointHookForTesting(HoldFirstCopyCountPublishes);
   policy->Answer(PolicyDecision::WakeBackground());
   ASSERT_THAT(db->Put(Key(10), "v"), IsOk());
   while (!g_held.load()) std::this_thread::yield();
@@ -419,7 +419,7 @@ TEST_F(CheckpointPolicyTest, AtFullTheBackgroundCheckpointerFlushesOncePerBatch)
   for (int i = 0; i < 5000 && db->Stats().log_unbackfilled != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   const DbStats s = db->Stats();
   EXPECT_EQ(s.log_unbackfilled, 0u);
   // Two batches of copying (before and after the second wake), one flush and publish: the

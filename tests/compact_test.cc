@@ -1,6 +1,6 @@
 // Db::Compact (engine/compact.cc): in every journal mode the database is rewritten with no
 // free pages and the file cut to its new size, with the same keys; WAL readers keep their
-// snapshots through it (the file is cut only once none needs the old pages, checkpointer.h
+// snapshots through it (the file is cut only once none needs the old pages, wal/checkpoint_copy.h
 // C7); other connections, and a writer on one, see the compacted database. The power-loss
 // sweeps and auto_vacuum are in compact_sweep_test.cc.
 #include <atomic>

@@ -1,5 +1,5 @@
 // HookGate: pauses the first thread that reaches an armed test hook point (wal::SetWalHookForTesting,
-// checkpoint::SetCheckpointHookForTesting) until the test releases it, so that a test runs two
+// wal::SetCheckpointHookForTesting) until the test releases it, so that a test runs two
 // threads' steps in an exact order.
 #ifndef JOURNALKV_TESTS_HOOK_GATE_H_
 #define JOURNALKV_TESTS_HOOK_GATE_H_

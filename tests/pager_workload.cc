@@ -232,9 +232,9 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
       result.idle_points.push_back(fs.mutation_count());
     }
     if (options.checkpoint_every > 0 && t % options.checkpoint_every == 0) {
-      constexpr checkpoint::CheckpointMode kModes[] = {checkpoint::CheckpointMode::kFull,
-                                                       checkpoint::CheckpointMode::kRestart,
-                                                       checkpoint::CheckpointMode::kTruncate};
+      constexpr wal::CheckpointMode kModes[] = {wal::CheckpointMode::kFull,
+                                                       wal::CheckpointMode::kRestart,
+                                                       wal::CheckpointMode::kTruncate};
       const auto mode = kModes[(t / options.checkpoint_every) % 3];
       const int by = options.checkpointer >= 0 ? options.checkpointer : who;
       if (!pagers[by]->Checkpoint(mode).ok()) return result;

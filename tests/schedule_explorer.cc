@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 
@@ -33,13 +33,13 @@ Schedule::Schedule(const ScheduleOptions& options) : options_(options) {
     std::abort();
   }
   wal::SetWalHookForTesting(&HookPoint);
-  checkpoint::SetCheckpointHookForTesting(&HookPoint);
+  wal::SetCheckpointHookForTesting(&HookPoint);
   shm::SetIndexHookForTesting(&HookPoint);
 }
 
 Schedule::~Schedule() {
   wal::SetWalHookForTesting(nullptr);
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   shm::SetIndexHookForTesting(nullptr);
   current.store(nullptr);
 }

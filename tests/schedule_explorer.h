@@ -2,7 +2,7 @@
 //
 // Threads of one process, each on its own connection (or a second thread of one), run under a
 // controller that lets exactly one of them run between two hook points: the WAL hooks
-// (wal/wal_connection.h), the checkpoint hooks (checkpoint/checkpointer.h) and the index hooks
+// (wal/wal_connection.h), the checkpoint hooks (wal/checkpoint_copy.h) and the index hooks
 // at every access of the -shm's shared words (shm/wal_index.h). Which thread runs next is the
 // PCT rule (Burckhardt, Kothari, Musuvathi, Nagarakatte, "A randomized scheduler with
 // probabilistic guarantees of finding bugs", ASPLOS 2010): every thread gets a random

@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "base/status_matchers.h"
 #include "base/test_scale.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "wal/wal_connection.h"
@@ -274,12 +274,12 @@ struct HeldCheckpoint {
   HeldCheckpoint() {
     g_in_copy = false;
     g_release = false;
-    checkpoint::SetCheckpointHookForTesting(HoldCopy);
+    wal::SetCheckpointHookForTesting(HoldCopy);
   }
   ~HeldCheckpoint() {
     g_release = true;
     if (thread.joinable()) thread.join();
-    checkpoint::SetCheckpointHookForTesting(nullptr);
+    wal::SetCheckpointHookForTesting(nullptr);
   }
   void Start(Db* db, CheckpointMode mode) {
     thread = std::thread([db, mode, this] { result = db->Checkpoint(mode); });
@@ -346,7 +346,7 @@ absl::StatusOr<CheckpointResult> CheckpointHeldAtEachCopy(Db* checkpointer, Db* 
   EXPECT_GT(db->Stats().wal2_log_frames, 0u);
   g_copies_reached = 0;
   g_released_copies = 0;
-  checkpoint::SetCheckpointHookForTesting(HoldEachCopy);
+  wal::SetCheckpointHookForTesting(HoldEachCopy);
   absl::StatusOr<CheckpointResult> result;
   std::thread t([&] { result = checkpointer->Checkpoint(mode); });
   *during = 0;
@@ -372,7 +372,7 @@ absl::StatusOr<CheckpointResult> CheckpointHeldAtEachCopy(Db* checkpointer, Db* 
   }
   g_released_copies = 1000;
   t.join();
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   return result;
 }
 
@@ -678,7 +678,7 @@ TEST_F(Wal2Test, AsyncBlocksTheWriterAtBFramesOfBothLogsWhenTheCheckpointerCanno
     copy_gate_closed = true;
     copies_held = 0;
   }
-  checkpoint::SetCheckpointHookForTesting(&HoldCopies);
+  wal::SetCheckpointHookForTesting(&HoldCopies);
   for (int i = 0; i < 60; ++i) ASSERT_THAT(db->Put(Key(i % 50), absl::StrCat(i)), IsOk());
   const DbStats held = db->Stats();
   {
@@ -712,7 +712,7 @@ TEST_F(Wal2Test, AsyncBlocksTheWriterAtBFramesOfBothLogsWhenTheCheckpointerCanno
     if (absl::Now() > deadline) break;
     if (i % 50 == 49) absl::SleepFor(absl::Milliseconds(1));  // let the checkpointer run
   }
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   EXPECT_GT(after.log_switches, held.log_switches + 5);
   EXPECT_LE(after.log_frames + after.wal2_log_frames, 24u + 16u + 4u);
 }

@@ -1,5 +1,5 @@
 // Scripted interleavings of WAL mode: test hooks (wal/wal_connection.h wal::SetWalHookForTesting,
-// checkpoint/checkpointer.h SetCheckpointHookForTesting) pause one thread at a named point
+// wal/checkpoint_copy.h SetCheckpointHookForTesting) pause one thread at a named point
 // while the others act, so the races between a writer, readers and checkpoints run in an
 // exact order every time. The first two are the shape of the WAL-reset race SQLite carried
 // from 3.7.0 to 3.51.3: the log restarts while a reader begins.
@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_matchers.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "tests/hook_gate.h"
@@ -110,13 +110,13 @@ class WalInterleavingTest : public ::testing::TestWithParam<Interleaving> {
   bool wal2() const { return GetParam().mode == JournalMode::kWal2; }
   void SetUp() override {
     wal::SetWalHookForTesting(&GateHook);
-    checkpoint::SetCheckpointHookForTesting(&GateHook);
+    wal::SetCheckpointHookForTesting(&GateHook);
   }
   void TearDown() override {
     Gate::Get().Arm("");
     Gates::Get().Clear();
     wal::SetWalHookForTesting(nullptr);
-    checkpoint::SetCheckpointHookForTesting(nullptr);
+    wal::SetCheckpointHookForTesting(nullptr);
   }
   std::unique_ptr<Db> Open() {
     Options o;

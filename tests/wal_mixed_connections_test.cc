@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_matchers.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
@@ -117,13 +117,13 @@ class MixedConnectionsTest : public ::testing::TestWithParam<JournalMode> {
   MixedConnectionsTest() : fs_(&base_) {}
   void SetUp() override {
     wal::SetWalHookForTesting(&GateHook);
-    checkpoint::SetCheckpointHookForTesting(&GateHook);
+    wal::SetCheckpointHookForTesting(&GateHook);
     shm::SetIndexHookForTesting(&GateHook);
   }
   void TearDown() override {
     RoleGates::Get().Clear();
     wal::SetWalHookForTesting(nullptr);
-    checkpoint::SetCheckpointHookForTesting(nullptr);
+    wal::SetCheckpointHookForTesting(nullptr);
     shm::SetIndexHookForTesting(nullptr);
   }
   std::unique_ptr<Db> Open(SyncLevel sync, int reader_slots = 512,

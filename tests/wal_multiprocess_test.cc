@@ -217,7 +217,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
   std::mt19937_64 rng(seed);
   hook_shared = shared;
   hook_rng = &rng;
-  checkpoint::SetCheckpointHookForTesting(&KillingHook);
+  wal::SetCheckpointHookForTesting(&KillingHook);
   wal::SetWalHookForTesting(&KillingWalHook);
   for (uint64_t i = rng() % 4; shared->stop.load() == 0; ++i) {
     const CheckpointMode mode = static_cast<CheckpointMode>(i % 4);
@@ -238,7 +238,7 @@ int CheckpointerMain(const std::string& path, JournalMode mode, BankShared* shar
     // Let the writer in between the checkpoints that keep it out.
     std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 5000));
   }
-  checkpoint::SetCheckpointHookForTesting(nullptr);
+  wal::SetCheckpointHookForTesting(nullptr);
   wal::SetWalHookForTesting(nullptr);
   return kExitOk;
 }

@@ -36,7 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
 #include "base/test_scale.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
 #include "wal/wal_connection.h"
@@ -195,12 +195,12 @@ bool Inside(const std::vector<Span>& spans, uint64_t point) {
 class WalPolicyCrashTest : public ::testing::TestWithParam<PolicyConfig> {
  protected:
   void SetUp() override {
-    checkpoint::SetCheckpointHookForTesting(&CheckpointEvent);
+    wal::SetCheckpointHookForTesting(&CheckpointEvent);
     wal::SetWalHookForTesting(&WalEvent);
   }
   void TearDown() override {
     slow_copies = false;
-    checkpoint::SetCheckpointHookForTesting(nullptr);
+    wal::SetCheckpointHookForTesting(nullptr);
     wal::SetWalHookForTesting(nullptr);
   }
 };

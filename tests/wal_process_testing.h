@@ -36,7 +36,7 @@
 #include "absl/time/time.h"
 #include "base/status_matchers.h"
 #include "base/test_scale.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -4,7 +4,7 @@
 // so the pager never retries or trusts one (pager.h, I7) and enters its error state instead.
 //
 // Each call site states the invariant its sync keeps (pager.h I1..I12, wal/wal_connection.h,
-// checkpoint/checkpointer.h).
+// wal/checkpoint_copy.h).
 #ifndef JOURNALKV_VFS_SYNC_H_
 #define JOURNALKV_VFS_SYNC_H_
 

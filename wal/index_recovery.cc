@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "wal/wal_connection.h"
 #include "wal/wal_internal.h"
 #include "wal/writer_cursor.h"
@@ -78,7 +78,7 @@ absl::Status IndexRecovery::RebuildEntries(const std::array<ScanResult, 2>& scan
   // (C4), and the backfill starts again from 0. All of it before the header (W8): a reader of
   // an older header of the same generation then finds the target past its snapshot.
   for (int l = 0; l < nlogs_; ++l) {
-    checkpoint::ForgetCopies(index, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
+    ForgetCopies(index, l, h.logs[l].ckpt_seq, h.logs[l].mx_frame);
   }
   return absl::OkStatus();
 }

@@ -15,7 +15,7 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "base/status_matchers.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "gtest/gtest.h"
 #include "log/wal_format.h"
 #include "log/wal_log.h"
@@ -48,7 +48,7 @@ class IndexRecoveryTest : public ::testing::Test {
     header_.page_size = kPageSize;
     header_.logs[l] = {seq, 0x1000u + seq, 0x2000u + seq, 0, 0};
     JKV_ASSERT_OK_AND_ASSIGN(header_.logs[l].last_checksum,
-                             logs_[l]->WriteHeader(checkpoint::LogHeaderFor(header_, l)));
+                             logs_[l]->WriteHeader(LogHeaderFor(header_, l)));
     for (const std::vector<uint32_t>& pages : commits) {
       std::vector<std::vector<uint8_t>> images;
       std::vector<FramePage> frames;
@@ -61,7 +61,7 @@ class IndexRecoveryTest : public ::testing::Test {
       }
       shm::LogState& s = header_.logs[l];
       JKV_ASSERT_OK_AND_ASSIGN(
-          s.last_checksum, logs_[l]->Append(checkpoint::LogHeaderFor(header_, l), s.mx_frame + 1,
+          s.last_checksum, logs_[l]->Append(LogHeaderFor(header_, l), s.mx_frame + 1,
                                             s.last_checksum, frames, 10 + s.mx_frame));
       s.mx_frame += static_cast<uint32_t>(pages.size());
     }

@@ -37,7 +37,7 @@
 //   M5. A checkpoint honours the mark this connection reads under as its own (it never waits
 //       for it, and never asks the lock table about it: an OFD lock never conflicts with its
 //       owner's own test, so the mark would read as held by nobody). The mark is read for each
-//       holder scanned, after its pin (checkpoint/checkpointer.h step 2), and a joiner stores
+//       holder scanned, after its pin (wal/checkpoint_copy.h step 2), and a joiner stores
 //       the mark (seq_cst) before it stores the mark's pin (M2) or locks it shared (M3): so a pin
 //       one of this connection's threads stored is seen as its own, and a checkpoint that read
 //       the mark before the store had announced its target before it too (W3's re-check then sends

@@ -1,6 +1,7 @@
 // WalConnection's checkpoints: the files a checkpoint works on, PASSIVE in both WAL modes and
-// FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases that hold the writer only to
-// switch logs, V4), and the log's progress the checkpoint policy looks at.
+// FULL, RESTART and TRUNCATE (WAL: as the writer; WAL2: in phases stepped through by the
+// caller, which holds its writer role only for the switches, V4), and the log's progress the
+// checkpoint policy looks at.
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -11,15 +12,9 @@
 #include "wal/wal_connection.h"
 
 namespace journalkv::wal {
-namespace {
 
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
-
-}  // namespace
-
-checkpoint::CheckpointFiles WalConnection::Files() {
-  checkpoint::CheckpointFiles f;
+CheckpointFiles WalConnection::Files() {
+  CheckpointFiles f;
   f.index = index_.get();
   f.two_logs = wal2_;
   f.logs[0] = logs_[0].get();
@@ -57,11 +52,11 @@ absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
   // As the writer (FULL, RESTART, TRUNCATE): what other writers appended and a flush has not
   // published yet is made durable and published first, so that the checkpoint copies it and
   // the log can restart (W12 c).
-  if (mode != CheckpointMode::kPassive && write_locked()) {
+  if (mode != CheckpointMode::kPassive && writer_.write_locked()) {
     JKV_RETURN_IF_ERROR(FlushPendingAsWriter());
   }
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(mode, stop, defer));
-  CountCheckpoint(r);
+  checkpoints_.Count(r);
   return r;
 }
 
@@ -69,145 +64,138 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
                                                             const std::atomic<bool>* stop,
                                                             bool defer, bool non_current) {
   // As the writer, with nothing unpublished: the state table's LOCKED.
-  JKV_DCHECK(mode == CheckpointMode::kPassive || (wal2_ && non_current) ||
-             writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
-  base::MutexLock lock(&ckpt_mu_);
-  checkpoint::CheckpointFiles files = Files();
+  const bool as_writer = mode != CheckpointMode::kPassive && !(wal2_ && non_current);
+  JKV_DCHECK(!as_writer || writer_.state() == Writer::State::kLocked);
+  CheckpointFiles files = Files();
   files.stop = stop;
   // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
   // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
-  CheckpointResult r;
-  if (!wal2_) {
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
-  } else if (mode == CheckpointMode::kPassive || non_current) {
-    files.log_no = checkpoint::kNonCurrentLog;  // V4
-    JKV_ASSIGN_OR_RETURN(r, checkpoint::Checkpoint(files, mode));
-  } else {
-    // The writer is held, so neither log changes: the older log completely, then the current
-    // one (CloseLast; and Wal2Checkpoint's last phase, where neither has anything to copy).
-    files.log_no = 1 - cursor_.log;
-    JKV_ASSIGN_OR_RETURN(CheckpointResult older, checkpoint::Checkpoint(files, CheckpointMode::kFull));
-    r = older;
-    if (!older.blocked) {
-      files.log_no = cursor_.log;
-      JKV_ASSIGN_OR_RETURN(CheckpointResult newer, checkpoint::Checkpoint(files, mode));
-      AddPhase(r, newer);
-      r.restarted = newer.restarted;
-      r.stopped = newer.stopped;
-    }
-    if (r.restarted) {
-      // The writer's view of the index: both logs restarted, the other one is current.
-      shm::IndexHeader h;
-      if (index_->ReadHeader(&h)) {
-        writer_header_ = h;
-        cursor_ = WriterCursor::AtEndOf(h, wal2_);
-        JKV_DCHECK(cursor_.next_frame == 1);  // W7: a restarted log holds no frame
-        cursor_.CheckInvariants(writer_header_, wal2_);
-      }
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r,
+                       checkpoints_.Run(files, mode, as_writer ? writer_.cursor().log : -1));
+  if (wal2_ && as_writer && r.restarted) {
+    // The writer's view of the index: both logs restarted, the other one is current.
+    shm::IndexHeader h;
+    if (index_->ReadHeader(&h)) {
+      writer_.MoveTo(h);
+      JKV_DCHECK(writer_.cursor().next_frame == 1);  // W7: a restarted log holds no frame
     }
   }
   return r;
 }
 
-void WalConnection::AddPhase(CheckpointResult& total, const CheckpointResult& phase) {
-  total.log_frames += phase.log_frames;
-  total.copied += phase.copied;
-  total.backfilled += phase.backfilled;
-  total.blocked = phase.blocked;
-  total.syncs += phase.syncs;
-  total.lock_wait += phase.lock_wait;
-  total.work += phase.work;
-}
-
-void WalConnection::CountCheckpoint(const CheckpointResult& r, bool restart_counted) {
-  counters_.Add(base::Counter::kCheckpoints);
-  counters_.Add(base::Counter::kFramesCopied, r.copied);
-  if (r.restarted && !restart_counted) counters_.Add(base::Counter::kLogRestarts);
-  counters_.AddDuration(base::Counter::kCheckpointLockWait, r.lock_wait);
-  counters_.AddDuration(base::Counter::kCheckpointTime, r.work);
-  counters_.Add(base::Counter::kCheckpointSyncs, r.syncs);
-}
-
-// V4. The phases of WAL2's FULL, RESTART and TRUNCATE: none copies as the writer.
-absl::StatusOr<CheckpointResult> WalConnection::Wal2Checkpoint(CheckpointMode mode,
-                                                             const WriterRole& writer) {
+absl::StatusOr<Wal2Checkpoint> WalConnection::StartWal2Checkpoint(CheckpointMode mode) {
   JKV_DCHECK(wal2_ && mode != CheckpointMode::kPassive);
   JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
-  const absl::Time deadline = absl::Now() + options_.busy_timeout;
+  Wal2Checkpoint c;
+  c.mode = mode;
+  c.deadline = absl::Now() + options_.busy_timeout;
   // The current log's generation now: the commits made before this call are in it or in the
   // other log.
-  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(deadline, false));
-  const uint32_t seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
-  // FULL's wait for readers, on the log no writer appends to.
-  const auto copy_non_current = [this] {
-    return RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true);
+  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(c.deadline, false));
+  c.seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
+  return c;
+}
+
+// V4. One phase of WAL2's FULL, RESTART and TRUNCATE (wal/checkpoints.h): none copies as the
+// writer, and the switches run only as the writer, whose role the caller took.
+absl::Status WalConnection::Wal2CheckpointStep(Wal2Checkpoint& c) {
+  JKV_DCHECK(wal2_ && !c.done());
+  JKV_DCHECK(!c.needs_writer() ||
+             writer_.state() == Writer::State::kLocked);
+  using Phase = Wal2Checkpoint::Phase;
+  const Phase before = c.next;
+  const bool as_writer = writer_.OnWriterThread();
+  absl::Status s = Wal2Phase(c);
+  if (s.ok()) Checkpoints::CheckInvariants(c, before, as_writer);  // V4
+  return s;
+}
+
+absl::Status WalConnection::Wal2Phase(Wal2Checkpoint& c) {
+  using Phase = Wal2Checkpoint::Phase;
+  const auto finish = [&](bool restart_counted = false) {
+    checkpoints_.Count(c.result, restart_counted);
+    c.next = Phase::kDone;
   };
-  CheckpointResult r;
-  // 1. The non-current log, completely.
-  JKV_ASSIGN_OR_RETURN(CheckpointResult first, copy_non_current());
-  AddPhase(r, first);
-  if (first.blocked) {
-    CountCheckpoint(r);
-    return r;
-  }
-  // 2. As the writer, only to switch: the current log, if it is still generation `seq` and has
-  // frames, becomes the non-current one. (Already switched by a writer, V3: its commits are in
-  // the non-current log. Restarted in place, or still empty: it holds none.)
-  JKV_RETURN_IF_ERROR(writer.acquire());
-  CallWalHook("checkpoint:switching");
-  const shm::LogState& current = writer_header_.logs[cursor_.log];
-  const bool nothing_new = current.ckpt_seq == seq && current.mx_frame == 0;
-  absl::StatusOr<bool> moved = true;
-  if (current.ckpt_seq == seq && current.mx_frame > 0) moved = SwitchLogs(deadline);
-  writer.release();
-  JKV_RETURN_IF_ERROR(moved.status());
-  if (!*moved) {  // a reader holds the other log, or CKPT stayed busy
-    r.blocked = true;
-    CountCheckpoint(r);
-    return r;
-  }
-  // 3. The log switched from, completely: every commit made before the call is in the
-  // database file.
-  if (!nothing_new) {
-    CallWalHook("checkpoint:switched");
-    JKV_ASSIGN_OR_RETURN(CheckpointResult second, copy_non_current());
-    AddPhase(r, second);
-    if (second.blocked) {
-      CountCheckpoint(r);
-      return r;
+  // FULL's wait for readers, on the log no writer appends to.
+  const auto copy_non_current = [&]() -> absl::StatusOr<bool> {
+    JKV_ASSIGN_OR_RETURN(CheckpointResult phase,
+                         RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true));
+    Checkpoints::AddPhase(c.result, phase);
+    if (phase.blocked) finish();
+    return !phase.blocked;
+  };
+  switch (c.next) {
+    case Phase::kCopy: {
+      // 1. The non-current log, completely.
+      JKV_ASSIGN_OR_RETURN(const bool copied, copy_non_current());
+      if (copied) c.next = Phase::kSwitch;
+      return absl::OkStatus();
     }
+    case Phase::kSwitch: {
+      // 2. As the writer, only to switch: the current log, if it is still generation `seq` and
+      // has frames, becomes the non-current one. (Already switched by a writer, V3: its commits
+      // are in the non-current log. Restarted in place, or still empty: it holds none.)
+      CallWalHook("checkpoint:switching");
+      const shm::LogState& current = writer_.header().logs[writer_.cursor().log];
+      c.nothing_new = current.ckpt_seq == c.seq && current.mx_frame == 0;
+      bool moved = true;
+      if (current.ckpt_seq == c.seq && current.mx_frame > 0) {
+        JKV_ASSIGN_OR_RETURN(moved, SwitchLogs(c.deadline));
+      }
+      if (!moved) {  // a reader holds the other log, or CKPT stayed busy
+        c.result.blocked = true;
+        finish();
+        return absl::OkStatus();
+      }
+      c.next = Phase::kCopySwitched;
+      return absl::OkStatus();
+    }
+    case Phase::kCopySwitched: {
+      // 3. The log switched from, completely: every commit made before the call is in the
+      // database file.
+      if (!c.nothing_new) {
+        CallWalHook("checkpoint:switched");
+        JKV_ASSIGN_OR_RETURN(const bool copied, copy_non_current());
+        if (!copied) return absl::OkStatus();
+      }
+      if (c.mode == CheckpointMode::kFull) {
+        finish();
+        return absl::OkStatus();
+      }
+      CallWalHook("checkpoint:copied");  // before the caller takes the writer role again
+      c.next = Phase::kRestart;
+      return absl::OkStatus();
+    }
+    case Phase::kRestart: {
+      // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
+      CallWalHook("checkpoint:restarting");
+      bool switched = false;  // the restart was a switch, which MaybeRestart counted
+      JKV_ASSIGN_OR_RETURN(const CheckpointResult last,
+                           RestartCopiedLogs(c.mode, c.deadline, &switched));
+      c.result.restarted = last.restarted;
+      c.result.syncs += last.syncs;
+      c.result.lock_wait += last.lock_wait;
+      c.result.work += last.work;
+      finish(/*restart_counted=*/switched);
+      return absl::OkStatus();
+    }
+    case Phase::kDone:
+      break;
   }
-  if (mode == CheckpointMode::kFull) {
-    CountCheckpoint(r);
-    return r;
-  }
-  // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
-  CallWalHook("checkpoint:copied");
-  JKV_RETURN_IF_ERROR(writer.acquire());
-  CallWalHook("checkpoint:restarting");
-  bool switched = false;  // the restart was a switch, which MaybeRestart counted
-  absl::StatusOr<CheckpointResult> last = RestartCopiedLogs(mode, deadline, &switched);
-  writer.release();
-  JKV_RETURN_IF_ERROR(last.status());
-  r.restarted = last->restarted;
-  r.syncs += last->syncs;
-  r.lock_wait += last->lock_wait;
-  r.work += last->work;
-  CountCheckpoint(r, /*restart_counted=*/switched);
-  return r;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
-  JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
-  const int other = 1 - cursor_.log;
-  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) return false;
+  JKV_DCHECK(wal2_ && writer_.state() == Writer::State::kLocked);
+  const int other = 1 - writer_.cursor().log;
+  if (index_->backfill(other) != writer_.header().logs[other].mx_frame) return false;
   JKV_RETURN_IF_ERROR(FlushPendingAsWriter());  // W12 c: nothing pending across a switch
-  JKV_RETURN_IF_ERROR(MaybeRestart(writer_header_, other, /*make_current=*/true, deadline));
-  if (CurrentLog(writer_header_, wal2_) != other) return false;  // CKPT busy
-  cursor_ = WriterCursor::AtEndOf(writer_header_, wal2_);
-  JKV_DCHECK(cursor_.next_frame == 1);  // V3: switched to a restarted log
-  cursor_.CheckInvariants(writer_header_, wal2_);
+  shm::IndexHeader h = writer_.header();
+  JKV_RETURN_IF_ERROR(MaybeRestart(h, other, /*make_current=*/true, deadline));
+  writer_.MoveTo(h);
+  if (CurrentLog(h, wal2_) != other) return false;  // CKPT busy
+  JKV_DCHECK(writer_.cursor().next_frame == 1);  // V3: switched to a restarted log
   counters_.Add(base::Counter::kLogSwitches);
   return true;
 }
@@ -215,19 +203,19 @@ absl::StatusOr<bool> WalConnection::SwitchLogs(absl::Time deadline) {
 absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode mode,
                                                                 absl::Time deadline,
                                                                 bool* switched) {
-  JKV_DCHECK(wal2_ && writer_state_.load(std::memory_order_relaxed) == WriterState::kLocked);
+  JKV_DCHECK(wal2_ && writer_.state() == Writer::State::kLocked);
   CheckpointResult r;
-  const int other = 1 - cursor_.log;
+  const int other = 1 - writer_.cursor().log;
   // A writer switched after step 3 (not before its end: until then the log it copied was not
   // all copied, V3), so the log it appends to began after every commit made before the call
   // was in the database file, as this restart would have made it; the other log holds the
   // commits made since, not this checkpoint's to copy, and no file is free to cut.
-  if (index_->backfill(other) != writer_header_.logs[other].mx_frame) {
+  if (index_->backfill(other) != writer_.header().logs[other].mx_frame) {
     r.restarted = true;
     *switched = true;  // counted by that writer's restart
     return r;
   }
-  if (writer_header_.logs[cursor_.log].mx_frame == 0) {
+  if (writer_.header().logs[writer_.cursor().log].mx_frame == 0) {
     // Nothing committed since step 2: both logs restart in one publish (and TRUNCATE cuts
     // both files, the older first and durably, R2). Neither has a frame left to copy.
     return RunCheckpoint(mode, nullptr);
@@ -238,8 +226,8 @@ absl::StatusOr<CheckpointResult> WalConnection::RestartCopiedLogs(CheckpointMode
   // a power loss brings back a log the database file holds all of, older than the other.
   JKV_ASSIGN_OR_RETURN(r.restarted, SwitchLogs(deadline));
   *switched = r.restarted;
-  if (r.restarted && mode == CheckpointMode::kTruncate && logs_[cursor_.log] != nullptr) {
-    JKV_RETURN_IF_ERROR(logs_[cursor_.log]->Truncate(0));
+  if (r.restarted && mode == CheckpointMode::kTruncate && logs_[writer_.cursor().log] != nullptr) {
+    JKV_RETURN_IF_ERROR(logs_[writer_.cursor().log]->Truncate(0));
   }
   return r;
 }
@@ -277,10 +265,10 @@ WalProgress WalConnection::Progress() {
   return p;
 }
 
-checkpoint::LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
+LogSnapshot WalConnection::PolicyView(uint32_t* total_frames) {
   const WalProgress p = Progress();
   if (total_frames != nullptr) *total_frames = p.total_frames;
-  checkpoint::LogSnapshot log;
+  LogSnapshot log;
   log.log_frames = p.log_frames;
   log.uncopied = p.log_frames - std::min(p.backfilled, p.log_frames);
   log.live_frames = p.live_frames;

@@ -22,8 +22,6 @@
 
 namespace journalkv::wal {
 
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
 using internal::kMaxWait;
 using internal::Sleep;
 

@@ -1,5 +1,5 @@
 // The WAL protocol (WAL and WAL2): how a pager's transactions reach the disk through the
-// write-ahead log (log/), the wal-index (shm/) and checkpoints (checkpoint/). The pager keeps transactions, dirty pages,
+// write-ahead log (log/), the wal-index (shm/) and checkpoints (wal/checkpoint_copy.h). The pager keeps transactions, dirty pages,
 // the page cache, the header and the freelist; this class owns the log, the index and this
 // connection's reader slot. Design: docs/design-notes.md, "The journaling seam"; README,
 // "WAL mode".
@@ -76,7 +76,7 @@
 //       reader re-checks the generation after each lookup and frame read, and reads the
 //       database file when it changed.
 //   W8. A restart moves the index from one whole state to the next at every store
-//       (checkpoint::RestartLog): the target first names the old generation's last frame, then
+//       (RestartLog): the target first names the old generation's last frame, then
 //       the backfill is cleared, then the new generation is published, then its target and
 //       copy frontier (C3) start empty. A reader that read the old header and pins in between
 //       finds the target past its snapshot (W3) and takes a newer one; a process killed in
@@ -225,12 +225,12 @@
 //       database).
 //   M1-M5 (the overflow marks of a connection that found no free reader slot) are the reader
 //       role's: wal/reader_pins.h.
-//   C1, C2 (checkpoint/checkpointer.h) order the checkpoint's syncs; C3, C4 what the database
+//   C1, C2 (wal/checkpoint_copy.h) order the checkpoint's syncs; C3, C4 what the database
 //       file holds past the backfill.
 //
 // WAL2 (two logs, x.db-wal = log 0 and x.db-wal2 = log 1; docs/design-notes.md, "WAL2"):
 //   V1. Every new generation of either log gets a ckpt_seq one past the newest of both
-//       (checkpoint::RestartLog), so the current log is the one with the later generation,
+//       (RestartLog), so the current log is the one with the later generation,
 //       in the index and, once its header is written (W4), in the files: recovery orders the
 //       logs by it alone.
 //   V2. A snapshot is overlaid in this order: the current log up to its mx, then the other
@@ -241,7 +241,8 @@
 //       CKPT; it never waits for either: when they are not free it appends to the current log.
 //       An empty current log restarts in place instead.
 //   V4. Checkpoints copy only the non-current log, chosen under CKPT, and never as the writer.
-//       FULL, RESTART and TRUNCATE (Wal2Checkpoint) run in phases:
+//       FULL, RESTART and TRUNCATE (StartWal2Checkpoint) run in phases, which the caller
+//       steps through, taking its writer role for 2 and 4 only (wal/checkpoints.h):
 //         1. the non-current log completely (waiting for its readers, as FULL does);
 //         2. as the writer (hook "checkpoint:switching"), a V3 switch: the current log, if it
 //            still is the generation that was current at the call and has frames, becomes the
@@ -286,13 +287,13 @@
 #include "base/counters.h"
 #include "base/mutex.h"
 #include "base/types.h"
-#include "checkpoint/checkpointer.h"
-#include "checkpoint/policy.h"
 #include "shm/pin_scan.h"
 #include "shm/wal_index.h"
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/checkpoint_copy.h"
+#include "wal/checkpoints.h"
 #include "wal/group_flush.h"
 #include "wal/index_recovery.h"
 #include "wal/lock_byte.h"
@@ -402,31 +403,27 @@ class WalConnection {
 
   // --- checkpoints. FULL, RESTART and TRUNCATE REQUIRE the caller to hold the writer role
   // (BeginWrite ... EndWrite around the call); in WAL2 they then copy both logs as the writer
-  // (CloseLast does so), which Wal2Checkpoint avoids.
-  // `stop` (may be null): see checkpoint::CheckpointFiles::stop. `defer` (PASSIVE at FULL or
+  // (CloseLast does so), which StartWal2Checkpoint's phases avoid.
+  // `stop` (may be null): see CheckpointFiles::stop. `defer` (PASSIVE at FULL or
   // EXTRA only; ignored otherwise): leave the copy unsynced and unpublished when it copied
   // something (CheckpointFiles::publish); a later checkpoint of any connection publishes it.
-  absl::StatusOr<checkpoint::CheckpointResult> Checkpoint(checkpoint::CheckpointMode mode,
+  absl::StatusOr<CheckpointResult> Checkpoint(CheckpointMode mode,
                                                           const std::atomic<bool>* stop = nullptr,
                                                           bool defer = false);
   bool wal2() const { return wal2_; }
   // The append epoch (W13): it moves when a writer drops commits a failed sync left, after
   // which later commits reuse their frames. One load.
   uint32_t append_epoch() const { return index_->append_epoch(); }
-  // How Wal2Checkpoint becomes the writer and stops being it (the pager's writer role:
-  // this handle's and the WRITE lock, BeginWrite and EndWrite inside).
-  struct WriterRole {
-    std::function<absl::Status()> acquire;
-    std::function<void()> release;
-  };
-  // WAL2's FULL, RESTART and TRUNCATE, holding the writer role (through `writer`) only to
-  // switch logs, never for a copy (V4). REQUIRES: the caller does not hold the writer role.
-  absl::StatusOr<checkpoint::CheckpointResult> Wal2Checkpoint(checkpoint::CheckpointMode mode,
-                                                              const WriterRole& writer);
+  // WAL2's FULL, RESTART and TRUNCATE, in the phases of V4 (wal/checkpoints.h), which the
+  // caller runs one step at a time until c.done(), holding its writer role (BeginWrite ...
+  // EndWrite) around a step exactly when c.needs_writer(): the switches, never a copy.
+  // REQUIRES for Start: the caller does not hold the writer role.
+  absl::StatusOr<Wal2Checkpoint> StartWal2Checkpoint(CheckpointMode mode);
+  absl::Status Wal2CheckpointStep(Wal2Checkpoint& c);
 
   // The log's state for the checkpoint policy (scans the reader slots), any thread; and, when
   // `total_frames` is set, the committed frames of every log (WAL2: both).
-  checkpoint::LogSnapshot PolicyView(uint32_t* total_frames = nullptr);
+  LogSnapshot PolicyView(uint32_t* total_frames = nullptr);
   WalProgress Progress();
 
   // At close: true when this connection may remove the log and index (the caller holds the
@@ -481,29 +478,26 @@ class WalConnection {
   absl::Status CheckCanCheckpoint() const;
   // Checkpoint without counting it in the stats; in WAL2 with `non_current`, of the non-current
   // log only, without the writer role whatever the mode (V4).
-  absl::StatusOr<checkpoint::CheckpointResult> RunCheckpoint(checkpoint::CheckpointMode mode,
+  absl::StatusOr<CheckpointResult> RunCheckpoint(CheckpointMode mode,
                                                              const std::atomic<bool>* stop,
                                                              bool defer = false,
                                                              bool non_current = false);
-  // Adds a later phase's (or log's) figures to `total`; its `blocked` is the phase's.
-  static void AddPhase(checkpoint::CheckpointResult& total,
-                       const checkpoint::CheckpointResult& phase);
-  // `restart_counted`: its restart was a switch, which MaybeRestart counted already.
-  void CountCheckpoint(const checkpoint::CheckpointResult& r, bool restart_counted = false);
   // WAL2, as the writer (V4): the other log, copied completely, becomes the current one (a V3
   // switch, waiting up to `deadline` for CKPT). False when the other log is not all copied, a
   // private reader forbids restarts or CKPT stayed busy.
   absl::StatusOr<bool> SwitchLogs(absl::Time deadline);
   // WAL2, as the writer, the last phase of RESTART and TRUNCATE (V4): restarts the logs that
   // hold nothing left to copy; `switched` tells whether that was a switch (SwitchLogs).
-  absl::StatusOr<checkpoint::CheckpointResult> RestartCopiedLogs(checkpoint::CheckpointMode mode,
+  absl::StatusOr<CheckpointResult> RestartCopiedLogs(CheckpointMode mode,
                                                                  absl::Time deadline,
                                                                  bool* switched);
   // The published header, read until whole (ReadWholeHeader); one that stays torn is repaired
   // (W6) by this connection's writer thread, or, with `may_recover`, by another thread while
   // the connection holds no WRITE (W9); else waited for until `deadline`.
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
-  checkpoint::CheckpointFiles Files();
+  CheckpointFiles Files();
+  // One phase of a WAL2 checkpoint (Wal2CheckpointStep, which checks V4 around it).
+  absl::Status Wal2Phase(Wal2Checkpoint& c);
   WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
@@ -587,20 +581,14 @@ class WalConnection {
   // state, header and cursor, the transaction's frames (W11). Declared after the logs and the
   // index it appends to.
   Writer writer_;
-  // The checkpoint methods (wal_checkpoint.cc, MaybeRestart) still name the writer's fields
-  // as they were named before the writer role moved out; these aliases keep them unchanged
-  // until those methods move to a role of their own (issue 44, the checkpoints).
-  using WriterState = Writer::State;
-  shm::IndexHeader& writer_header_ = writer_.mutable_header();
-  WriterCursor& cursor_ = writer_.mutable_cursor();
-  const std::atomic<WriterState>& writer_state_ = writer_.state_word();
-  bool write_locked() const { return writer_.write_locked(); }
   // Index recovery (wal/index_recovery.h): the scans, the rebuilt entries, the appended
   // header's repairs and the damage checks (W6, W12 e, f). After writer_, whose checked-change
   // cache IndexDamage keeps.
   IndexRecovery recovery_;
 
-  base::Mutex ckpt_mu_;  // one checkpoint of this connection at a time (CKPT is per File)
+  // The checkpoint role (wal/checkpoints.h): this connection's one checkpoint at a time,
+  // CKPT, the restarts of copied logs, the counting.
+  Checkpoints checkpoints_{wal2_, &counters_};
   // The group flush (W12, W14): FLUSH, taken after the writer role's mutex (Writer::role_mu),
   // never before it, and what this connection's last flush measured.
   GroupFlush flush_;

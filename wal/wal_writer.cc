@@ -19,11 +19,9 @@ namespace journalkv::wal {
 
 using internal::kMaxWait;
 using internal::Sleep;
-using checkpoint::CheckpointMode;
-using checkpoint::CheckpointResult;
 
 absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
-  JKV_DCHECK(!write_locked());
+  JKV_DCHECK(!writer_.write_locked());
   if (private_) {
     return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
   }
@@ -104,7 +102,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       // V3: the switch. The other log is in the database file: it becomes the current one,
       // once what is pending in this one is durable and published (W12 c).
       const uint32_t before = h->current_log;
-      writer_.mutable_header() = *h;  // FlushPendingAsWriter's base
+      writer_.MoveTo(*h);  // FlushPendingAsWriter's base
       if (*h != *published) s = FlushPendingAsWriter();
       if (s.ok()) s = MaybeRestart(*h, other, true);
       if (s.ok() && h->current_log != before) counters_.Add(base::Counter::kLogSwitches);
@@ -135,17 +133,15 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
 // restarts when that copy reached them.
 absl::Status WalConnection::RestartThroughPending(shm::IndexHeader& header) {
   CallWalHook("begin_write:restart_through_pending");
-  writer_header_ = header;
+  writer_.MoveTo(header);
   JKV_RETURN_IF_ERROR(FlushPendingAsWriter());
   JKV_ASSIGN_OR_RETURN(CheckpointResult r, RunCheckpoint(CheckpointMode::kPassive, nullptr, false));
-  CountCheckpoint(r);
+  checkpoints_.Count(r);
   if (index_->backfill(0) != header.logs[0].mx_frame) return absl::OkStatus();
   return MaybeRestart(header, 0, false);
 }
 
-// W7, V3. The restart also takes the CKPT lock (without waiting: a running checkpoint means
-// the log is simply not restarted this time), because a checkpoint reads the header and then
-// the backfill, and must not pair one generation's mx_frame with the next one's backfill.
+// W7, V3: the restart is the checkpoint role's (wal/checkpoints.h), under its mutex and CKPT.
 absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
                                        absl::Time ckpt_deadline) {
   // This connection's own checkpoint (the background checkpointer's, say) is waited for: every
@@ -156,31 +152,10 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
   // generation has no salts of its own (a rebuilt index whose log header was lost), or a
   // checkpoint's switch asks to wait (`ckpt_deadline`, V4: the other log is copied, so any
   // checkpoint holding CKPT has nothing to copy and ends at once).
-  const bool wait = ckpt_deadline != absl::InfinitePast();
-  const bool may_skip = !wait && wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
-  if (may_skip) {
-    if (!ckpt_mu_.TryLock()) return absl::OkStatus();
-  } else {
-    ckpt_mu_.Lock();
-  }
-  absl::Status s;
-  absl::StatusOr<bool> locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
-  base::Backoff ckpt_wait(ckpt_deadline, kMaxWait);
-  while (wait && locked.ok() && !*locked && !ckpt_wait.Expired()) {
-    Sleep(ckpt_wait);
-    locked = index_->TryLock(shm::ShmLock::kCkpt, vfs::LockMode::kExclusive);
-  }
-  if (!locked.ok()) s = locked.status();
-  if (locked.ok() && *locked) {
-    // A read-only private reader's frames must stay where they are.
-    if (index_->backfill(log) == header.logs[log].mx_frame && RestartAllowed()) {
-      s = checkpoint::RestartLog(*index_, header, log, make_current, wal2_);
-      if (s.ok()) counters_.Add(base::Counter::kLogRestarts);
-    }
-    index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing the file drops it anyway
-  }
-  ckpt_mu_.Unlock();
-  return s;
+  const bool may_skip = wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
+  // A read-only private reader's frames must stay where they are (asked under CKPT).
+  return checkpoints_.RestartIfCopied(*index_, header, log, make_current, may_skip,
+                                      ckpt_deadline, [this] { return RestartAllowed(); });
 }
 
 // Spill, Commit and Rollback are the writer role's (wal/writer.cc: W2, W4, V6, W11, W12 a, b).

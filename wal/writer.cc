@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "wal/group_flush.h"
 #include "wal/wal_connection.h"
 
@@ -53,6 +53,13 @@ void Writer::Begin(const shm::IndexHeader& h, uint32_t epoch) {
   cursor_ = WriterCursor::AtEndOf(h, env_.wal2);
   epoch_ = epoch;
   ForgetTransaction();
+  CheckInvariants();
+}
+
+void Writer::MoveTo(const shm::IndexHeader& h) {
+  JKV_DCHECK(state() == State::kLocked);
+  header_ = h;
+  cursor_ = WriterCursor::AtEndOf(header_, env_.wal2);
   CheckInvariants();
 }
 
@@ -150,7 +157,7 @@ absl::Status Writer::WriteFrames(absl::Span<const FramePage> pages, uint32_t com
         cursor_.next_frame + static_cast<uint32_t>(appends.size()) - 1));
   }
   EnterState(State::kAppended);  // from here the log may hold unpublished frames
-  const WalHeader log_header = checkpoint::LogHeaderFor(header_, cursor_.log);
+  const WalHeader log_header = LogHeaderFor(header_, cursor_.log);
   if (cursor_.next_frame == 1) {
     // The chain starts from the header written here. The index's last_checksum of a
     // generation with no frames is only a copy of this seed, and may differ (an index rebuilt

@@ -142,17 +142,17 @@ class Writer {
   // The transaction's frames are published or dropped: its pages' frames are no longer its own.
   void ForgetTransaction();
 
-  // The writer's header: the published state at Begin, then as the writer appends. Mutable for
-  // the connection's restarts and switches as the writer (wal_writer.cc, wal_checkpoint.cc),
-  // which then move the cursor to its end.
+  // The writer's header: the published state at Begin, then as the writer appends.
   const shm::IndexHeader& header() const { return header_; }
-  shm::IndexHeader& mutable_header() { return header_; }
+  // Where the next append goes: WriterCursor::AtEndOf(header()) between transactions.
   const WriterCursor& cursor() const { return cursor_; }
-  WriterCursor& mutable_cursor() { return cursor_; }
   uint32_t epoch() const { return epoch_; }
-  // For WalConnection's checkpoint methods (wal_checkpoint.cc), which read the state word
-  // directly until they move to their own role.
-  const std::atomic<State>& state_word() const { return state_; }
+  // Between transactions, as the writer: the header is now `h` (a restart or a WAL2 switch the
+  // writer made, W7, V3; pending commits flushed, W12 g), and the cursor its end. The one place
+  // besides Begin that builds the cursor from a header.
+  void MoveTo(const shm::IndexHeader& h);
+  // For the death test of the cursor's invariant only.
+  WriterCursor& mutable_cursor_for_testing() { return cursor_; }
 
   // The change word of the last header found consistent with the log (IndexDamage) or
   // published by this writer: such a header's last frame need not be read again.

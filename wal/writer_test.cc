@@ -14,7 +14,7 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "base/status_matchers.h"
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 #include "gtest/gtest.h"
 #include "log/wal_format.h"
 #include "log/wal_log.h"
@@ -37,7 +37,7 @@ class WriterTest : public ::testing::Test {
     header_.page_size = kPageSize;
     header_.page_count = 8;
     header_.logs[0] = {kSeq, 0x1111, 0x2222, 0, 0};
-    for (int l = 0; l < 2; ++l) checkpoint::ForgetCopies(*index_, l, header_.logs[l].ckpt_seq, 0);
+    for (int l = 0; l < 2; ++l) ForgetCopies(*index_, l, header_.logs[l].ckpt_seq, 0);
     index_->WriteHeader(header_);
   }
 
@@ -219,9 +219,9 @@ TEST_F(WriterDeathTest, BetweenTransactionsTheCursorIsAtTheHeadersEnd) {
   std::unique_ptr<Writer> w = MakeWriter(vfs::SyncLevel::kNormal);
   Begin(*w);
   w->CheckInvariants();
-  w->mutable_cursor().next_frame = 5;
+  w->mutable_cursor_for_testing().next_frame = 5;
   EXPECT_DEATH(w->CheckInvariants(), "next_frame == end.next_frame");
-  w->mutable_cursor().next_frame = 1;
+  w->mutable_cursor_for_testing().next_frame = 1;
   w->Unlock();
 }
 

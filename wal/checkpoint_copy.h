@@ -85,8 +85,8 @@
 // Thread-safety: one checkpoint per CKPT lock holder; the caller serializes its own use of
 // `log` and `db` against its own writer (the pager runs checkpoints outside write
 // transactions).
-#ifndef JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
-#define JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+#ifndef JOURNALKV_WAL_CHECKPOINT_COPY_H_
+#define JOURNALKV_WAL_CHECKPOINT_COPY_H_
 
 #include <atomic>
 #include <cstdint>
@@ -95,14 +95,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "checkpoint/checkpoint_mode.h"
 #include "shm/pin_scan.h"
 #include "shm/pins.h"
 #include "shm/wal_index.h"
 #include "vfs/vfs.h"
 #include "log/wal_log.h"
+#include "wal/checkpoint_types.h"
+#include "wal/lock_byte.h"
 
-namespace journalkv::checkpoint {
+namespace journalkv::wal {
 
 // How the checkpointer reaches the files. Not owned.
 // CheckpointFiles::log_no for "the log that is not current when the CKPT lock is held" (WAL2:
@@ -160,7 +161,7 @@ struct CheckpointFiles {
 void ForgetCopies(shm::WalIndex& index, int log, uint32_t ckpt_seq, uint32_t mx_frame);
 
 // Runs one checkpoint of log files.log_no (see above).
-absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode);
+absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, CheckpointMode mode);
 
 // Starts a new generation of log `log` in the index: publishes a header whose generation for it
 // is one past the newest of both logs (so in WAL2 the newer log always has the higher ckpt_seq,
@@ -168,16 +169,19 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
 // `make_current` (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
-// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT held, and
-// backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
+// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT (`ckpt`) held,
+// and backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
 // `two_logs`: WAL2 (both logs' generations count; in WAL mode log 1's words are unused).
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log = 0,
-                        bool make_current = false, bool two_logs = false);
+absl::Status RestartLog(const LockByte& ckpt, shm::WalIndex& index, shm::IndexHeader& header,
+                        int log = 0, bool make_current = false, bool two_logs = false)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
 
 // WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
 // current log). REQUIRES: as RestartLog, for both logs.
-absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log);
+absl::Status RestartBothLogs(const LockByte& ckpt, shm::WalIndex& index,
+                             shm::IndexHeader& header, int log)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum
 // once the generation has no frames).
@@ -196,6 +200,6 @@ using CheckpointHook = void (*)(const char* point);
 void SetCheckpointHookForTesting(CheckpointHook hook);
 void CallCheckpointHook(const char* point);
 
-}  // namespace journalkv::checkpoint
+}  // namespace journalkv::wal
 
-#endif  // JOURNALKV_CHECKPOINT_CHECKPOINTER_H_
+#endif  // JOURNALKV_WAL_CHECKPOINT_COPY_H_

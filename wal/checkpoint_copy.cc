@@ -1,4 +1,4 @@
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 
 #include <unistd.h>
 
@@ -20,7 +20,7 @@
 #include "log/wal_format.h"
 #include "shm/pin_scan.h"
 
-namespace journalkv::checkpoint {
+namespace journalkv::wal {
 
 using shm::EncodeTarget;
 using shm::SeqAfter;
@@ -37,9 +37,11 @@ void Hook(const char* point) {
   if (CheckpointHook h = hook.load(std::memory_order_relaxed)) h(point);
 }
 
-// Releases the CKPT lock when the checkpoint ends, however it ends.
+// Releases the CKPT lock when the checkpoint ends, however it ends; byte() is CKPT to the
+// thread-safety analysis (wal/lock_byte.h), asserted held once Take returned true.
 class CkptLock {
  public:
+  const LockByte& byte() const { return byte_; }
   explicit CkptLock(shm::WalIndex* index) : index_(index) {}
   ~CkptLock() {
     if (held_) index_->Unlock(shm::ShmLock::kCkpt).IgnoreError();  // closing drops it anyway
@@ -57,6 +59,7 @@ class CkptLock {
  private:
   shm::WalIndex* const index_;
   bool held_ = false;
+  LockByte byte_;
 };
 
 // The frame of a checkpoint-info word (EncodeTarget) when it names generation `seq` and a frame
@@ -204,8 +207,10 @@ namespace {
 // Restarts logs[0..n) of `logs` in the index, in one publish: each gets the next generation
 // after the newest of both (so the last one listed is the newest, V1), new salts and no
 // frames; `current` becomes the current log. REQUIRES: every frame of each copied (C2).
-absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
-                         std::initializer_list<int> logs, int current, bool two_logs) {
+absl::Status RestartLogs([[maybe_unused]] const LockByte& ckpt, shm::WalIndex& index,
+                         shm::IndexHeader& header,
+                         std::initializer_list<int> logs, int current, bool two_logs)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt) {
   // Salts must differ between generations and between processes: one generator per thread,
   // seeded from the system's entropy once per process (a std::random_device per restart cost
   // an open and a read of /dev/urandom each time). A forked child, which inherits the parent's
@@ -280,18 +285,19 @@ absl::Status RestartLogs(shm::WalIndex& index, shm::IndexHeader& header,
 
 }  // namespace
 
-absl::Status RestartLog(shm::WalIndex& index, shm::IndexHeader& header, int log,
-                        bool make_current, bool two_logs) {
-  return RestartLogs(index, header, {log},
+absl::Status RestartLog(const LockByte& ckpt, shm::WalIndex& index, shm::IndexHeader& header,
+                        int log, bool make_current, bool two_logs) {
+  return RestartLogs(ckpt, index, header, {log},
                      make_current ? log : static_cast<int>(header.current_log), two_logs);
 }
 
-absl::Status RestartBothLogs(shm::WalIndex& index, shm::IndexHeader& header, int log) {
+absl::Status RestartBothLogs(const LockByte& ckpt, shm::WalIndex& index,
+                             shm::IndexHeader& header, int log) {
   // `log` gets the earlier new generation, the other one the later and becomes current (V1).
-  return RestartLogs(index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
+  return RestartLogs(ckpt, index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
 }
 
-absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, CheckpointMode mode) {
+absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, CheckpointMode mode) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + files.busy_timeout;
   const bool wait = mode != CheckpointMode::kPassive;
@@ -319,6 +325,8 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
     result.lock_wait = absl::Now() - start;
     return result;
   }
+  const LockByte& ckpt = lock.byte();
+  ckpt.AssumeHeld();  // Take returned true
   const uint32_t mx = header.logs[L].mx_frame;
   const uint32_t seq = header.logs[L].ckpt_seq;
   // The backfill moves only under CKPT, and mx only grows within a generation, so a backfill
@@ -454,10 +462,10 @@ absl::StatusOr<CheckpointResult> Checkpoint(const CheckpointFiles& files, Checkp
       // in the database file). Readers of either old generation read the database file (W7).
       // The log with the older file becomes current and is overwritten first: the file left
       // as it is must never be older than the database's pages (R2).
-      JKV_RETURN_IF_ERROR(RestartBothLogs(*files.index, header, newest_file));
+      JKV_RETURN_IF_ERROR(RestartBothLogs(ckpt, *files.index, header, newest_file));
       result.restarted = true;
     } else if (mx > 0) {
-      JKV_RETURN_IF_ERROR(RestartLog(*files.index, header, L, false, files.two_logs));
+      JKV_RETURN_IF_ERROR(RestartLog(ckpt, *files.index, header, L, false, files.two_logs));
       result.restarted = true;
     }
     if (mode == CheckpointMode::kTruncate) {
@@ -485,4 +493,4 @@ void CallCheckpointHook(const char* point) { Hook(point); }
 
 void SetCheckpointHookForTesting(CheckpointHook h) { hook.store(h, std::memory_order_relaxed); }
 
-}  // namespace journalkv::checkpoint
+}  // namespace journalkv::wal

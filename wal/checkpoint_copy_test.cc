@@ -2,7 +2,7 @@
 // commits written by the test as a writer would (frames appended, entries indexed, the header
 // published). What the pager's WAL tests reach only through whole connections: the safe frame
 // under readers' pins, deferred copies (C3), the restart's order (W8) and a damaged index (C6).
-#include "checkpoint/checkpointer.h"
+#include "wal/checkpoint_copy.h"
 
 #include <cstdint>
 #include <memory>
@@ -21,7 +21,7 @@
 #include "log/wal_format.h"
 #include "log/wal_log.h"
 
-namespace journalkv::checkpoint {
+namespace journalkv::wal {
 namespace {
 
 using ::journalkv::testing::IsOk;
@@ -111,7 +111,7 @@ TEST_F(CheckpointerTest, CopiesTheNewestVersionOfEachPageAndPublishesTheBackfill
   Commit({2}, 'a');
   Commit({3}, 'b');
   Commit({2}, 'c');
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.log_frames, 3u);
   EXPECT_EQ(r.copied, 3u);
   EXPECT_EQ(r.backfilled, 3u);
@@ -127,14 +127,14 @@ TEST_F(CheckpointerTest, AReadersPinStopsTheCopyAtItsSnapshot) {
   Commit({3}, 'b');
   Commit({2}, 'c');
   Pin(kSeq, 2);
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.backfilled, 2u);
   EXPECT_TRUE(r.blocked);
   EXPECT_EQ(PageInFile(2), 'a') << "a version past the reader's snapshot was copied";
   EXPECT_EQ(PageInFile(3), 'b');
   EXPECT_EQ(index_->ckpt_target(0), EncodeTarget(kSeq, 2)) << "the target is lowered to it";
   index_->set_pin(0, 0, 0);
-  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 1u);
   EXPECT_EQ(r.backfilled, 3u);
   EXPECT_EQ(PageInFile(2), 'c');
@@ -147,7 +147,7 @@ TEST_F(CheckpointerTest, APinInTheHighestClaimedSlotStopsTheCopy) {
   Commit({2}, 'b');
   Pin(kSeq, 1, /*slot=*/37);
   EXPECT_EQ(index_->slots_used(), 38);
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.backfilled, 1u);
   EXPECT_TRUE(r.blocked);
   EXPECT_EQ(PageInFile(2), 'a') << "a version past the reader's snapshot was copied";
@@ -156,7 +156,7 @@ TEST_F(CheckpointerTest, APinInTheHighestClaimedSlotStopsTheCopy) {
 TEST_F(CheckpointerTest, APinOfAnOlderGenerationAllowsNothingPastTheBackfill) {
   Commit({2}, 'a');
   Pin(kSeq - 1, 9);
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 0u);
   EXPECT_EQ(r.backfilled, 0u);
   EXPECT_EQ(PageInFile(2), '0');
@@ -166,7 +166,7 @@ TEST_F(CheckpointerTest, ADeadReadersPinIsSkipped) {
   Commit({2}, 'a');
   Pin(kSeq, 0);
   ASSERT_THAT(index_->UnlockSlot(0), IsOk());  // the reader's process is gone
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.backfilled, 1u);
 }
 
@@ -176,14 +176,14 @@ TEST_F(CheckpointerTest, ADeferredCopyIsRecordedAndTheNextCheckpointPublishesIt)
   Commit({2, 3}, 'a');
   CheckpointFiles deferred = Files();
   deferred.publish = false;
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(deferred, CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(deferred, CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 2u);
   EXPECT_EQ(r.backfilled, 0u);
   EXPECT_EQ(index_->backfill(0), 0u);
   EXPECT_EQ(index_->copied_through(0), EncodeTarget(kSeq, 2));
   EXPECT_EQ(index_->written_through(0), EncodeTarget(kSeq, 2));
   EXPECT_EQ(PageInFile(2), 'a');
-  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(Files(), CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(r, CheckpointLog(Files(), CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 0u) << "copied again";
   EXPECT_EQ(r.backfilled, 2u);
   EXPECT_EQ(index_->backfill(0), 2u);
@@ -207,7 +207,7 @@ TEST_F(CheckpointerTest, ARestartMovesTheIndexThroughWholeStatesInOrder) {
     EXPECT_EQ(index->ckpt_target(0), EncodeTarget(kSeq, 2));
     midway_checked = true;
   });
-  absl::StatusOr<CheckpointResult> r = Checkpoint(Files(), CheckpointMode::kRestart);
+  absl::StatusOr<CheckpointResult> r = CheckpointLog(Files(), CheckpointMode::kRestart);
   SetCheckpointHookForTesting(nullptr);
   ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(midway_checked);
@@ -233,7 +233,7 @@ TEST_F(CheckpointerTest, ARestartWaitsForAReaderThenGivesUpBlocked) {
   Commit({2}, 'a');
   Commit({3}, 'b');
   Pin(kSeq, 1);
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kRestart));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kRestart));
   EXPECT_TRUE(r.blocked);
   EXPECT_FALSE(r.restarted);
   EXPECT_EQ(r.backfilled, 1u);
@@ -248,7 +248,7 @@ TEST_F(CheckpointerTest, ABackfillPastTheLastFrameIsForgottenAndEverythingCopied
   Commit({2}, 'a');
   Commit({3}, 'b');
   index_->set_backfill(0, 40);
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(Files(), CheckpointMode::kRestart));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(Files(), CheckpointMode::kRestart));
   EXPECT_EQ(r.copied, 2u);
   EXPECT_TRUE(r.restarted);
   EXPECT_EQ(PageInFile(2), 'a');
@@ -262,7 +262,7 @@ TEST_F(CheckpointerTest, AnIndexEntryNamingAnotherPageIsDataLoss) {
   Commit({3}, 'b');
   ASSERT_THAT(index_->Truncate(0, 1), IsOk());
   ASSERT_THAT(index_->Append(0, 2, 5), IsOk());
-  EXPECT_THAT(Checkpoint(Files(), CheckpointMode::kPassive),
+  EXPECT_THAT(CheckpointLog(Files(), CheckpointMode::kPassive),
               StatusIs(absl::StatusCode::kDataLoss, "holds page 3 where the wal-index says page 5"));
   EXPECT_EQ(PageInFile(5), '0');
   EXPECT_EQ(index_->backfill(0), 0u);
@@ -277,7 +277,7 @@ TEST_F(CheckpointerTest, AnImageItsHeaderDoesNotVouchForIsDataLoss) {
   std::vector<uint8_t> older(kPageSize);
   ASSERT_THAT(log_->ReadPage(1, kPageSize, absl::MakeSpan(older)), IsOk());
   ASSERT_THAT(log_->file().Write(wal::FrameImageOffset(2, kPageSize), older), IsOk());
-  EXPECT_THAT(Checkpoint(Files(), CheckpointMode::kPassive),
+  EXPECT_THAT(CheckpointLog(Files(), CheckpointMode::kPassive),
               StatusIs(absl::StatusCode::kDataLoss, "holds an image other than the one"));
   EXPECT_EQ(PageInFile(2), '0') << "the older image was copied";
   EXPECT_EQ(index_->backfill(0), 0u);
@@ -299,23 +299,23 @@ TEST_F(CheckpointerTest, C1MakesTheCopiedFramesDurableBeforeTheFirstDatabaseWrit
     page2_at_call.push_back(PageInFile(2));
     return true;
   };
-  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, Checkpoint(f, CheckpointMode::kPassive));
+  JKV_ASSERT_OK_AND_ASSIGN(CheckpointResult r, CheckpointLog(f, CheckpointMode::kPassive));
   EXPECT_EQ(r.copied, 1u);
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0], std::make_pair(0, uint32_t{2}));
   EXPECT_EQ(page2_at_call[0], '0') << "the database was written before the log was durable";
   EXPECT_EQ(r.syncs, 2u);  // C1 and C2
-  JKV_ASSERT_OK_AND_ASSIGN(r, Checkpoint(f, CheckpointMode::kPassive));  // the pin stays
+  JKV_ASSERT_OK_AND_ASSIGN(r, CheckpointLog(f, CheckpointMode::kPassive));  // the pin stays
   EXPECT_EQ(calls.size(), 1u) << "nothing to copy, yet the log was made durable";
   // A failure of C1 is the checkpoint's, before any database write.
   index_->set_pin(0, 0, 0);
   f.make_log_durable = [](int, const shm::LogState&) -> absl::StatusOr<bool> {
     return absl::InternalError("x.db-wal: fdatasync: Input/output error");
   };
-  EXPECT_THAT(Checkpoint(f, CheckpointMode::kPassive),
+  EXPECT_THAT(CheckpointLog(f, CheckpointMode::kPassive),
               StatusIs(absl::StatusCode::kInternal, "Input/output error"));
   EXPECT_EQ(PageInFile(3), '0');
 }
 
 }  // namespace
-}  // namespace journalkv::checkpoint
+}  // namespace journalkv::wal
