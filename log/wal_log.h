@@ -12,8 +12,8 @@
 // (ResourceExhausted), preallocation gives up for that append, which writes just its frames past
 // the end: a full disk fails only a commit whose own frames do not fit.
 //
-// WalLog never syncs: the protocol above it (wal/wal_connection, wal/checkpoint_copy) decides when, and
-// syncs file() through vfs::SyncFile with the reason at the call site.
+// WalLog never syncs: the protocol above it (wal/wal_connection, wal/checkpoint_copy) decides
+// when, and syncs file() through vfs::SyncFile with the reason at the call site.
 //
 // Thread-safety: Read* may run concurrently with each other and with Append (pread/pwrite on
 // disjoint ranges); Append, WriteHeader and Truncate are called by one thread at a time (the holder

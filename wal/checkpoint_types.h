@@ -27,7 +27,8 @@ struct CheckpointResult {
   // after every commit made before the call was copied, whether this checkpoint restarted it
   // or a writer's switch did meanwhile (wal/wal_connection.h V4).
   bool restarted = false;
-  bool stopped = false;     // CheckpointFiles::stop (wal/checkpoint_copy.h) was set: it stopped between pages
+  bool stopped = false;     // CheckpointFiles::stop (checkpoint_copy.h) was set: it stopped
+                            // between pages
   int syncs = 0;            // flushes it made (C1, C2)
   absl::Duration lock_wait;  // waiting for the CKPT lock and for readers
   absl::Duration work;       // the rest: copying, syncing, restarting

@@ -12,14 +12,15 @@
 // role (BeginWrite ... EndWrite: the pager's, which owns it) around the phases that switch
 // logs and only around those, so the WAL layer never calls up to become the writer:
 //
-//   phase          as the writer  the step                                       hook
-//   kCopy          no             1. the non-current log, completely
-//   kSwitch        yes            2. a V3 switch, when the current log still is  "checkpoint:switching"
-//                                    the call's generation and has frames
-//   kCopySwitched  no             3. the log switched from, completely;          "checkpoint:switched",
-//                                    RESTART and TRUNCATE then go on to 4        "checkpoint:copied"
-//   kRestart       yes            4. restarts what holds nothing left to copy    "checkpoint:restarting"
-//   kDone                         `result` is final and counted
+//   phase          writer  the step                                  hook ("checkpoint:...")
+//   kCopy          no      1. the non-current log, completely
+//   kSwitch        yes     2. a V3 switch, when the current log      switching
+//                             still is the call's generation and
+//                             has frames
+//   kCopySwitched  no      3. the log switched from, completely;     switched, then copied
+//                             RESTART and TRUNCATE go on to 4
+//   kRestart       yes     4. restarts what holds nothing to copy    restarting
+//   kDone                  `result` is final and counted
 // A blocked phase (readers, CKPT busy) goes to kDone, and so does FULL after 3.
 //
 // CheckInvariants (debug builds) asserts, where a restart or a phase step begins or ends:

@@ -119,8 +119,9 @@ absl::Status WalConnection::Wal2Phase(Wal2Checkpoint& c) {
   };
   // FULL's wait for readers, on the log no writer appends to.
   const auto copy_non_current = [&]() -> absl::StatusOr<bool> {
-    JKV_ASSIGN_OR_RETURN(CheckpointResult phase,
-                         RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true));
+    JKV_ASSIGN_OR_RETURN(
+        CheckpointResult phase,
+        RunCheckpoint(CheckpointMode::kFull, nullptr, false, /*non_current=*/true));
     Checkpoints::AddPhase(c.result, phase);
     if (phase.blocked) finish();
     return !phase.blocked;
