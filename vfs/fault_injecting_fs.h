@@ -80,7 +80,8 @@
 //    keeps whole or drops whole (power_loss_model.h), never tears. A commit with
 //    BatchSync::kAtomicOnly stays droppable until a Sync of the file covers it; one with
 //    kDurable survives every later power loss (earlier unsynced writes of the file still
-//    draw as before: only the batch is flushed). A durable commit is also a sync attempt:
+//    draw as before: only the batch is flushed; and as after a Sync, a file whose create
+//    no SyncDirectory covered may still disappear). A durable commit is also a sync attempt:
 //    numbered as SkipSyncs numbers syncs (so a sync-removal sweep can take its flush away:
 //    skipped, it is committed as kAtomicOnly), in sync_count() and sync_log() (marked
 //    atomic_commit). A crash point before the commit, a dead File (power loss or process
