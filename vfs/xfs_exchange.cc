@@ -174,6 +174,10 @@ absl::Status XfsExchangeBatch::Commit(BatchSync sync) {
     if (::ioctl(db_fd_, kXfsIocExchangeRange, &args) != 0) {
       const int err = errno;
       (void)EmptyShadowAndEnd();
+      if (err == EOPNOTSUPP || err == ENOTTY) {  // the feature went away (or never was)
+        return AtomicBatchUnsupportedError(
+            db_->path(), absl::StrCat("xfs refused XFS_IOC_EXCHANGE_RANGE: ", std::strerror(err)));
+      }
       return ErrnoToStatus(err, absl::StrCat(db_->path(), ": ioctl(XFS_IOC_EXCHANGE_RANGE) of ",
                                              args.length, " bytes at offset ", lowest, " with ",
                                              shadow_path_));
