@@ -187,7 +187,8 @@ TEST_F(F2fsAtomicBatchTest, StartWritesThenCommitWithNoFsync) {
   // The commit ioctl syncs the file itself.
   EXPECT_EQ(fs_.stats().Snapshot(FileKind::kDatabase).syncs, syncs);
   EXPECT_EQ(fs_.stats().Snapshot(FileKind::kDatabase).atomic_commits, 1u);
-  EXPECT_THAT(batch->Commit(BatchSync::kDurable), StatusIs(absl::StatusCode::kFailedPrecondition, ""));
+  EXPECT_THAT(batch->Commit(BatchSync::kDurable),
+              StatusIs(absl::StatusCode::kFailedPrecondition, ""));
 }
 
 TEST_F(F2fsAtomicBatchTest, AbortAndDestroyCallAbort) {
@@ -196,9 +197,7 @@ TEST_F(F2fsAtomicBatchTest, AbortAndDestroyCallAbort) {
     JKV_ASSERT_OK(batch->Write(0, std::vector<uint8_t>(10, 1)));
     JKV_ASSERT_OK(batch->Abort());
   }
-  {
-    JKV_ASSERT_OK_AND_ASSIGN(auto batch, Begin());
-  }
+  { JKV_ASSERT_OK_AND_ASSIGN(auto batch, Begin()); }
   EXPECT_THAT(ioctls_.calls, ElementsAre("start@0", "abort@10", "start@10", "abort@10"));
 }
 
@@ -207,8 +206,7 @@ TEST_F(F2fsAtomicBatchTest, AFailedCommitAbortsAndNamesTheCall) {
   JKV_ASSERT_OK_AND_ASSIGN(auto batch, Begin());
   JKV_ASSERT_OK(batch->Write(0, std::vector<uint8_t>(10, 1)));
   EXPECT_THAT(batch->Commit(BatchSync::kDurable),
-              StatusIs(absl::StatusCode::kInternal,
-                       "/db: ioctl(F2FS_IOC_COMMIT_ATOMIC_WRITE)"));
+              StatusIs(absl::StatusCode::kInternal, "/db: ioctl(F2FS_IOC_COMMIT_ATOMIC_WRITE)"));
   EXPECT_THAT(ioctls_.calls, ElementsAre("start@0", "commit@10", "abort@10"));
   EXPECT_FALSE(open_.load());
 }
@@ -218,8 +216,8 @@ TEST_F(F2fsAtomicBatchTest, ARefusedStartIsUnsupportedOrTheMappedError) {
   EXPECT_THAT(Begin(), StatusIs(absl::StatusCode::kUnimplemented,
                                 "f2fs refused F2FS_IOC_START_ATOMIC_WRITE"));
   ioctls_.fail[kF2fsIocStartAtomicWrite] = EPERM;
-  EXPECT_THAT(Begin(), StatusIs(absl::StatusCode::kPermissionDenied,
-                                "ioctl(F2FS_IOC_START_ATOMIC_WRITE)"));
+  EXPECT_THAT(Begin(),
+              StatusIs(absl::StatusCode::kPermissionDenied, "ioctl(F2FS_IOC_START_ATOMIC_WRITE)"));
   EXPECT_FALSE(open_.load());
 }
 

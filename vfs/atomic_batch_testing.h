@@ -40,9 +40,8 @@ inline void RunAtomicBatchContract(FileSystem& fs, const std::string& dir, uint6
   using ::journalkv::testing::IsOk;
   using ::journalkv::testing::StatusIs;
   const std::string path = dir + "/batch_contract";
-  JKV_ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<File> file,
-      fs.Open(path, OpenOptions{OpenMode::kCreate, FileKind::kDatabase}));
+  JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<File> file,
+                           fs.Open(path, OpenOptions{OpenMode::kCreate, FileKind::kDatabase}));
   ASSERT_NE(file->atomic_write_kind(), AtomicWriteKind::kNone);
   ASSERT_EQ(page % file->atomic_write_block_size(), 0u);
   const std::vector<uint8_t> old = BatchTestPages(page, 4, 0x10);

@@ -83,7 +83,8 @@ void BatchBuffer::Write(uint64_t offset, absl::Span<const uint8_t> data) {
     }
     std::vector<uint8_t> old = std::move(it->second);
     it = chunks_.erase(it);
-    if (start < offset) chunks_.emplace(start, std::vector<uint8_t>(old.begin(), old.begin() + (offset - start)));
+    if (start < offset)
+      chunks_.emplace(start, std::vector<uint8_t>(old.begin(), old.begin() + (offset - start)));
     if (stop > end) {
       it = chunks_.emplace(end, std::vector<uint8_t>(old.begin() + (end - start), old.end())).first;
     }

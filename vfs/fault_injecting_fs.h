@@ -49,7 +49,8 @@
 //    the mutations made before the crash point). Mutating operations, each counted once by
 //    mutation_count(): Write, Truncate, Sync, Delete, Rename, RenameNoReplace, SyncDirectory,
 //    an Open that creates a file, and an
-//    AtomicBatch Commit (one mutation for the whole batch; its writes into the batch are none). Reads, Size, locks and opens of existing files still work.
+//    AtomicBatch Commit (one mutation for the whole batch; its writes into the batch are
+//    none). Reads, Size, locks and opens of existing files still work.
 // 4. Error injection. FailNth(op, n, err): the n-th operation of kind op counted from the call
 //    fails with ErrnoToStatus(err, ...) — the code and message PosixFileSystem would return —
 //    and is not applied; with persistent = true every later one fails too. ShortWriteNth: the

@@ -47,7 +47,8 @@ class BatchPowerLossTest : public FaultInjectingFsTest {
   absl::Status CommitBatch(File& file, BatchSync sync) {
     JKV_ASSIGN_OR_RETURN(std::unique_ptr<AtomicBatch> batch, file.BeginAtomicBatch());
     for (int i : {0, 2, 5}) {
-      JKV_RETURN_IF_ERROR(batch->Write(i * kPage, absl::MakeConstSpan(fresh_).subspan(i * kPage, kPage)));
+      JKV_RETURN_IF_ERROR(
+          batch->Write(i * kPage, absl::MakeConstSpan(fresh_).subspan(i * kPage, kPage)));
     }
     return batch->Commit(sync);
   }

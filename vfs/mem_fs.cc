@@ -182,7 +182,8 @@ absl::StatusOr<std::unique_ptr<AtomicBatch>> MemFile::BeginAtomicBatch() {
 absl::Status MemFile::ApplyBatch(const BatchBuffer& batch) {
   // Checked before anything is applied, so that a refused batch changes nothing.
   for (const auto& [offset, data] : batch.chunks()) {
-    JKV_RETURN_IF_ERROR(CheckFileRange(path_, "atomic batch write", offset, data.size(), max_bytes_));
+    JKV_RETURN_IF_ERROR(
+        CheckFileRange(path_, "atomic batch write", offset, data.size(), max_bytes_));
   }
   base::MutexLock lock(&node_->mu);
   std::vector<uint8_t>& bytes = node_->data;

@@ -50,7 +50,8 @@ absl::Status PwriteAll(int fd, const std::string& path, uint64_t offset,
     const ssize_t n =
         ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoToStatus(errno, absl::StrCat(path, ": pwrite at offset ", offset + done));
+    if (n < 0)
+      return ErrnoToStatus(errno, absl::StrCat(path, ": pwrite at offset ", offset + done));
     if (n == 0) {
       return absl::InternalError(
           absl::StrCat(path, ": pwrite at offset ", offset + done, ": wrote nothing"));
@@ -70,8 +71,8 @@ absl::Status TruncateFd(int fd, const std::string& path, uint64_t size) {
 
 class XfsExchangeBatch final : public AtomicBatch {
  public:
-  XfsExchangeBatch(File* db, int db_fd, std::string shadow_path, int shadow_fd,
-                   uint64_t block_size, IoStats* stats, FileKind kind, std::atomic<bool>* open)
+  XfsExchangeBatch(File* db, int db_fd, std::string shadow_path, int shadow_fd, uint64_t block_size,
+                   IoStats* stats, FileKind kind, std::atomic<bool>* open)
       : db_(db),
         db_fd_(db_fd),
         shadow_path_(std::move(shadow_path)),
@@ -178,9 +179,9 @@ absl::Status XfsExchangeBatch::Commit(BatchSync sync) {
         return AtomicBatchUnsupportedError(
             db_->path(), absl::StrCat("xfs refused XFS_IOC_EXCHANGE_RANGE: ", std::strerror(err)));
       }
-      return ErrnoToStatus(err, absl::StrCat(db_->path(), ": ioctl(XFS_IOC_EXCHANGE_RANGE) of ",
-                                             args.length, " bytes at offset ", lowest, " with ",
-                                             shadow_path_));
+      return ErrnoToStatus(
+          err, absl::StrCat(db_->path(), ": ioctl(XFS_IOC_EXCHANGE_RANGE) of ", args.length,
+                            " bytes at offset ", lowest, " with ", shadow_path_));
     }
   }
   // The commit happened: a failure to empty the shadow loses nothing (Begin empties a shadow
@@ -251,9 +252,10 @@ AtomicWriteSupport DetectAtomicWrites(int fd) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(
-    File* db, int db_fd, uint64_t block_size, IoStats* stats, FileKind kind,
-    std::atomic<bool>* open) {
+absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(File* db, int db_fd,
+                                                                   uint64_t block_size,
+                                                                   IoStats* stats, FileKind kind,
+                                                                   std::atomic<bool>* open) {
   std::string shadow_path = ShadowPath(db->path());
   int shadow_fd;
   do {
@@ -277,9 +279,9 @@ absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(
         absl::StrCat(shadow_path, ": the atomic batch's shadow is not a regular file")));
   }
   if (db_st.st_dev != shadow_st.st_dev) {
-    return fail(absl::FailedPreconditionError(absl::StrCat(
-        shadow_path, ": the atomic batch's shadow is on another file system than ", db->path(),
-        " (an exchange needs both files on one XFS)")));
+    return fail(absl::FailedPreconditionError(
+        absl::StrCat(shadow_path, ": the atomic batch's shadow is on another file system than ",
+                     db->path(), " (an exchange needs both files on one XFS)")));
   }
   if (shadow_st.st_size != 0) {
     // Left by a process that died mid-batch (or a commit whose last truncate failed): its

@@ -93,9 +93,10 @@ AtomicWriteSupport DetectAtomicWrites(int fd);
 // Starts a kXfsExchangeRange batch of `db` (whose descriptor is db_fd, open read-write).
 // `open` is db's one-batch flag, already set by the caller; the batch clears it when it ends.
 // Writes and commits count into stats under `kind`.
-absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(
-    File* db, int db_fd, uint64_t block_size, IoStats* stats, FileKind kind,
-    std::atomic<bool>* open);
+absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(File* db, int db_fd,
+                                                                   uint64_t block_size,
+                                                                   IoStats* stats, FileKind kind,
+                                                                   std::atomic<bool>* open);
 
 // The shadow file of the database at `db_path`.
 std::string ShadowPath(const std::string& db_path);

@@ -6,6 +6,8 @@
 //
 // Skips with one line where it cannot run: not root, mkfs.xfs/losetup/mount missing, a loop
 // device or mount refused (a sandbox), or a kernel older than 6.10. Tagged "xfs".
+#include "vfs/xfs_exchange.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -25,7 +27,6 @@
 #include "gtest/gtest.h"
 #include "vfs/atomic_batch_testing.h"
 #include "vfs/posix_fs.h"
-#include "vfs/xfs_exchange.h"
 
 namespace journalkv::vfs {
 namespace {
@@ -103,8 +104,8 @@ class ScratchXfs {
   std::string Make(const std::string& dir, const std::string& name, bool exchange_range) {
     image_ = absl::StrCat(dir, "/", name, ".img");
     mount_ = absl::StrCat(dir, "/", name);
-    if (!Shell(absl::StrCat("mkdir -p ", mount_, " && truncate -s 300M ", image_, " && mkfs.xfs -q -f ",
-                            image_))) {
+    if (!Shell(absl::StrCat("mkdir -p ", mount_, " && truncate -s 300M ", image_,
+                            " && mkfs.xfs -q -f ", image_))) {
       return "mkfs.xfs of a 300 MB image failed";
     }
     if (exchange_range) {
@@ -161,7 +162,8 @@ class XfsExchangeTest : public ::testing::Test {
     if (!KernelAtLeast(6, 10)) return "needs Linux 6.10+ (XFS exchange-range)";
     // mkfs.xfs, losetup and mount live in /usr/sbin, which a test's PATH may lack.
     const char* path = std::getenv("PATH");
-    ::setenv("PATH", absl::StrCat("/usr/sbin:/sbin:", path != nullptr ? path : "/usr/bin:/bin").c_str(), 1);
+    ::setenv("PATH",
+             absl::StrCat("/usr/sbin:/sbin:", path != nullptr ? path : "/usr/bin:/bin").c_str(), 1);
     if (!Shell("command -v mkfs.xfs && command -v losetup && command -v mount")) {
       return "needs mkfs.xfs (Debian: xfsprogs), losetup and mount";
     }
@@ -282,7 +284,8 @@ TEST_F(XfsExchangeTest, CommitRateOfThreeScatteredPages) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kCommits; ++i) {
       JKV_ASSERT_OK_AND_ASSIGN(auto batch, file->BeginAtomicBatch());
-      for (uint64_t p : {uint64_t{0}, uint64_t(1 + (i * 7) % 120), uint64_t(130 + (i * 13) % 120)}) {
+      for (uint64_t p :
+           {uint64_t{0}, uint64_t(1 + (i * 7) % 120), uint64_t(130 + (i * 13) % 120)}) {
         page[0] = static_cast<uint8_t>(i);
         JKV_ASSERT_OK(batch->Write(p * 4096, page));
       }
@@ -290,9 +293,10 @@ TEST_F(XfsExchangeTest, CommitRateOfThreeScatteredPages) {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("xfs exchange-range, %s: %d commits of 3 scattered 4 KiB pages in %.3f s: %.0f commits/s\n",
-                sync == BatchSync::kDurable ? "durable (DSYNC)" : "atomic only", kCommits,
-                seconds, kCommits / seconds);
+    std::printf(
+        "xfs exchange-range, %s: %d commits of 3 scattered 4 KiB pages in %.3f s: %.0f commits/s\n",
+        sync == BatchSync::kDurable ? "durable (DSYNC)" : "atomic only", kCommits, seconds,
+        kCommits / seconds);
   }
   // The floor beside it, at the same moment: the same pages written in place and fdatasync'd
   // (no atomicity at all).
@@ -306,8 +310,8 @@ TEST_F(XfsExchangeTest, CommitRateOfThreeScatteredPages) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("in place + fdatasync (not atomic): %d commits in %.3f s: %.0f commits/s\n",
-              kCommits, seconds, kCommits / seconds);
+  std::printf("in place + fdatasync (not atomic): %d commits in %.3f s: %.0f commits/s\n", kCommits,
+              seconds, kCommits / seconds);
 }
 
 }  // namespace
