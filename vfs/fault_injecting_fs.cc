@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "vfs/batch_overlay.h"
 #include "vfs/errno_status.h"
 #include "vfs/power_loss_model.h"
 
@@ -94,6 +95,21 @@ class FaultInjectingFile final : public File {
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override {
     return fs_->FileMap(*this, region, region_size);
   }
+  AtomicWriteKind atomic_write_kind() const override {
+    return read_only_ ? AtomicWriteKind::kNone : AtomicWriteKind::kEmulated;
+  }
+  absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    if (read_only_) return ReadOnlyError(path(), "atomic batch");
+    if (batch_open_.exchange(true, std::memory_order_acq_rel)) {
+      return BatchAlreadyOpenError(path());
+    }
+    return std::make_unique<EmulatedBatch>(
+        this, &fs_->stats(), kind_, &batch_open_,
+        [this](const BatchBuffer& batch, BatchSync sync) {
+          return fs_->FileCommitBatch(*this, batch, sync);
+        });
+  }
   const std::string& path() const override { return base_->path(); }
 
   File& base() { return *base_; }
@@ -109,6 +125,7 @@ class FaultInjectingFile final : public File {
   const FileKind kind_;
   const bool read_only_;
   const std::shared_ptr<const Epoch> epoch_;
+  std::atomic<bool> batch_open_{false};
 };
 
 namespace {
@@ -244,6 +261,34 @@ absl::StatusOr<uint8_t*> FaultInjectingFileSystem::FileMap(FaultInjectingFile& f
   JKV_ASSIGN_OR_RETURN(uint8_t* address, file.base().MapSharedRegion(region, region_size));
   file.inode().size = std::max<uint64_t>(file.inode().size, offset + region_size);
   return address;
+}
+
+absl::Status FaultInjectingFileSystem::FileCommitBatch(FaultInjectingFile& file,
+                                                       const BatchBuffer& batch, BatchSync sync) {
+  base::MutexLock lock(&mu_);
+  JKV_RETURN_IF_ERROR(CheckAlive(file));
+  if (file.read_only()) return ReadOnlyError(file.path(), "atomic batch commit");
+  const std::string context = absl::StrCat(file.path(), ": atomic batch commit");
+  JKV_RETURN_IF_ERROR(CheckNotCrashed(context));
+  // All or nothing on a full disk too: refused before any of it is applied.
+  if (!HasRoomFor(file.inode(), batch.ranges().end())) return ErrnoToStatus(ENOSPC, context);
+  const bool durable = sync == BatchSync::kDurable;
+  const uint64_t ordinal = durable ? CountSyncAttempt() : 0;
+  const bool skipped = durable && skipped_syncs_.contains(ordinal);
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> writes;
+  for (const auto& [offset, data] : batch.chunks()) {
+    JKV_RETURN_IF_ERROR(file.base().Write(offset, data));
+    writes.emplace_back(offset, data);
+  }
+  file.inode().size = std::max(file.inode().size, batch.ranges().end());
+  file.inode().pending.push_back(PendingOp::Batch(std::move(writes), durable && !skipped));
+  if (durable) {
+    CountSync(ordinal, file.path(), /*directory=*/false, skipped);  // the one mutation
+    sync_log_.back().atomic_commit = true;
+  } else {
+    ++mutation_count_;
+  }
+  return absl::OkStatus();
 }
 
 uint64_t FaultInjectingFileSystem::UsedBytesLocked() const {

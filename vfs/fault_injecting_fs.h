@@ -48,7 +48,9 @@
 //    base or the model, until SimulatePowerLoss or SimulateProcessCrash (which then sees exactly
 //    the mutations made before the crash point). Mutating operations, each counted once by
 //    mutation_count(): Write, Truncate, Sync, Delete, Rename, RenameNoReplace, SyncDirectory,
-//    and an Open that creates a file. Reads, Size, locks and opens of existing files still work.
+//    an Open that creates a file, and an
+//    AtomicBatch Commit (one mutation for the whole batch; its writes into the batch are
+//    none). Reads, Size, locks and opens of existing files still work.
 // 4. Error injection. FailNth(op, n, err): the n-th operation of kind op counted from the call
 //    fails with ErrnoToStatus(err, ...) — the code and message PosixFileSystem would return —
 //    and is not applied; with persistent = true every later one fails too. ShortWriteNth: the
@@ -72,6 +74,20 @@
 //    stats(), and is in sync_log() marked skipped, so crash point numbering is that of a run
 //    without skips. An injected fault on the same call wins: it fails as FailNth says.
 //    sync_log() lists every sync that succeeded or was skipped, in order.
+//
+// 5. Atomic batches (vfs.h, AtomicBatch). Every writable File has one, kEmulated, of block size
+//    1: the writes are buffered in memory (Read sees them over the file), and Commit applies
+//    them to the base and adds them to the model as one pending change, which a power loss
+//    keeps whole or drops whole (power_loss_model.h), never tears. A commit with
+//    BatchSync::kAtomicOnly stays droppable until a Sync of the file covers it; one with
+//    kDurable survives every later power loss (earlier unsynced writes of the file still
+//    draw as before: only the batch is flushed; and as after a Sync, a file whose create
+//    no SyncDirectory covered may still disappear). A durable commit is also a sync attempt:
+//    numbered as SkipSyncs numbers syncs (so a sync-removal sweep can take its flush away:
+//    skipped, it is committed as kAtomicOnly), in sync_count() and sync_log() (marked
+//    atomic_commit). A crash point before the commit, a dead File (power loss or process
+//    crash before the commit) or a full disk (SetCapacity) refuses the whole batch: nothing
+//    of it reaches the base or the model. Injected faults (FailNth) do not target batches.
 //
 // Counters: stats() counts like the other file systems (operations that succeed through the
 // wrapper); the base counts its own I/O, including the reads that load a file's durable image
@@ -112,6 +128,7 @@ enum class FaultOp { kRead, kWrite, kSync, kTruncate, kCreate, kDelete, kDirSync
 inline constexpr int kNumFaultOps = 7;
 
 class FaultInjectingFile;  // fault_injecting_fs.cc
+class BatchBuffer;         // batch_overlay.h
 
 class FaultInjectingFileSystem : public FileSystem {
  public:
@@ -194,6 +211,7 @@ class FaultInjectingFileSystem : public FileSystem {
     std::string path;         // the file, or the directory for SyncDirectory (as passed)
     bool directory;           // SyncDirectory
     bool skipped;             // by SkipSyncs
+    bool atomic_commit = false;  // a durable AtomicBatch commit on `path`
   };
   // Every sync that succeeded (or was skipped), in order.
   std::vector<SyncRecord> sync_log() const;
@@ -264,6 +282,9 @@ class FaultInjectingFileSystem : public FileSystem {
   absl::Status FileTruncate(FaultInjectingFile& file, uint64_t size_bytes);
   absl::Status FileSync(FaultInjectingFile& file, SyncKind kind);
   absl::StatusOr<uint8_t*> FileMap(FaultInjectingFile& file, uint32_t region, size_t region_size);
+  // Commits an emulated batch (see 5. above).
+  absl::Status FileCommitBatch(FaultInjectingFile& file, const BatchBuffer& batch,
+                               BatchSync sync);
   static uint64_t RoundUpToBlock(uint64_t bytes) {
     return (bytes + kBlockSize - 1) / kBlockSize * kBlockSize;
   }

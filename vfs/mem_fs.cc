@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "vfs/batch_overlay.h"
 #include "vfs/errno_status.h"
 #include "vfs/range_lock_table.h"
 
@@ -92,9 +93,17 @@ class MemFile final : public File {
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
+  AtomicWriteKind atomic_write_kind() const override {
+    return read_only_ ? AtomicWriteKind::kNone : AtomicWriteKind::kEmulated;
+  }
+  absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;
   const std::string& path() const override { return path_; }
 
  private:
+  // Applies every chunk of a committed batch under the node's lock: one step.
+  absl::Status ApplyBatch(const BatchBuffer& batch);
+
+  std::atomic<bool> batch_open_{false};
   // Immutable after construction.
   const std::string path_;
   const std::shared_ptr<MemNode> node_;
@@ -159,6 +168,30 @@ absl::Status MemFile::Truncate(uint64_t size_bytes) {
     node_->data.resize(size_bytes);
   }
   stats_->AddTruncate(kind_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<AtomicBatch>> MemFile::BeginAtomicBatch() {
+  if (read_only_) return ReadOnlyError(path_, "atomic batch");
+  if (batch_open_.exchange(true, std::memory_order_acq_rel)) return BatchAlreadyOpenError(path_);
+  return std::make_unique<EmulatedBatch>(
+      this, stats_, kind_, &batch_open_,
+      [this](const BatchBuffer& batch, BatchSync) { return ApplyBatch(batch); });
+}
+
+absl::Status MemFile::ApplyBatch(const BatchBuffer& batch) {
+  // Checked before anything is applied, so that a refused batch changes nothing.
+  for (const auto& [offset, data] : batch.chunks()) {
+    JKV_RETURN_IF_ERROR(
+        CheckFileRange(path_, "atomic batch write", offset, data.size(), max_bytes_));
+  }
+  base::MutexLock lock(&node_->mu);
+  std::vector<uint8_t>& bytes = node_->data;
+  const uint64_t end = batch.ranges().end();
+  if (bytes.size() < end) bytes.resize(end);
+  for (const auto& [offset, data] : batch.chunks()) {
+    std::copy(data.begin(), data.end(), bytes.begin() + offset);
+  }
   return absl::OkStatus();
 }
 

@@ -9,6 +9,10 @@
 //  - Read past the end: OutOfRange naming path, offset and bytes available. A read-only File
 //    refuses Write, Truncate, exclusive locks and MapSharedRegion with FailedPrecondition.
 //    Files are limited to 4 GiB (writes beyond fail as EFBIG would), or to SetMaxFileBytes.
+//  - Atomic batches (vfs.h, AtomicBatch): every writable File has one, AtomicWriteKind::kEmulated,
+//    any offset and size (block size 1): the batch is buffered in memory and applied at Commit
+//    under the file's lock, so no reader sees part of it; BatchSync makes no difference (there
+//    is no power loss here). A batch past the size limit is refused whole at Commit.
 //  - Locks: open-file-description semantics (RangeLockTable): each File object is its own owner;
 //    shared and exclusive byte ranges, conversion, sub-range unlock; a File's locks go away when
 //    it is destroyed. As with fcntl, a length of 0 means "to the end of every possible file".

@@ -23,7 +23,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "vfs/batch_overlay.h"
 #include "vfs/errno_status.h"
+#include "vfs/f2fs_atomic.h"
+#include "vfs/xfs_exchange.h"
 
 namespace journalkv::vfs {
 namespace {
@@ -64,12 +67,14 @@ absl::StatusOr<std::optional<struct stat>> StatPath(const std::string& path) {
 
 class PosixFile final : public File {
  public:
-  PosixFile(std::string path, int fd, const OpenOptions& options, IoStats* stats)
+  PosixFile(std::string path, int fd, const OpenOptions& options, IoStats* stats,
+            AtomicWriteSupport atomic)
       : path_(std::move(path)),
         fd_(fd),
         kind_(options.kind),
         read_only_(options.mode == OpenMode::kReadOnly),
-        stats_(stats) {}
+        stats_(stats),
+        atomic_(std::move(atomic)) {}
   PosixFile(const PosixFile&) = delete;
   PosixFile& operator=(const PosixFile&) = delete;
   ~PosixFile() override;
@@ -84,6 +89,9 @@ class PosixFile final : public File {
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
+  AtomicWriteKind atomic_write_kind() const override { return atomic_.kind; }
+  uint64_t atomic_write_block_size() const override { return atomic_.block_size; }
+  absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;
   const std::string& path() const override { return path_; }
 
  private:
@@ -105,7 +113,9 @@ class PosixFile final : public File {
   const FileKind kind_;
   const bool read_only_;
   IoStats* const stats_;
+  const AtomicWriteSupport atomic_;  // found at open (kNone when read-only)
 
+  std::atomic<bool> batch_open_{false};
   base::Mutex mu_;
   std::map<uint32_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
 };
@@ -190,6 +200,18 @@ absl::StatusOr<uint64_t> PosixFile::LinkCount() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, absl::StrCat(path_, ": fstat"));
   return static_cast<uint64_t>(st.st_nlink);
+}
+
+absl::StatusOr<std::unique_ptr<AtomicBatch>> PosixFile::BeginAtomicBatch() {
+  if (read_only_) return ReadOnlyError(path_, "atomic batch");
+  if (atomic_.kind == AtomicWriteKind::kNone) {
+    return AtomicBatchUnsupportedError(path_, atomic_.detail);
+  }
+  if (batch_open_.exchange(true, std::memory_order_acq_rel)) return BatchAlreadyOpenError(path_);
+  if (atomic_.kind == AtomicWriteKind::kF2fs) {
+    return BeginF2fsAtomicBatch(this, fd_, &RealF2fsIoctls(), stats_, kind_, &batch_open_);
+  }
+  return BeginXfsExchangeBatch(this, fd_, atomic_.block_size, stats_, kind_, &batch_open_);
 }
 
 absl::StatusOr<bool> PosixFile::TryLock(uint64_t offset, uint64_t length, LockMode mode) {
@@ -327,7 +349,14 @@ absl::StatusOr<std::unique_ptr<File>> PosixFileSystem::Open(const std::string& p
     }
     return ErrnoToStatus(err, absl::StrCat(path, ": open"));
   }
-  return std::make_unique<PosixFile>(path, fd, options, &stats());
+  // Which atomic batch the file has: one fstatfs (and on XFS one geometry ioctl), no change.
+  AtomicWriteSupport atomic;
+  if (options.mode == OpenMode::kReadOnly) {
+    atomic.detail = "opened read-only";
+  } else {
+    atomic = DetectAtomicWrites(fd);
+  }
+  return std::make_unique<PosixFile>(path, fd, options, &stats(), std::move(atomic));
 }
 
 absl::StatusOr<std::string> PosixFileSystem::ResolveLinks(const std::string& path) {

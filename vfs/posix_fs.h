@@ -22,6 +22,12 @@
 //    refuses the flag (EINVAL) or the kernel lacks the call (ENOSYS), link(2) to the new name
 //    (EEXIST when it exists) and unlink(2) of the old one.
 //  - SyncDirectory: open(O_RDONLY | O_DIRECTORY), fsync, close.
+//  - Atomic batches (vfs.h, AtomicBatch): Open of a writable file asks its file system which it
+//    has (DetectAtomicWrites: fstatfs, and on XFS its geometry flags; nothing is changed): on
+//    XFS with exchange-range a shadow file and one exchange per commit (xfs_exchange.h), on
+//    F2FS its atomic write ioctls (f2fs_atomic.h, untested on a real F2FS), elsewhere (ext4,
+//    tmpfs, btrfs, ...) none: BeginAtomicBatch is Unimplemented, naming the file system and
+//    what is needed.
 //  - Errors: errno -> code and message as errno_status.h says; a read-only File refuses Write,
 //    Truncate and exclusive locks with FailedPrecondition ("opened read-only").
 //  - Counters: every operation that succeeds is added to stats() under the File's kind.

@@ -45,6 +45,9 @@ void ApplyPendingOp(const PendingOp& op, std::vector<uint8_t>& image) {
     case PendingOp::Kind::kTruncate:
       image.resize(op.offset);
       return;
+    case PendingOp::Kind::kBatch:
+      for (const auto& [offset, data] : op.batch) CopyInto(offset, data, image);
+      return;
   }
 }
 
@@ -54,6 +57,11 @@ std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
   for (const PendingOp& op : pending) {
     if (op.kind == PendingOp::Kind::kTruncate) {
       if (rng() % 2 == 0) ApplyPendingOp(op, durable);
+      continue;
+    }
+    if (op.kind == PendingOp::Kind::kBatch) {
+      // One indivisible change: whole or not at all. No draw for a durable one.
+      if (op.durable || rng() % 2 == 0) ApplyPendingOp(op, durable);
       continue;
     }
     const uint64_t end = op.offset + op.data.size();
@@ -79,7 +87,9 @@ std::vector<uint8_t> ImageAfterFailedSync(std::vector<uint8_t> durable,
                                           absl::Span<const PendingOp> pending,
                                           std::mt19937_64& rng) {
   for (const PendingOp& op : pending) {
-    if (rng() % 2 == 0) ApplyPendingOp(op, durable);
+    if ((op.kind == PendingOp::Kind::kBatch && op.durable) || rng() % 2 == 0) {
+      ApplyPendingOp(op, durable);
+    }
   }
   return durable;
 }

@@ -19,9 +19,13 @@
 //             zeros). Other writes draw as above, so with the option off, or no write ending past
 //             the end, the draws are exactly those of the three-outcome model.
 //   truncate  kept or dropped (probability 1/2 each).
+//   batch     a committed AtomicBatch (all its writes as one change): kept whole or dropped
+//             whole (probability 1/2 each), never torn; a durable one (committed with
+//             BatchSync::kDurable) is always kept.
 //
 // After a failed fsync (ImageAfterFailedSync) each pending change, replayed in order, is either
 // applied exactly or lost (probability 1/2 each): what Linux leaves after a writeback error.
+// A durable batch is always applied (it was durable before the failed fsync).
 //
 // Thread-safety: plain functions on values; callers serialize access to what they pass in.
 #ifndef JOURNALKV_VFS_POWER_LOSS_MODEL_H_
@@ -29,6 +33,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -40,7 +45,7 @@ inline constexpr uint64_t kSectorSize = 512;
 
 // One change to a file's content that no Sync has made durable yet.
 struct PendingOp {
-  enum class Kind { kWrite, kTruncate };
+  enum class Kind { kWrite, kTruncate, kBatch };
 
   static PendingOp Write(uint64_t offset, absl::Span<const uint8_t> data) {
     return PendingOp{Kind::kWrite, offset, std::vector<uint8_t>(data.begin(), data.end())};
@@ -49,9 +54,20 @@ struct PendingOp {
     return PendingOp{Kind::kTruncate, size_bytes, {}};
   }
 
+  // The writes of a committed atomic batch, by offset; durable when committed durably.
+  static PendingOp Batch(std::vector<std::pair<uint64_t, std::vector<uint8_t>>> writes,
+                         bool durable) {
+    PendingOp op{Kind::kBatch, 0, {}};
+    op.batch = std::move(writes);
+    op.durable = durable;
+    return op;
+  }
+
   Kind kind;
   uint64_t offset;            // kWrite: where data goes; kTruncate: the new size in bytes
   std::vector<uint8_t> data;  // kWrite only
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> batch = {};  // kBatch only
+  bool durable = false;  // kBatch: survives every power loss and failed fsync
 };
 
 // Applies op to image exactly as the file system applied it (what a Sync makes durable).

@@ -1,5 +1,5 @@
-// vfs.cc: the small non-virtual parts of the file layer interface (vfs.h): file kind names, the
-// I/O counter snapshots and DirName.
+// vfs.cc: the small non-virtual parts of the file layer interface (vfs.h): file kind and atomic
+// write kind names, the unsupported-batch error, the I/O counter snapshots and DirName.
 //
 // Thread-safety: everything here is safe to call from any thread; IoStats reads its counters with
 // relaxed atomic loads, so a snapshot taken while other threads do I/O is not a single instant.
@@ -25,6 +25,27 @@ absl::string_view FileKindName(FileKind kind) {
   return "unknown";
 }
 
+absl::string_view AtomicWriteKindName(AtomicWriteKind kind) {
+  switch (kind) {
+    case AtomicWriteKind::kNone:
+      return "none";
+    case AtomicWriteKind::kXfsExchangeRange:
+      return "xfs-exchange-range";
+    case AtomicWriteKind::kF2fs:
+      return "f2fs-atomic-write";
+    case AtomicWriteKind::kEmulated:
+      return "emulated";
+  }
+  return "unknown";
+}
+
+absl::Status AtomicBatchUnsupportedError(const std::string& path, absl::string_view detail) {
+  return absl::UnimplementedError(absl::StrCat(
+      path, ": atomic batch: not supported on this file system",
+      detail.empty() ? "" : absl::StrCat(" (", detail, ")"),
+      "; it needs XFS with the exchange-range feature on Linux 6.10+, or F2FS"));
+}
+
 IoCounts IoStats::Snapshot(FileKind k) const {
   const Atomic& a = counts_[static_cast<int>(k)];
   IoCounts c;
@@ -35,6 +56,8 @@ IoCounts IoStats::Snapshot(FileKind k) const {
   c.syncs = a.syncs.load(std::memory_order_relaxed);
   c.dir_syncs = a.dir_syncs.load(std::memory_order_relaxed);
   c.truncates = a.truncates.load(std::memory_order_relaxed);
+  c.atomic_commits = a.atomic_commits.load(std::memory_order_relaxed);
+  c.durable_atomic_commits = a.durable_atomic_commits.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -49,6 +72,8 @@ IoCounts IoStats::Total() const {
     total.syncs += c.syncs;
     total.dir_syncs += c.dir_syncs;
     total.truncates += c.truncates;
+    total.atomic_commits += c.atomic_commits;
+    total.durable_atomic_commits += c.durable_atomic_commits;
   }
   return total;
 }

@@ -19,6 +19,9 @@
 //    survives power loss. Until then a create or delete may be undone by a power loss.
 //  - Errors are reported once; after a failed Sync the caller must assume unsynced data is lost
 //    and must not retry (the kernel may already have dropped the dirty pages).
+//  - AtomicBatch::Commit (an optional capability, see AtomicBatch below): the batch's writes
+//    reach the file all or none, across a process crash and a power loss; with
+//    BatchSync::kDurable they also survive every later power loss once Commit returns.
 #ifndef JOURNALKV_VFS_VFS_H_
 #define JOURNALKV_VFS_VFS_H_
 
@@ -66,6 +69,10 @@ struct IoCounts {
   uint64_t syncs = 0;      // Sync calls of either kind on files of this kind
   uint64_t dir_syncs = 0;  // SyncDirectory calls (counted under kOther)
   uint64_t truncates = 0;
+  // AtomicBatch commits on files of this kind (a sync-like counter: with BatchSync::kDurable
+  // a commit is also a flush); the batch's writes count as writes.
+  uint64_t atomic_commits = 0;
+  uint64_t durable_atomic_commits = 0;  // of which BatchSync::kDurable
 };
 
 class IoStats {
@@ -81,6 +88,10 @@ class IoStats {
   void AddSync(FileKind k) { at(k).syncs.fetch_add(1, std::memory_order_relaxed); }
   void AddDirSync() { at(FileKind::kOther).dir_syncs.fetch_add(1, std::memory_order_relaxed); }
   void AddTruncate(FileKind k) { at(k).truncates.fetch_add(1, std::memory_order_relaxed); }
+  void AddAtomicCommit(FileKind k, bool durable) {
+    at(k).atomic_commits.fetch_add(1, std::memory_order_relaxed);
+    if (durable) at(k).durable_atomic_commits.fetch_add(1, std::memory_order_relaxed);
+  }
 
   IoCounts Snapshot(FileKind k) const;
   IoCounts Total() const;  // all kinds added up
@@ -88,10 +99,66 @@ class IoStats {
  private:
   struct Atomic {
     std::atomic<uint64_t> reads{0}, bytes_read{0}, writes{0}, bytes_written{0}, syncs{0},
-        dir_syncs{0}, truncates{0};
+        dir_syncs{0}, truncates{0}, atomic_commits{0}, durable_atomic_commits{0};
   };
   Atomic& at(FileKind k) { return counts_[static_cast<int>(k)]; }
   std::array<Atomic, kNumFileKinds> counts_;
+};
+
+// Which mechanism gives a file atomic batches (File::atomic_write_kind()).
+enum class AtomicWriteKind {
+  kNone,              // none: BeginAtomicBatch is Unimplemented
+  kXfsExchangeRange,  // XFS with exchange-range (Linux 6.10+): vfs/xfs_exchange.h
+  kF2fs,              // F2FS's atomic write ioctls: vfs/f2fs_atomic.h (untested on a real F2FS)
+  kEmulated,          // MemFileSystem and FaultInjectingFileSystem: buffered, applied at once
+};
+// "none", "xfs-exchange-range", "f2fs-atomic-write", "emulated" (for `jkv info` and stats).
+absl::string_view AtomicWriteKindName(AtomicWriteKind kind);
+
+// Unimplemented: "<path>: atomic batch: not supported on this file system[ (<detail>)]; it
+// needs XFS with the exchange-range feature on Linux 6.10+, or F2FS". `detail` says what the
+// file system is (empty: nothing).
+absl::Status AtomicBatchUnsupportedError(const std::string& path, absl::string_view detail);
+
+// How durable an AtomicBatch commit is.
+enum class BatchSync {
+  kAtomicOnly,  // all or nothing, but a power loss before the file's next flush (a Sync, or a
+                // later durable commit) may undo the whole batch
+  kDurable,     // all or nothing, and durable when Commit returns
+};
+
+// "Write these bytes all or nothing": the writes of a batch reach the file as one change.
+// Begin with File::BeginAtomicBatch, Write the pages, Read back what the batch holds (a
+// transaction larger than its cache spills into the batch and re-reads its pages from it),
+// then Commit or Abort. Nothing of the batch reaches the file before Commit, and after a
+// process crash or a power loss the file holds the whole batch or none of it (a file extended
+// by a batch may keep its new size, holding zeros, without the batch: see the implementation).
+// Destroying a batch that was not committed aborts it.
+//
+// One batch at a time per File (BeginAtomicBatch fails with FailedPrecondition while one is
+// open); across Files and processes the caller lets one writer at a time use batches of a
+// database (the database's locks do). A batch must not outlive its File. Not thread-safe:
+// one thread uses a batch at a time. Writes to the File outside the batch while it is open
+// are the caller's bug: where they overlap the batch's pages, which one wins is unspecified.
+class AtomicBatch {
+ public:
+  virtual ~AtomicBatch() = default;
+
+  // Adds data at offset to the batch (later writes to the same bytes win). Where the file
+  // has a block size above 1 (File::atomic_write_block_size()), offset and size must be
+  // multiples of it: InvalidArgument naming the sizes otherwise.
+  virtual absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) = 0;
+  // Reads the file as the batch would leave it: the batch's bytes where it wrote, the file's
+  // elsewhere, zeros in a gap between the file's end and a batch write past it. OutOfRange
+  // past the end of both.
+  virtual absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) = 0;
+  // Applies every write of the batch as one change and ends the batch (also when it fails).
+  // After a failed Commit the file holds its content from before the batch or, where the
+  // failure came after the change (a failed flush of a durable commit), the whole batch;
+  // never a part. The caller treats a failed commit like a failed Sync.
+  virtual absl::Status Commit(BatchSync sync) = 0;
+  // Drops the batch: the file is as before Begin. Ends the batch.
+  virtual absl::Status Abort() = 0;
 };
 
 class File {
@@ -135,6 +202,19 @@ class File {
   // 0 once the file was deleted while open (the WAL opener checks that the -shm it locked is
   // still the one its path names). 1 on file systems without hard links.
   virtual absl::StatusOr<uint64_t> LinkCount() { return 1; }
+
+  // Atomic batches (see AtomicBatch): which mechanism this file has, found when it was opened
+  // (kNone by default, and for files opened read-only).
+  virtual AtomicWriteKind atomic_write_kind() const { return AtomicWriteKind::kNone; }
+  // The unit a batch writes in: offsets and sizes of AtomicBatch::Write must be multiples of
+  // it (XFS exchanges whole file system blocks). 1 where any write will do. A database whose
+  // page size is below it cannot use batches (a page would carry its block neighbours' bytes).
+  virtual uint64_t atomic_write_block_size() const { return 1; }
+  // Starts a batch. Unimplemented where the file has none (AtomicBatchUnsupportedError),
+  // FailedPrecondition on a read-only File or while another batch of this File is open.
+  virtual absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() {
+    return AtomicBatchUnsupportedError(path(), "");
+  }
 
   virtual const std::string& path() const = 0;
 };
