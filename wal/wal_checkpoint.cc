@@ -36,9 +36,9 @@ CheckpointFiles WalConnection::Files() {
 }
 
 absl::Status WalConnection::CheckCanCheckpoint() const {
-  if (!private_) return absl::OkStatus();
-  if (!private_reason_.empty()) {
-    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  if (!private_.active()) return absl::OkStatus();
+  if (!private_.reason().empty()) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_.reason()));
   }
   return absl::FailedPreconditionError(absl::StrCat(
       db_path_, ": a read-only connection without write access to ", shm_path_,

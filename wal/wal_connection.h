@@ -297,6 +297,7 @@
 #include "wal/group_flush.h"
 #include "wal/index_recovery.h"
 #include "wal/lock_byte.h"
+#include "wal/private_index.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
 #include "wal/writer.h"
@@ -442,20 +443,7 @@ class WalConnection {
               const WalOptions& options, base::Mutex* pin_mu);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
-  // A read-only connection that may not write -shm: a private index on the heap, rebuilt from
-  // the log up to the published header (read with pread), and WalOptions::private_reader_byte held so that
-  // no checkpoint or restart changes the database file or the log under it.
-  absl::Status JoinPrivate(const absl::Status& why);
-  // A read-write connection whose -shm the disk cannot hold (`why`): JoinPrivate, writes and
-  // checkpoints refused with ResourceExhausted naming the full disk.
-  absl::Status JoinFullDisk(const absl::Status& why);
-  static bool DiskFull(const absl::Status& s);
-  // Private mode: indexes the frames published since the last look.
-  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   bool RestartAllowed();
-  // Opens log `log` read-only where this connection joined without it (a read-only connection
-  // that found no log file), once a snapshot has frames in it.
-  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   // W6: rebuilds the index from the log (the scans and the entries: IndexRecovery), making
   // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
   // WRITE and RECOVER held, and FLUSH (W12 d; at open, alone: GroupFlush::AssumeAlone).
@@ -565,10 +553,6 @@ class WalConnection {
   const uint32_t page_size_;
   const WalOptions options_;
   std::unique_ptr<vfs::File> shm_file_;
-  bool private_ = false;                         // see JoinPrivate
-  std::string private_reason_;                   // JoinFullDisk's; empty for read-only
-  std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
-  uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
   // the pin mutex, before any read of a frame); logs_[1] is null in WAL mode.
@@ -585,6 +569,10 @@ class WalConnection {
   // header's repairs and the damage checks (W6, W12 e, f). After writer_, whose checked-change
   // cache IndexDamage keeps.
   IndexRecovery recovery_;
+  // The private-mode reader (wal/private_index.h): a read-only connection that may not write
+  // the -shm, or a read-write one whose -shm the disk cannot hold, reads through a heap index
+  // of its own (U1, U2). After recovery_, whose HeaderFromScans it uses.
+  PrivateIndex private_;
 
   // The checkpoint role (wal/checkpoints.h): this connection's one checkpoint at a time,
   // CKPT, the restarts of copied logs, the counting.

@@ -22,8 +22,8 @@ using internal::Sleep;
 
 absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   JKV_DCHECK(!writer_.write_locked());
-  if (private_) {
-    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  if (private_.active()) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_.reason()));
   }
   base::Backoff wait(deadline, kMaxWait);
   while (true) {
