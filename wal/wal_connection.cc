@@ -94,11 +94,11 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
           .page_size = page_size_,
           .options = &options_,
           .counters = &counters_,
-          .maintenance_sync = [this] { return MaintenanceSync(); },
+          .maintenance_sync = [this] { return durability_.MaintenanceSync(); },
           .make_log_durable =
               [this](int log, const shm::LogState& state, const char* reason,
                      absl::Time deadline) {
-                return MakeLogDurableLocking(log, state, reason, deadline);
+                return durability_.MakeLogDurableLocking(flush_, log, state, reason, deadline);
               },
       }),
       recovery_(IndexRecovery::Env{
@@ -122,6 +122,17 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
           .logs = &logs_,
           .shm_file = &shm_file_,
           .recovery = &recovery_,
+      }),
+      durability_(LogDurability::Env{
+          .fs = fs_,
+          .index = &index_,
+          .logs = &logs_,
+          .wal2 = wal2_,
+          .page_size = page_size_,
+          .options = &options_,
+          .log_paths = &log_paths_,
+          .shm_path = &shm_path_,
+          .writer = &writer_,
       }) {}
 
 WalConnection::~WalConnection() {
@@ -203,7 +214,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       }
       JKV_RETURN_IF_ERROR(index.status());
       index_ = std::move(*index);
-      JKV_RETURN_IF_ERROR(JoinSyncFloor(synced_dir));  // D1: before recovery syncs by it
+      JKV_RETURN_IF_ERROR(durability_.JoinSyncFloor(synced_dir));  // D1: before recovery syncs by it
       JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
@@ -234,7 +245,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
           shm::WalIndex::OpenShared(shm_file_.get(), false);
       if (index.ok()) {
         index_ = std::move(*index);
-        return JoinSyncFloor(synced_dir);  // D1
+        return durability_.JoinSyncFloor(synced_dir);  // D1
       }
       if (PrivateIndex::DiskFull(index.status())) {
         return private_.JoinFullDisk(index.status(), *pins_.mu());
@@ -269,7 +280,7 @@ absl::Status WalConnection::JoinExclusive() {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
   }
   index_ = shm::WalIndex::OpenHeap();
-  JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
+  JKV_RETURN_IF_ERROR(durability_.JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
   // A heap index: no other connection, so none takes WRITE, RECOVER or FLUSH.
   write_lock_.AssumeHeld();
   recover_lock_.AssumeHeld();
@@ -318,7 +329,7 @@ absl::Status WalConnection::CloseLast() {
   // Everything is in the database file (C2) and the logs are empty: no file is needed.
   for (int l = 0; l < nlogs_; ++l) JKV_RETURN_IF_ERROR(fs_->Delete(log_paths_[l]));
   if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
-  if (MaintenanceSync() == SyncLevel::kExtra) {
+  if (durability_.MaintenanceSync() == SyncLevel::kExtra) {
     // EXTRA's promise (D1: of any connection this -shm had): the removal itself durable. No guarantee needs it: a log that comes
     // back after a power loss is fully copied, and replaying it changes nothing.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "EXTRA log removal"));

@@ -46,7 +46,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   // W13 c: commits a failed log sync left unpublished are dropped before anything builds on
   // them (one load when no sync failed).
   // The published header stays as it is: the appended one goes back to it.
-  if (s.ok()) s = ResetAfterFailure(deadline);
+  if (s.ok()) s = durability_.ResetAfterFailure(write_lock_, flush_, deadline);
   absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
     h = recovery_.AppendedOrDamage(*published, write_lock_);
