@@ -111,7 +111,7 @@ class WalLog {
   // Writes frames first_frame..last_frame of the generation `header` describes again, as they
   // are, each checked first (salts, the chain from the frame before it, its image's checksum):
   // after a failed sync the kernel may have dropped them while a later sync succeeds, so they
-  // are made dirty again before a sync vouches for them (wal/wal_connection.h W13). With
+  // are made dirty again before a sync vouches for them (wal/log_durability.h W13). With
   // first_frame 1 the log header is written again too. `last_checksum` is the chain value the
   // frames must end with (the index header's): a lost write may leave at its place an older
   // frame of the same generation that still continues the chain (a commit a failed sync
@@ -123,7 +123,7 @@ class WalLog {
                           uint64_t last_checksum);
 
   // Zeroes the header of frame `frame` when the file holds it, so that the valid prefix ends
-  // before it (wal/wal_connection.h W13 e: commits dropped after a failed sync must not come
+  // before it (wal/log_durability.h W13 e: commits dropped after a failed sync must not come
   // back when the index is rebuilt from the log). Unsynced. REQUIRES: no one writes that frame
   // meanwhile (it is past the published frames and at or before the appended ones, or the
   // caller holds WRITE).

@@ -99,7 +99,7 @@ class WalStrategy final : public JournalStrategy {
   void NoteGenerationLocked(const wal::WalSnapshot& snapshot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
   //   G2. A failed log sync lets later commits reuse the frames of the commits it dropped
-  //       (wal/wal_connection.h W13), and this handle may hold images under those frames'
+  //       (wal/log_durability.h W13), and this handle may hold images under those frames'
   //       versions: its own dropped commit's pages and spills, pages one of its writers read
   //       from another connection's commit that was dropped with them, and the header of such
   //       a state (header_key_). So a transaction that begins after the append epoch moved

@@ -18,9 +18,9 @@
 //   8      | 80    | index header, copy A  (IndexHeader words, then its 8-byte checksum)
 //   88     | 80    | index header, copy B
 //   168    | 4     | sync_floor: the strongest sync level (vfs::SyncLevel) of any connection that
-//          |       |   has joined this life of the file; only grows (wal/wal_connection.h D1)
+//          |       |   has joined this life of the file; only grows (wal/log_durability.h D1)
 //   172    | 4     | append_epoch: how many times a writer has reset the appended header after
-//          |       |   a failed log sync (wal/wal_connection.h W13)
+//          |       |   a failed log sync (wal/log_durability.h W13)
 //   176    | 80    | sync failures: kFailureRecords records of 20 bytes, the one of epoch e at
 //          |       |   176 + 20 * (e mod kFailureRecords): u32 e + 1 (0: none), then for log 0
 //          |       |   and log 1: u32 ckpt_seq, u32 mx_frame of the published header when a log
@@ -324,7 +324,7 @@ class WalIndex {
   uint64_t written_through(int log) const;
   void set_written_through(int log, uint64_t value);
 
-  // --- durability (wal/wal_connection.h D1, D2, W13; seq_cst)
+  // --- durability (wal/log_durability.h D1, D2, W13; seq_cst)
   // The strongest sync level any connection of this life of the file joined with (D1).
   uint32_t sync_floor() const;
   // Raises it to `level` when lower; returns the value it had.

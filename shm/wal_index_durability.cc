@@ -1,6 +1,6 @@
 // WalIndex's durability words (wal_index.h, region 0 at 168 and 496): the sync floor, the
 // append epoch and its sync failures, and how far each log is known durable. What they mean
-// and who writes them: wal/wal_connection.h D1, D2 and W13.
+// and who writes them: wal/log_durability.h D1, D2 and W13.
 #include <atomic>
 #include <cstdint>
 

@@ -424,7 +424,7 @@ absl::Status InspectShm(vfs::FileSystem& fs, const std::string& path, std::ostre
         << ", written_through seq " << (written >> 32) << " frame "
         << static_cast<uint32_t>(written) << '\n';
   }
-  // The durability words (wal/wal_connection.h D1, D2, W13).
+  // The durability words (wal/log_durability.h D1, D2, W13).
   {
     uint32_t floor = 0, epoch = 0;
     std::memcpy(&floor, s.at(shm::kSyncFloorOffset), 4);

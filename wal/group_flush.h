@@ -5,7 +5,7 @@
 // (its sync's duration, the commits it covered) for the next one's wait for joining writers
 // (WaitForAppenders). WalConnection::AwaitDurable, FlushPendingAsWriter and FlushLocked
 // (wal/wal_flush.cc) drive it; the sync and W13's failure records stay with the connection's
-// durability (wal/wal_durability.cc), which calls this role's Lock and Unlock around them.
+// durability role (wal/log_durability.h), which calls this role's Lock and Unlock around them.
 //
 // Invariants (cited at their call sites; CheckInvariants asserts them in debug builds):
 //   F1. FLUSH is both locks or neither, and one thread holds it: the holder is recorded after

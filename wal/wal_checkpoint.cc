@@ -21,11 +21,12 @@ CheckpointFiles WalConnection::Files() {
   f.logs[1] = logs_[1].get();
   f.db = db_file_;
   f.page_size = page_size_;
-  const SyncLevel level = MaintenanceSync();  // D1
+  const SyncLevel level = durability_.MaintenanceSync();  // D1
   if (level != SyncLevel::kOff) {
     // C1 by the frames (D2): synced already (W1, an earlier C1), or synced here.
     f.make_log_durable = [this](int log, const shm::LogState& state) {
-      return MakeLogDurableLocking(log, state, "C1 log", absl::Now() + options_.busy_timeout);
+      return durability_.MakeLogDurableLocking(flush_, log, state, "C1 log",
+                                                 absl::Now() + options_.busy_timeout);
     };
   }
   f.sync_db = level != SyncLevel::kOff;
@@ -36,9 +37,9 @@ CheckpointFiles WalConnection::Files() {
 }
 
 absl::Status WalConnection::CheckCanCheckpoint() const {
-  if (!private_) return absl::OkStatus();
-  if (!private_reason_.empty()) {
-    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  if (!private_.active()) return absl::OkStatus();
+  if (!private_.reason().empty()) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_.reason()));
   }
   return absl::FailedPreconditionError(absl::StrCat(
       db_path_, ": a read-only connection without write access to ", shm_path_,

@@ -2,7 +2,7 @@
 // the heap, or for a full disk), claiming a reader slot, the test hooks, the stats, and the
 // close of the last connection (W10). The reader is wal_reader.cc (its role: reader_pins.h), the
 // writer wal_writer.cc (writer.h), rebuilding the index wal_recovery.cc (index_recovery.h), the
-// private index wal_private.cc and checkpoints wal_checkpoint.cc; wal_connection.h has the
+// private index private_index.cc and checkpoints wal_checkpoint.cc; wal_connection.h has the
 // states and invariants they keep.
 #include <algorithm>
 #include <atomic>
@@ -94,11 +94,11 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
           .page_size = page_size_,
           .options = &options_,
           .counters = &counters_,
-          .maintenance_sync = [this] { return MaintenanceSync(); },
+          .maintenance_sync = [this] { return durability_.MaintenanceSync(); },
           .make_log_durable =
               [this](int log, const shm::LogState& state, const char* reason,
                      absl::Time deadline) {
-                return MakeLogDurableLocking(log, state, reason, deadline);
+                return durability_.MakeLogDurableLocking(flush_, log, state, reason, deadline);
               },
       }),
       recovery_(IndexRecovery::Env{
@@ -108,10 +108,35 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
           .page_size = page_size_,
           .shm_path = &shm_path_,
           .writer = &writer_,
+      }),
+      private_(PrivateIndex::Env{
+          .fs = fs_,
+          .db_file = db_file_,
+          .db_path = &db_path_,
+          .shm_path = &shm_path_,
+          .log_paths = &log_paths_,
+          .nlogs = nlogs_,
+          .page_size = page_size_,
+          .options = &options_,
+          .index = &index_,
+          .logs = &logs_,
+          .shm_file = &shm_file_,
+          .recovery = &recovery_,
+      }),
+      durability_(LogDurability::Env{
+          .fs = fs_,
+          .index = &index_,
+          .logs = &logs_,
+          .wal2 = wal2_,
+          .page_size = page_size_,
+          .options = &options_,
+          .log_paths = &log_paths_,
+          .shm_path = &shm_path_,
+          .writer = &writer_,
       }) {}
 
 WalConnection::~WalConnection() {
-  if (private_) db_file_->Unlock(options_.private_reader_byte, 1).IgnoreError();  // closing drops it too
+  // private_ lets go of WalOptions::private_reader_byte (closing drops it too).
   // pins_, declared after index_, lets go of the slot and the mark before index_ goes.
 }
 
@@ -124,7 +149,7 @@ absl::StatusOr<std::unique_ptr<WalConnection>> WalConnection::Open(vfs::FileSyst
   std::unique_ptr<WalConnection> wal(
       new WalConnection(fs, db_path, db_file, page_size, options, pin_mu));
   JKV_RETURN_IF_ERROR(wal->Join(absl::Now() + options.busy_timeout));
-  if (!wal->private_) {
+  if (!wal->private_.active()) {
     JKV_RETURN_IF_ERROR(
         wal->pins_.Claim(wal->index_.get(), options.reader_slots, wal->shm_path_));
   }
@@ -137,7 +162,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
   if (options_.exclusive_locking) return JoinExclusive();
   absl::StatusOr<std::unique_ptr<vfs::File>> shm =
       fs_->Open(shm_path_, {vfs::OpenMode::kCreate, vfs::FileKind::kShm});
-  if (!shm.ok() && read_only) return JoinPrivate(shm.status());
+  if (!shm.ok() && read_only) return private_.Join(shm.status(), *pins_.mu());
   if (!shm.ok()) {
     return absl::Status(shm.status().code(),
                         absl::StrCat(shm_path_, ": cannot open the wal-index for writing (",
@@ -154,7 +179,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
     if (read_only && absl::IsNotFound(log.status())) {
       // No log (the last connection removed it): the database file holds every commit. A
       // read-only connection cannot create the log; it opens it at the first snapshot that
-      // has frames in it, which a writer that created it has published (OpenLogForReading).
+      // has frames in it, which a writer that created it has published (PrivateIndex::OpenLogForReading).
     } else {
       JKV_RETURN_IF_ERROR(log.status());
       logs_[l] = std::move(*log);
@@ -184,10 +209,12 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       // No other connection has the index mapped: start it afresh from the log (W6).
       absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
           shm::WalIndex::OpenShared(shm_file_.get(), true);
-      if (DiskFull(index.status())) return JoinFullDisk(index.status());
+      if (PrivateIndex::DiskFull(index.status())) {
+        return private_.JoinFullDisk(index.status(), *pins_.mu());
+      }
       JKV_RETURN_IF_ERROR(index.status());
       index_ = std::move(*index);
-      JKV_RETURN_IF_ERROR(JoinSyncFloor(synced_dir));  // D1: before recovery syncs by it
+      JKV_RETURN_IF_ERROR(durability_.JoinSyncFloor(synced_dir));  // D1: before recovery syncs by it
       JKV_ASSIGN_OR_RETURN(bool w, index_->TryLock(shm::ShmLock::kWrite, vfs::LockMode::kExclusive));
       JKV_ASSIGN_OR_RETURN(bool r,
                            index_->TryLock(shm::ShmLock::kRecover, vfs::LockMode::kExclusive));
@@ -198,12 +225,12 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       absl::Status s = RecoverIndex();
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
-      if (DiskFull(s)) {
+      if (PrivateIndex::DiskFull(s)) {
         // The log's frames need index regions the disk cannot give: read through a private
         // index instead. The shared one is left initialised with no valid header, so the
         // next connection alone (or the first reader) rebuilds it.
         index_.reset();
-        return JoinFullDisk(s);
+        return private_.JoinFullDisk(s, *pins_.mu());
       }
       JKV_RETURN_IF_ERROR(s);
       JKV_ASSIGN_OR_RETURN(bool shared, shm_file_->TryLock(kDms, 1, vfs::LockMode::kShared));
@@ -218,9 +245,11 @@ absl::Status WalConnection::Join(absl::Time deadline) {
           shm::WalIndex::OpenShared(shm_file_.get(), false);
       if (index.ok()) {
         index_ = std::move(*index);
-        return JoinSyncFloor(synced_dir);  // D1
+        return durability_.JoinSyncFloor(synced_dir);  // D1
       }
-      if (DiskFull(index.status())) return JoinFullDisk(index.status());
+      if (PrivateIndex::DiskFull(index.status())) {
+        return private_.JoinFullDisk(index.status(), *pins_.mu());
+      }
       if (!absl::IsUnavailable(index.status())) return index.status();
       // Not initialised: its initialiser died before finishing. Let go and look again (alone,
       // this connection initialises it).
@@ -238,24 +267,6 @@ absl::Status WalConnection::Join(absl::Time deadline) {
 }
 
 
-// The -shm's pages could not get their disk blocks (vfs: MapSharedRegion allocates them, so that
-// a store never faults): the connection reads through a private index, as a read-only one
-// without write access to the -shm does, and refuses writes and checkpoints, which a full disk
-// could not take anyway. It holds no lock on the -shm, so it is not counted by anyone.
-absl::Status WalConnection::JoinFullDisk(const absl::Status& why) {
-  constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
-  shm_file_->Unlock(kDms, 1).IgnoreError();  // closing the file drops it anyway
-  shm_file_.reset();
-  for (std::unique_ptr<wal::WalLog>& log : logs_) log.reset();
-  private_reason_ = absl::StrCat("the disk is full: ", why.message(),
-                                 "; this connection reads only until there is space");
-  return JoinPrivate(why);
-}
-
-bool WalConnection::DiskFull(const absl::Status& s) {
-  return absl::IsResourceExhausted(s);  // busy is Unavailable
-}
-
 // Exclusive locking: the caller holds the database file EXCLUSIVE for the connection's life,
 // so the index can live on the heap and be rebuilt from the log here (W6).
 absl::Status WalConnection::JoinExclusive() {
@@ -269,7 +280,7 @@ absl::Status WalConnection::JoinExclusive() {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
   }
   index_ = shm::WalIndex::OpenHeap();
-  JKV_RETURN_IF_ERROR(JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
+  JKV_RETURN_IF_ERROR(durability_.JoinSyncFloor(created && options_.sync != SyncLevel::kOff));  // D1
   // A heap index: no other connection, so none takes WRITE, RECOVER or FLUSH.
   write_lock_.AssumeHeld();
   recover_lock_.AssumeHeld();
@@ -295,7 +306,7 @@ bool WalConnection::RestartAllowed() {
 // (LinkCount 0) and opens the path again (Join). A log left by a crash is left, and so is its
 // -shm, for the next read-write connection to recover and remove.
 absl::Status WalConnection::CloseReadOnly() {
-  if (private_ || shm_file_ == nullptr) return absl::OkStatus();
+  if (private_.active() || shm_file_ == nullptr) return absl::OkStatus();
   constexpr uint64_t kDms = shm::kLockBase + static_cast<uint64_t>(shm::ShmLock::kDms);
   JKV_ASSIGN_OR_RETURN(bool alone, shm_file_->TryLock(kDms, 1, vfs::LockMode::kExclusive));
   if (!alone) return absl::OkStatus();
@@ -308,7 +319,7 @@ absl::Status WalConnection::CloseReadOnly() {
 }
 
 absl::Status WalConnection::CloseLast() {
-  if (private_) return absl::OkStatus();  // JoinFullDisk: it neither wrote nor indexed anything
+  if (private_.active()) return absl::OkStatus();  // JoinFullDisk: it neither wrote nor indexed anything
   JKV_ASSIGN_OR_RETURN(WalSnapshot snap, BeginWrite(absl::Now() + options_.busy_timeout));
   (void)snap;
   absl::StatusOr<CheckpointResult> r = Checkpoint(CheckpointMode::kTruncate);
@@ -318,7 +329,7 @@ absl::Status WalConnection::CloseLast() {
   // Everything is in the database file (C2) and the logs are empty: no file is needed.
   for (int l = 0; l < nlogs_; ++l) JKV_RETURN_IF_ERROR(fs_->Delete(log_paths_[l]));
   if (shm_file_ != nullptr) JKV_RETURN_IF_ERROR(fs_->Delete(shm_path_));
-  if (MaintenanceSync() == SyncLevel::kExtra) {
+  if (durability_.MaintenanceSync() == SyncLevel::kExtra) {
     // EXTRA's promise (D1: of any connection this -shm had): the removal itself durable. No guarantee needs it: a log that comes
     // back after a power loss is fully copied, and replaying it changes nothing.
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "EXTRA log removal"));
@@ -358,7 +369,7 @@ base::CounterArray WalConnection::Stats() {
                           shm::PinScanUse::kView);
   c.Set(Counter::kOldestPinnedFrame, pins.oldest == 0 ? 0 : shm::PinFrame(pins.oldest));
   c.Set(Counter::kPinnedConnections, static_cast<uint64_t>(pins.live));
-  c.Set(Counter::kOverflowReader, !private_ && pins_.overflow());
+  c.Set(Counter::kOverflowReader, !private_.active() && pins_.overflow());
   return c;
 }
 

@@ -159,42 +159,8 @@
 //           (Before, it took the tear for "pending" and published the appended header it had
 //           read before its sync over a newer one: wal_mixed_connections_test,
 //           AFlusherNeverPublishesOverANewerDirectPublish.)
-//   W13. A failed log sync. A sync that fails may have lost every write it covered, and a
-//       later sync of the same file can then succeed without bringing them back (Linux reports
-//       a writeback error once per open file; the fault-injecting file system's failed Sync
-//       does the same). Whoever's sync of a log fails (a group flush, C1, V6, W6: all go
-//       through MakeLogDurable under FLUSH), before it lets go of FLUSH:
-//       (a) records the failure for the current append epoch E: what the published header
-//           holds of each log then (WalIndex::RecordFailure; the first failure of E counts),
-//           and marks the log's generation failed in synced_through (D2): frames past what it
-//           vouches for are written again, each checked (WalLog::WriteAgain), before any later
-//           sync vouches for them;
-//       (b) while E's record stands nothing is published by a flush, and every commit of epoch
-//           E that the recorded header does not cover fails: its waiter, in whichever thread
-//           or connection, returns DataLoss (CommitDropped), and so does every commit appended
-//           on top of it before (c), which builds on it;
-//       (c) the next WRITE holder, under FLUSH too, resets: the appended header goes back to
-//           the published one, the index entries past it go (W2), synced_through is lowered
-//           to it (D2), and only then the epoch becomes E + 1 (a writer killed in between
-//           leaves E failed, and the next one resets again). Commits from then on overwrite
-//           the dropped frames; none builds on them;
-//       (d) a commit is known to its waiter by (epoch, log, generation, frame): positions are
-//           reused after (c), so a waiter asks the record of its own epoch whether it was
-//           published before the failure, never only whether the published header reaches its
-//           frame. The last kFailureRecords epochs' records are kept; a waiter that slept
-//           through more failed syncs than that cannot tell and returns DataLoss saying so.
-//       (e) the first frame past the recorded header is made invalid in the log (its header
-//           zeroed, unsynced: BreakChainAfter), so a rebuild of the index from the log (the next
-//           connection alone, once every one closed) does not find the failed commits either;
-//           after a crash they may be whole (I7);
-//       A header repair or index rebuild that drops commits appended but not yet published (an
-//       appended header neither of whose copies is whole, a log whose valid prefix ends before
-//       them) drops them the same way (DropUnpublished), so their waiters fail rather than
-//       being acknowledged by a later commit that reached the same frame (before, they were).
-//       The pager puts a connection whose commit failed so into its error state, as it does
-//       the connection whose sync failed. (Before, only the flusher got the error; the next
-//       waiter synced again, published the failed commit and acknowledged its own on top:
-//       wal_group_commit_test, AFailedGroupFlushFailsEveryCommitItCovered.)
+//   W13 (a failed log sync: every commit it may have lost fails, in every connection, and the
+//       next writer resets) is the durability role's: wal/log_durability.h.
 //   W14. A wait for FLUSH or for a flush gives up after 30 s without a flush that published
 //       (or the busy timeout, when longer; LockFlush, AwaitDurable): a process stopped, not
 //       killed, while holding FLUSH (a debugger) would otherwise hold every committer of every
@@ -202,27 +168,9 @@
 //       commit that gave up on it would be left in an unknown state for nothing.
 //       A commit that gives up waiting returns Unavailable ("busy") and is in an unknown state:
 //       it is appended, and the stopped flusher or the next one may still publish it.
-//   D1. The sync floor. The -shm records the strongest sync level of any connection that has
-//       joined this life of it (WalIndex::sync_floor, only grows). The work a connection does
-//       for every connection's commits (a group flush, C1, C2, W4, W6, V6, R2, the last close)
-//       syncs at MaintenanceSync(): its own level or the floor, whichever is stronger. So a
-//       connection at OFF or NORMAL never weakens a stronger one's promise: its flush of a
-//       FULL commit syncs (finding 2 of the 2026-12-06 review: an OFF flush acknowledged FULL
-//       commits with no sync at all), and its checkpoints sync the database before the log
-//       can restart over the frames they copied. Its own commits keep its own level: a NORMAL
-//       or OFF commit with nothing pending is published with no sync. The first connection
-//       above OFF to join a -shm whose floor was OFF syncs the log's directory (W5), which an
-//       OFF creator did not.
-//   D2. synced_through (WalIndex): (G, F) for log L says every frame up to F of generation G
-//       of L is durable. It is advanced only under FLUSH, after a sync that began after those
-//       frames were written (a group flush: the appended mx it read; C1: the frames it copies;
-//       V6 and W6: the frames found), and it never exceeds the appended header's frames: a
-//       reset (W13 c), a repair or a rebuild that moves the appended header back lowers it
-//       first. C1 and V6 sync a log only when it does not already cover the frames they rely
-//       on, whoever published them: "at FULL every published frame is durable" is not true of
-//       frames a NORMAL commit, an OFF flush or a recovery published (finding 3: a FULL
-//       checkpointer copied a NORMAL connection's unsynced frames, and a power loss tore the
-//       database).
+//   D1 (the sync floor: the level of the syncs made for every connection's commits) and D2
+//       (synced_through: how far each log is known durable) are the durability role's:
+//       wal/log_durability.h.
 //   M1-M5 (the overflow marks of a connection that found no free reader slot) are the reader
 //       role's: wal/reader_pins.h.
 //   C1, C2 (wal/checkpoint_copy.h) order the checkpoint's syncs; C3, C4 what the database
@@ -297,6 +245,8 @@
 #include "wal/group_flush.h"
 #include "wal/index_recovery.h"
 #include "wal/lock_byte.h"
+#include "wal/log_durability.h"
+#include "wal/private_index.h"
 #include "wal/reader_pins.h"
 #include "wal/wal_types.h"
 #include "wal/writer.h"
@@ -442,20 +392,7 @@ class WalConnection {
               const WalOptions& options, base::Mutex* pin_mu);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
-  // A read-only connection that may not write -shm: a private index on the heap, rebuilt from
-  // the log up to the published header (read with pread), and WalOptions::private_reader_byte held so that
-  // no checkpoint or restart changes the database file or the log under it.
-  absl::Status JoinPrivate(const absl::Status& why);
-  // A read-write connection whose -shm the disk cannot hold (`why`): JoinPrivate, writes and
-  // checkpoints refused with ResourceExhausted naming the full disk.
-  absl::Status JoinFullDisk(const absl::Status& why);
-  static bool DiskFull(const absl::Status& s);
-  // Private mode: indexes the frames published since the last look.
-  absl::Status RefreshPrivate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   bool RestartAllowed();
-  // Opens log `log` read-only where this connection joined without it (a read-only connection
-  // that found no log file), once a snapshot has frames in it.
-  absl::Status OpenLogForReading(int log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pins_.mu());
   // W6: rebuilds the index from the log (the scans and the entries: IndexRecovery), making
   // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
   // WRITE and RECOVER held, and FLUSH (W12 d; at open, alone: GroupFlush::AssumeAlone).
@@ -513,44 +450,6 @@ class WalConnection {
   // As the writer with something appended but not published (W12 c): flushes it now.
   absl::Status FlushPendingAsWriter();
 
-  // --- durability (D1, D2, W13; wal_durability.cc)
-  // D1: the level of the syncs this connection makes for every connection's commits.
-  SyncLevel MaintenanceSync() const;
-  // Raises the -shm's sync floor to this connection's level; W5 for a log whose directory
-  // entry this connection has not synced (`dir_synced`) when it is the first above OFF.
-  // REQUIRES: index_ open.
-  absl::Status JoinSyncFloor(bool dir_synced);
-  // D2, W13: makes the frames of log `log` up to state.mx_frame (the generation, salts and
-  // chain value `state` names, a header's) durable, unless synced_through says they are:
-  // syncs the log (writing its frames past synced_through again first, each checked and the
-  // chain's end against state.last_checksum, when a sync of the generation failed); a failed
-  // sync or rewrite is recorded (W13 a) and returned. True when it synced. REQUIRES: FLUSH
-  // held (or no other connection: at open, alone, GroupFlush::AssumeAlone).
-  absl::StatusOr<bool> MakeLogDurable(int log, const shm::LogState& state, const char* reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
-  // The same, taking FLUSH (until `deadline`) unless the frames are durable already: C1 (the
-  // checkpointer's make_log_durable) and V6.
-  absl::StatusOr<bool> MakeLogDurableLocking(int log, const shm::LogState& state,
-                                             const char* reason, absl::Time deadline);
-  // W13 a. REQUIRES: FLUSH held.
-  void RecordSyncFailure(int log, const shm::LogState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_);
-  // W13 b, d: OK unless a failed sync, a repair or a rebuild dropped the commit `header`
-  // appended in `epoch` (DataLoss), or cannot tell (DataLoss too).
-  absl::Status CommitDropped(const shm::IndexHeader& header, uint32_t epoch) const;
-  // W13 c: as the WRITE holder, when the current epoch holds a failure, resets the appended
-  // header to the published one (taking FLUSH until `deadline`).
-  absl::Status ResetAfterFailure(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
-  // W13: drops every commit appended past `kept` (the header that stays published; `appended`,
-  // the appended header that named them, when it could be read): breaks the log's chain past
-  // `kept` (e), records a failure of the current epoch that `kept` covers (unless one is
-  // recorded), lowers synced_through to `kept`, and moves to the next epoch. REQUIRES: WRITE
-  // and FLUSH held, the appended header and index entries already moved back to `kept`.
-  void DropUnpublished(const shm::IndexHeader& kept,
-                       const std::optional<shm::IndexHeader>& appended)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, flush_);
-  // W13 e: makes the first frame past `kept` in the current log invalid, when `appended` has
-  // frames past it in the same generation.
-  void BreakChainAfter(const shm::IndexHeader& kept, const shm::IndexHeader& appended);
   // The log checkpoints and the policy look at while writers run (V4).
   int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
@@ -565,10 +464,6 @@ class WalConnection {
   const uint32_t page_size_;
   const WalOptions options_;
   std::unique_ptr<vfs::File> shm_file_;
-  bool private_ = false;                         // see JoinPrivate
-  std::string private_reason_;                   // JoinFullDisk's; empty for read-only
-  std::unique_ptr<vfs::File> private_shm_;       // private mode: -shm opened read-only, if any
-  uint32_t private_change_ = 0;                  // private mode: the header last indexed
   std::unique_ptr<shm::WalIndex> index_;
   // Null only in a read-only connection until a snapshot has frames in it (set once, under
   // the pin mutex, before any read of a frame); logs_[1] is null in WAL mode.
@@ -585,6 +480,10 @@ class WalConnection {
   // header's repairs and the damage checks (W6, W12 e, f). After writer_, whose checked-change
   // cache IndexDamage keeps.
   IndexRecovery recovery_;
+  // The private-mode reader (wal/private_index.h): a read-only connection that may not write
+  // the -shm, or a read-write one whose -shm the disk cannot hold, reads through a heap index
+  // of its own (U1, U2). After recovery_, whose HeaderFromScans it uses.
+  PrivateIndex private_;
 
   // The checkpoint role (wal/checkpoints.h): this connection's one checkpoint at a time,
   // CKPT, the restarts of copied logs, the counting.
@@ -592,6 +491,10 @@ class WalConnection {
   // The group flush (W12, W14): FLUSH, taken after the writer role's mutex (Writer::role_mu),
   // never before it, and what this connection's last flush measured.
   GroupFlush flush_;
+  // The durability role (wal/log_durability.h): the sync floor (D1), synced_through (D2) and
+  // what a failed log sync does to every connection's commits (W13). After writer_, whose
+  // state DropUnpublished reads.
+  LogDurability durability_;
   // WRITE and RECOVER to the thread-safety analysis (wal/lock_byte.h): the functions whose
   // REQUIRES name them are reached only where the byte was just taken or the writer state says
   // it is held.

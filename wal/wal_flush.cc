@@ -27,7 +27,7 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
                                                 shm::IndexHeader* published, bool as_writer) {
   // W13 b: under FLUSH no failure is recorded and no reset made but by this thread, so a
   // commit not dropped now is not dropped until this flush ends.
-  JKV_RETURN_IF_ERROR(CommitDropped(target, epoch));
+  JKV_RETURN_IF_ERROR(durability_.CommitDropped(target, epoch));
   // W12 h: a header that stays torn is a publisher between its copies, slow or dead. Nothing
   // is published over it: a publisher that wrote copy B has its publish completed from B (the
   // newest; no lock needed), and one that died writing B is left to a repair under WRITE (the
@@ -58,14 +58,14 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
     appended = target;
   }
   const int log = static_cast<int>(appended.current_log & 1);
-  if (MaintenanceSync() != SyncLevel::kOff) {
+  if (durability_.MaintenanceSync() != SyncLevel::kOff) {
     // W1, W12, D1: every frame up to the newest appended commit is durable before it is
     // published, for every commit this flush covers, whatever this connection's own level:
     // a FULL commit pending under a NORMAL or OFF one is made durable by their flush too (the
     // log is preallocated: data only). With every connection at OFF nobody asked for it.
     const absl::Time sync_start = absl::Now();
     JKV_ASSIGN_OR_RETURN(const bool synced,
-                         MakeLogDurable(log, appended.logs[log], "W1 log"));
+                         durability_.MakeLogDurable(flush_, log, appended.logs[log], "W1 log"));
     if (synced) flush_.SyncTook(absl::Now() - sync_start);
   }
   CallWalHook("flush:synced");
@@ -98,9 +98,9 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
   while (true) {
     // W13 d: asked before the published header is trusted, and again after it (a failure, a
     // reset and a later commit over the same frames may all fall in between).
-    JKV_RETURN_IF_ERROR(CommitDropped(ticket.header, ticket.epoch));
+    JKV_RETURN_IF_ERROR(durability_.CommitDropped(ticket.header, ticket.epoch));
     if (index_->ReadHeader(&published) && GroupFlush::Covers(published, ticket.header)) {
-      JKV_RETURN_IF_ERROR(CommitDropped(ticket.header, ticket.epoch));
+      JKV_RETURN_IF_ERROR(durability_.CommitDropped(ticket.header, ticket.epoch));
       break;
     }
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);

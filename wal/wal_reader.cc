@@ -32,9 +32,9 @@ WalSnapshot WalConnection::SnapshotOf(const shm::IndexHeader& h) const {
 // are read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader
 // sees the checkpoint's target.
 absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, bool writer_active) {
-  if (private_) {
-    // No pin: WalOptions::private_reader_byte keeps every checkpoint and restart out.
-    JKV_RETURN_IF_ERROR(RefreshPrivate());
+  if (private_.active()) {
+    // No pin: WalOptions::private_reader_byte keeps every checkpoint and restart out (U1).
+    JKV_RETURN_IF_ERROR(private_.Refresh(*pins_.mu()));
     shm::IndexHeader h;
     if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
     return SnapshotOf(h);
@@ -54,7 +54,9 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
     CallWalHook("begin_read:header");
     const WalSnapshot snap = SnapshotOf(h);
     for (int l = 0; l < nlogs_; ++l) {
-      if (logs_[l] == nullptr && snap.logs[l].mx > 0) JKV_RETURN_IF_ERROR(OpenLogForReading(l));
+      if (logs_[l] == nullptr && snap.logs[l].mx > 0) {
+        JKV_RETURN_IF_ERROR(private_.OpenLogForReading(l, *pins_.mu()));
+      }
     }
     const PinPair pins = pins_.PinsOf(snap);
     if (pins_.Covered(pins)) {
@@ -99,23 +101,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
   }
 }
 
-// A read-only connection that joined without log `log`: a writer has since created it and
-// published frames in it, so it exists (only the last connection removes it, and this one is
-// open).
-absl::Status WalConnection::OpenLogForReading(int log) {
-  absl::StatusOr<std::unique_ptr<wal::WalLog>> opened =
-      wal::WalLog::Open(fs_, log_paths_[log], /*read_only=*/true);
-  if (!opened.ok()) {
-    return absl::Status(opened.status().code(),
-                        absl::StrCat("the wal-index publishes frames, but ", log_paths_[log],
-                                     " cannot be opened: ", opened.status().message()));
-  }
-  logs_[log] = std::move(*opened);
-  return absl::OkStatus();
-}
-
 void WalConnection::EndRead(const WalSnapshot& snapshot) {
-  if (private_) return;
+  if (private_.active()) return;
   pins_.Close(pins_.PinsOf(snapshot));  // W3, M4
 }
 

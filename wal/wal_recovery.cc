@@ -30,13 +30,13 @@ absl::Status WalConnection::RecoverIndex() {
   for (int l = 0; l < nlogs_; ++l) {
     if (scans[l].mx_frame == 0) continue;
     found = true;
-    if (MaintenanceSync() >= SyncLevel::kFull) {
+    if (durability_.MaintenanceSync() >= SyncLevel::kFull) {
       // W6, D1: frames a crashed writer wrote but never synced are about to be published: made
       // durable first when any connection of the -shm is at FULL or EXTRA (whatever this
       // one's level: they may be a FULL writer's pending commits), so that what readers see
       // from now on survives a power loss. synced_through then says so (D2).
       JKV_RETURN_IF_ERROR(
-          MakeLogDurable(l, h.logs[l], "W6 log at recovery").status());
+          durability_.MakeLogDurable(flush_, l, h.logs[l], "W6 log at recovery").status());
     }
   }
   // A fresh change word, so that no connection mistakes the rebuilt state for one it cached.
@@ -50,7 +50,9 @@ absl::Status WalConnection::RecoverIndex() {
     // W13: commits appended and waiting for their flush that the log's valid prefix does not
     // hold are gone; their waiters must fail, not be acknowledged by a later commit that
     // reaches the same frames.
-    DropUnpublished(h, had_appended ? std::optional<shm::IndexHeader>(appended) : std::nullopt);
+    durability_.DropUnpublished(
+        write_lock_, flush_, h,
+        had_appended ? std::optional<shm::IndexHeader>(appended) : std::nullopt);
   }
   if (found) counters_.Add(base::Counter::kRecoveries);
   return absl::OkStatus();
@@ -86,7 +88,7 @@ absl::Status WalConnection::RepairHeader() {
       JKV_RETURN_IF_ERROR(index_->Truncate(l, keep));
     }
     // W13: with no whole appended copy, commits appended past `h` are gone: their waiters fail.
-    if (!appended_whole) DropUnpublished(h, std::nullopt);
+    if (!appended_whole) durability_.DropUnpublished(write_lock_, flush_, h, std::nullopt);
     return absl::OkStatus();
   }
   return RecoverIndex();

@@ -37,7 +37,8 @@ struct WalOptions {
   // The smallest step by which a log file is preallocated (log/wal_log.h).
   uint64_t grow_bytes = wal::kGrowBytes;
   // The byte of the database file that read-only connections with a private index hold
-  // shared for their life (JoinPrivate); the database file's lock table owns its place.
+  // shared for their life (PrivateIndex::Join, wal/private_index.h); the database file's lock
+  // table owns its place.
   uint64_t private_reader_byte = 0;
 };
 

@@ -22,8 +22,8 @@ using internal::Sleep;
 
 absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   JKV_DCHECK(!writer_.write_locked());
-  if (private_) {
-    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_reason_));
+  if (private_.active()) {
+    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_.reason()));
   }
   base::Backoff wait(deadline, kMaxWait);
   while (true) {
@@ -46,7 +46,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   // W13 c: commits a failed log sync left unpublished are dropped before anything builds on
   // them (one load when no sync failed).
   // The published header stays as it is: the appended one goes back to it.
-  if (s.ok()) s = ResetAfterFailure(deadline);
+  if (s.ok()) s = durability_.ResetAfterFailure(write_lock_, flush_, deadline);
   absl::StatusOr<shm::IndexHeader> h = published;  // the appended one, once read below
   if (s.ok()) {
     h = recovery_.AppendedOrDamage(*published, write_lock_);
