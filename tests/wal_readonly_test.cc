@@ -1,6 +1,6 @@
 // WAL readers that may not write the wal-index: a read-only connection whose `-shm` cannot be
 // opened for writing (no write permission on it or on the directory) keeps a private index on
-// the heap (wal/wal_connection.h, JoinPrivate). It reads whole snapshots next to a live writer,
+// the heap (wal/private_index.h). It reads whole snapshots next to a live writer,
 // sees that writer's later commits in its later read transactions, holds checkpoints and log
 // restarts back while it is open (they would change the database file or the log under it),
 // and works on a database whose -shm is gone (no other connection open).
