@@ -30,6 +30,7 @@ namespace journalkv::wal {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 
 constexpr uint32_t kPageSize = 1024;
@@ -116,19 +117,17 @@ TEST_F(LogDurabilityTest, ALogSyncedThroughItsFramesIsNotSyncedAgain) {
   Append({2, 3});
   absl::Status e;
   if (!flush_.TryLock(*index_, &e)) FAIL() << e;
-  JKV_ASSERT_OK_AND_ASSIGN(bool synced, d.MakeLogDurable(flush_, 0, header_.logs[0], "test"));
-  EXPECT_TRUE(synced);
+  // EXPECTs only while FLUSH is held: an ASSERT's early return would leave it held.
+  EXPECT_THAT(d.MakeLogDurable(flush_, 0, header_.logs[0], "test"), IsOkAndHolds(true));
   EXPECT_EQ(index_->synced_through(0), shm::EncodeSynced(8, 2, false));
-  JKV_ASSERT_OK_AND_ASSIGN(synced, d.MakeLogDurable(flush_, 0, header_.logs[0], "test"));
-  EXPECT_FALSE(synced);
+  EXPECT_THAT(d.MakeLogDurable(flush_, 0, header_.logs[0], "test"), IsOkAndHolds(false));
   Append({4});
-  JKV_ASSERT_OK_AND_ASSIGN(synced, d.MakeLogDurable(flush_, 0, header_.logs[0], "test"));
-  EXPECT_TRUE(synced);
+  EXPECT_THAT(d.MakeLogDurable(flush_, 0, header_.logs[0], "test"), IsOkAndHolds(true));
   flush_.Unlock(*index_);
   // Durable already: no FLUSH taken.
-  JKV_ASSERT_OK_AND_ASSIGN(synced, d.MakeLogDurableLocking(flush_, 0, header_.logs[0], "test",
-                                                           absl::Now() + absl::Seconds(1)));
-  EXPECT_FALSE(synced);
+  EXPECT_THAT(d.MakeLogDurableLocking(flush_, 0, header_.logs[0], "test",
+                                      absl::Now() + absl::Seconds(1)),
+              IsOkAndHolds(false));
 }
 
 // W13: a failed sync fails every commit the published header does not cover, and only those;
