@@ -62,6 +62,11 @@ struct Wal2Checkpoint {
   absl::Time deadline;       // the busy timeout, from the call
   uint32_t seq = 0;          // the current log's generation at the call
   bool nothing_new = false;  // phase 2 found the call's generation of the current log empty
+  // The calling thread held WRITE at the call: its own write transaction is open (a checkpoint
+  // asked inside it). Every phase then runs beside that WRITE, which the checkpoint did not
+  // take, and a switch waits for the writer role the caller holds itself (busy); V4's check,
+  // which tells the checkpoint's writer role by the thread that holds WRITE, does not apply.
+  bool caller_writes = false;
   Phase next = Phase::kCopy;
   CheckpointResult result;   // the phases' figures so far
 };
