@@ -378,7 +378,11 @@ class GroupFaultSweepTest : public ::testing::TestWithParam<FaultMix> {
     }
     EXPECT_GT(counts.acknowledged, trials) << "the writers committed next to nothing";
     if (what == "failing sync") {
-      EXPECT_GT(counts.syncs_failed, trials / 2) << "the injected sync failure seldom fired";
+      // A guard against a vacuous sweep, not a rate: the n-th sync is drawn over a range some
+      // runs end before (an EXTRA and an OFF writer in WAL2 make few syncs), and with the
+      // default tier's 8 trials "more than half" failed by chance under ASan (4 of 8).
+      EXPECT_GE(counts.syncs_failed, std::max(1, trials / 4))
+          << "the injected sync failure seldom fired";
     }
   }
 };
