@@ -10,10 +10,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "checkpoint/policy.h"
 #include "pager/db_format.h"
 #include "pager/journal_mode.h"
 #include "vfs/sync.h"
+
+namespace journalkv::checkpoint {
+class CheckpointPolicy;  // checkpoint/policy.h: WAL's only, so not included here
+}  // namespace journalkv::checkpoint
 
 namespace journalkv::pager {
 

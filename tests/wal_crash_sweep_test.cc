@@ -38,6 +38,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/test_scale.h"
+#include "checkpoint/policy.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
 #include "tests/crash_sweep.h"

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/test_scale.h"
+#include "checkpoint/policy.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"

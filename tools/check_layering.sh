@@ -45,7 +45,9 @@ done < <(git ls-files '*.h' '*.cc' '*.c' 2>/dev/null || find . -name '*.h' -o -n
 # the mode-neutral half of the seam (pager/journal_strategy.h, pager/pager_core.h,
 # pager/pager_options.h, pager/txn.h) reach nothing of the WAL (wal/ but its checkpoint
 # vocabulary wal/checkpoint_types.h, which the seam's Checkpoint and the public engine/db.h
-# name; log/, shm/, the background checkpointer, pager/wal_*, pager/hot_pages*); the WAL's files
+# name; log/, shm/, checkpoint/ (its policies and background thread are the WAL's),
+# pager/wal_*, pager/hot_pages*); pager/pager_core.h and pager/pager_options.h not even that
+# vocabulary (they reach nothing in wal/ at all); the WAL's files
 # (pager/wal_*, pager/hot_pages*, wal/, log/) reach nothing of the rollback journal. Both meet
 # the pager only through pager/journal_strategy.h.
 declare -A includes_of=()
@@ -73,7 +75,7 @@ reach() {
 is_wal_file() {
   [[ "$1" != wal/checkpoint_types.h ]] &&
     [[ "$1" == wal/* || "$1" == log/* || "$1" == shm/* || "$1" == pager/wal_* ||
-       "$1" == pager/hot_pages* || "$1" == checkpoint/background* ]]
+       "$1" == pager/hot_pages* || "$1" == checkpoint/* ]]
 }
 is_rollback_file() {
   [[ "$1" == pager/journal.* || "$1" == pager/journal_format.* || "$1" == pager/rollback_* ]]
@@ -86,6 +88,10 @@ for file in "${!includes_of[@]}"; do
     while IFS= read -r inc; do
       if is_wal_file "$inc"; then
         echo "layering: $file reaches $inc (the rollback journal and the seam's neutral half must not know the WAL)"
+        status=1
+      elif [[ ( "$file" == pager/pager_core.h || "$file" == pager/pager_options.h ) &&
+              "$inc" == wal/* ]]; then
+        echo "layering: $file reaches $inc (the pager's core and options include nothing from wal/)"
         status=1
       fi
     done < <(reach "$file")

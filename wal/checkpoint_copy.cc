@@ -207,10 +207,10 @@ namespace {
 // Restarts logs[0..n) of `logs` in the index, in one publish: each gets the next generation
 // after the newest of both (so the last one listed is the newest, V1), new salts and no
 // frames; `current` becomes the current log. REQUIRES: every frame of each copied (C2).
-absl::Status RestartLogs([[maybe_unused]] const LockByte& ckpt, shm::WalIndex& index,
-                         shm::IndexHeader& header,
-                         std::initializer_list<int> logs, int current, bool two_logs)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt) {
+absl::Status RestartLogs([[maybe_unused]] const LockByte& write,
+                         [[maybe_unused]] const LockByte& ckpt, shm::WalIndex& index,
+                         shm::IndexHeader& header, std::initializer_list<int> logs, int current,
+                         bool two_logs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, ckpt) {
   // Salts must differ between generations and between processes: one generator per thread,
   // seeded from the system's entropy once per process (a std::random_device per restart cost
   // an open and a read of /dev/urandom each time). A forked child, which inherits the parent's
@@ -285,16 +285,16 @@ absl::Status RestartLogs([[maybe_unused]] const LockByte& ckpt, shm::WalIndex& i
 
 }  // namespace
 
-absl::Status RestartLog(const LockByte& ckpt, shm::WalIndex& index, shm::IndexHeader& header,
-                        int log, bool make_current, bool two_logs) {
-  return RestartLogs(ckpt, index, header, {log},
+absl::Status RestartLog(const LockByte& write, const LockByte& ckpt, shm::WalIndex& index,
+                        shm::IndexHeader& header, int log, bool make_current, bool two_logs) {
+  return RestartLogs(write, ckpt, index, header, {log},
                      make_current ? log : static_cast<int>(header.current_log), two_logs);
 }
 
-absl::Status RestartBothLogs(const LockByte& ckpt, shm::WalIndex& index,
+absl::Status RestartBothLogs(const LockByte& write, const LockByte& ckpt, shm::WalIndex& index,
                              shm::IndexHeader& header, int log) {
   // `log` gets the earlier new generation, the other one the later and becomes current (V1).
-  return RestartLogs(ckpt, index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
+  return RestartLogs(write, ckpt, index, header, {log, 1 - log}, 1 - log, /*two_logs=*/true);
 }
 
 absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, CheckpointMode mode) {
@@ -451,6 +451,12 @@ absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, Che
   if (!defer && published == mx) JKV_RETURN_IF_ERROR(CutPastNewestCommit(files, header));
   if ((mode == CheckpointMode::kRestart || mode == CheckpointMode::kTruncate) &&
       !result.blocked) {
+    if (files.write == nullptr) {
+      return absl::FailedPreconditionError(
+          "a checkpoint restarts the log only as the writer (W7): RESTART and TRUNCATE need "
+          "the WRITE lock (CheckpointFiles::write)");
+    }
+    files.write->AssumeHeld();  // the caller's writer role
     Hook("restart");
     // WAL2: the log whose file holds the newest frames. A log restarted in the index (an
     // empty current log) keeps its older generation's header in its file until its first
@@ -462,10 +468,10 @@ absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, Che
       // in the database file). Readers of either old generation read the database file (W7).
       // The log with the older file becomes current and is overwritten first: the file left
       // as it is must never be older than the database's pages (R2).
-      JKV_RETURN_IF_ERROR(RestartBothLogs(ckpt, *files.index, header, newest_file));
+      JKV_RETURN_IF_ERROR(RestartBothLogs(*files.write, ckpt, *files.index, header, newest_file));
       result.restarted = true;
     } else if (mx > 0) {
-      JKV_RETURN_IF_ERROR(RestartLog(ckpt, *files.index, header, L, false, files.two_logs));
+      JKV_RETURN_IF_ERROR(RestartLog(*files.write, ckpt, *files.index, header, L, false, files.two_logs));
       result.restarted = true;
     }
     if (mode == CheckpointMode::kTruncate) {

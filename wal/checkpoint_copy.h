@@ -138,6 +138,10 @@ struct CheckpointFiles {
   // While any holds it nothing is copied (PASSIVE: blocked at once; the other modes wait up to
   // the busy timeout) and the log is not restarted, so their snapshots stay whole.
   uint64_t private_reader_lock = 0;
+  // The connection's WRITE byte when the caller holds it (as the writer: wal/lock_byte.h), else
+  // null. RESTART and TRUNCATE restart the log only as the writer (W7); without it they copy
+  // and then fail (FailedPrecondition) instead of restarting.
+  const LockByte* write = nullptr;
   // A PASSIVE checkpoint that may leave its copy unpublished (a background checkpointer at
   // FULL or EXTRA, where every published frame is already durable, W1): with `publish` false,
   // when it copied something, it returns without C2 and without publishing the backfill. So a
@@ -169,19 +173,19 @@ absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, Che
 // `make_current` (readers of the old generation notice and read the database file
 // instead, which holds their snapshot) and clears the hash tables. The log file itself is
 // rewritten from frame 1 by the next writer, which first writes the generation's log header
-// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE and CKPT (`ckpt`) held,
+// and makes it durable (wal/wal_connection.h W4). REQUIRES: WRITE (`write`) and CKPT (`ckpt`) held,
 // and backfill == mx_frame (every frame copied and synced, C2). `header` is the current published
 // header; it is updated.
 // `two_logs`: WAL2 (both logs' generations count; in WAL mode log 1's words are unused).
-absl::Status RestartLog(const LockByte& ckpt, shm::WalIndex& index, shm::IndexHeader& header,
-                        int log = 0, bool make_current = false, bool two_logs = false)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
+absl::Status RestartLog(const LockByte& write, const LockByte& ckpt, shm::WalIndex& index,
+                        shm::IndexHeader& header, int log = 0, bool make_current = false,
+                        bool two_logs = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, ckpt);
 
 // WAL2: restarts both logs in one publish (`log` first, then the other one, which becomes the
 // current log). REQUIRES: as RestartLog, for both logs.
-absl::Status RestartBothLogs(const LockByte& ckpt, shm::WalIndex& index,
+absl::Status RestartBothLogs(const LockByte& write, const LockByte& ckpt, shm::WalIndex& index,
                              shm::IndexHeader& header, int log)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(ckpt);
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, ckpt);
 
 // The log header of the generation `state` describes (its checksum is state.last_checksum
 // once the generation has no frames).

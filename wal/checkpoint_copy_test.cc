@@ -91,6 +91,7 @@ class CheckpointerTest : public ::testing::Test {
     f.db = db_.get();
     f.page_size = kPageSize;
     f.busy_timeout = absl::Milliseconds(20);
+    f.write = &write_;  // the test is the writer
     return f;
   }
 
@@ -104,6 +105,7 @@ class CheckpointerTest : public ::testing::Test {
   std::unique_ptr<vfs::File> db_;
   std::unique_ptr<wal::WalLog> log_;
   std::unique_ptr<shm::WalIndex> index_;
+  LockByte write_;  // the WRITE byte the test holds as the writer (CheckpointFiles::write)
   shm::IndexHeader header_;
 };
 
@@ -253,6 +255,24 @@ TEST_F(CheckpointerTest, ABackfillPastTheLastFrameIsForgottenAndEverythingCopied
   EXPECT_TRUE(r.restarted);
   EXPECT_EQ(PageInFile(2), 'a');
   EXPECT_EQ(PageInFile(3), 'b');
+}
+
+// W7: only the writer restarts the log. A RESTART whose caller does not hold WRITE (no
+// CheckpointFiles::write) copies every frame and then refuses to restart: a writer could be
+// appending past the header it would restart from.
+TEST_F(CheckpointerTest, ARestartWithoutTheWriteLockCopiesButDoesNotRestart) {
+  Commit({2}, 'a');
+  Commit({3}, 'b');
+  CheckpointFiles f = Files();
+  f.write = nullptr;
+  EXPECT_THAT(CheckpointLog(f, CheckpointMode::kRestart),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "only as the writer"));
+  EXPECT_EQ(PageInFile(2), 'a');
+  EXPECT_EQ(PageInFile(3), 'b');
+  shm::IndexHeader h;
+  ASSERT_TRUE(index_->ReadHeader(&h));
+  EXPECT_EQ(h.logs[0].ckpt_seq, kSeq) << "restarted without WRITE";
+  EXPECT_EQ(h.logs[0].mx_frame, 2u);
 }
 
 // C6: an entry naming another page than its frame's own header is refused, and nothing is

@@ -32,7 +32,8 @@ absl::StatusOr<CheckpointResult> Checkpoints::Run(CheckpointFiles files, Checkpo
 
 // W7, V3. The restart takes CKPT too (a checkpoint reads the header and then the backfill,
 // and must not pair one generation's mx_frame with the next one's backfill).
-absl::Status Checkpoints::RestartIfCopied(shm::WalIndex& index, shm::IndexHeader& header,
+absl::Status Checkpoints::RestartIfCopied(const LockByte& write, shm::WalIndex& index,
+                                          shm::IndexHeader& header,
                                           int log, bool make_current, bool may_skip,
                                           absl::Time ckpt_deadline,
                                           absl::FunctionRef<bool()> allowed) {
@@ -54,7 +55,7 @@ absl::Status Checkpoints::RestartIfCopied(shm::WalIndex& index, shm::IndexHeader
     ckpt_lock_.AssumeHeld();  // just taken
     // W7: only a log whose every frame is copied (and synced, C2).
     if (index.backfill(log) == header.logs[log].mx_frame && allowed()) {
-      s = RestartLog(ckpt_lock_, index, header, log, make_current, wal2_);
+      s = RestartLog(write, ckpt_lock_, index, header, log, make_current, wal2_);
       if (s.ok()) {
         CheckInvariants(index, header, log);
         counters_->Add(base::Counter::kLogRestarts);

@@ -90,10 +90,12 @@ class Checkpoints {
   // the checkpoint mutex and CKPT. With `ckpt_deadline` it waits for both until then (V4: a
   // checkpoint's switch); else, with `may_skip`, a busy mutex leaves the restart to a later
   // writer; else it waits for the mutex (its own checkpoint ends at once: nothing is left to
-  // copy) and not for CKPT. Counts the restart. REQUIRES: WRITE held.
-  absl::Status RestartIfCopied(shm::WalIndex& index, shm::IndexHeader& header, int log,
+  // copy) and not for CKPT. Counts the restart. REQUIRES: WRITE (`write`) held.
+  absl::Status RestartIfCopied(const LockByte& write, shm::WalIndex& index,
+                               shm::IndexHeader& header, int log,
                                bool make_current, bool may_skip, absl::Time ckpt_deadline,
-                               absl::FunctionRef<bool()> allowed) ABSL_LOCKS_EXCLUDED(mu_);
+                               absl::FunctionRef<bool()> allowed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Counts a checkpoint in the stats; `restart_counted`: its restart was a switch, which
   // RestartIfCopied counted already.

@@ -82,7 +82,8 @@ class CheckpointsTest : public ::testing::Test {
   }
 
   absl::Status Restart(bool allowed = true) {
-    return role_.RestartIfCopied(*index_, header_, 0, /*make_current=*/false,
+    write_.AssumeHeld();  // the test is the writer
+    return role_.RestartIfCopied(write_, *index_, header_, 0, /*make_current=*/false,
                                  /*may_skip=*/false, absl::InfinitePast(),
                                  [allowed] { return allowed; });
   }
@@ -93,6 +94,7 @@ class CheckpointsTest : public ::testing::Test {
   std::unique_ptr<shm::WalIndex> index_;
   shm::IndexHeader header_;
   base::Counters counters_;
+  LockByte write_;
   Checkpoints role_{/*wal2=*/false, &counters_};
 };
 

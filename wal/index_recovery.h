@@ -5,14 +5,17 @@
 // one (W12 f), and checked against the log (IndexDamage, W6). Also the one place the index
 // header is read until whole (ReadWholeHeader).
 //
-// WalConnection composes it: RecoverIndex and RepairHeader (wal/wal_recovery.cc) take the locks,
-// make the frames found durable and drop the commits a rebuild loses (W13), and call in here
-// for the scans, the rebuild and the checks; BeginWrite (wal/wal_writer.cc) takes its base from
-// AppendedOrDamage.
+// It also makes a connection's index whole again: RecoverIndex (the rebuild, which makes the
+// frames found durable first and drops the commits it loses through the durability role, D1
+// and W13), RepairHeader (a torn published header) and ReadHeaderOrRepair (the published header
+// read until whole, repaired by whoever may, W9). WalConnection composes it: Join and
+// BeginWrite (wal/wal_connection.cc, wal/wal_writer.cc) take the locks and call in here;
+// BeginWrite takes its base from AppendedOrDamage.
 //
-// Locks: WRITE and RECOVER are the connection's (wal::LockByte, wal/lock_byte.h). The functions
-// that need them take the byte as an argument and REQUIRE it, so that clang checks that the
-// caller holds the very byte it passes (tools/check_thread_safety.sh).
+// Locks: WRITE and RECOVER are the connection's (wal::LockByte, wal/lock_byte.h), FLUSH its
+// group flush's (wal/group_flush.h). The functions that need them take the byte as an argument
+// and REQUIRE it, so that clang checks that the caller holds the very byte it passes
+// (tools/check_thread_safety.sh).
 //
 // Thread-safety: the scans and HeaderFromScans from any thread; the rest under the locks they
 // name, which also serialize the writer's checked-change cache (wal::Writer::Checked).
@@ -26,9 +29,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/counters.h"
 #include "log/wal_log.h"
 #include "shm/wal_index.h"
+#include "wal/group_flush.h"
 #include "wal/lock_byte.h"
+#include "wal/log_durability.h"
 #include "wal/writer.h"
 
 namespace journalkv::wal {
@@ -56,6 +63,10 @@ class IndexRecovery {
     // IndexDamage's cache: the last header found consistent with the log (or published by the
     // writer) is not checked again.
     Writer* writer = nullptr;
+    // The durability role: the frames a rebuild publishes are made durable by its sync level
+    // (D1), and the commits a rebuild or repair loses fail through it (W13).
+    LogDurability* durability = nullptr;
+    base::Counters* counters = nullptr;  // the connection's: counts the recoveries
   };
 
   explicit IndexRecovery(Env env) : env_(env), nlogs_(env.wal2 ? 2 : 1) {}
@@ -73,6 +84,24 @@ class IndexRecovery {
   absl::Status RebuildEntries(const std::array<ScanResult, 2>& scans, const shm::IndexHeader& h,
                               const LockByte& write, const LockByte& recover)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, recover);
+
+  // --- the index made whole again
+  // W6: rebuilds the index from the logs (the scans, the entries, then the header: W8), making
+  // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
+  // WRITE, RECOVER and FLUSH held (W12 d; at open, alone: GroupFlush::AssumeAlone).
+  absl::Status RecoverIndex(const LockByte& write, const LockByte& recover, GroupFlush& flush)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, recover, flush);
+  // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
+  // index when neither copy is whole); the appended header is repaired too (W12 e).
+  absl::Status RepairHeader(const LockByte& write, const LockByte& recover, GroupFlush& flush)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write, recover, flush);
+  // The published header, read until whole (ReadWholeHeader); one that stays torn is repaired
+  // (W6) by the connection's writer thread, or, with `may_recover`, by another thread while
+  // the connection holds no WRITE (W9), which then takes WRITE, RECOVER and FLUSH itself
+  // (`write`, `recover`, `flush`: the connection's); else waited for until `deadline`.
+  absl::StatusOr<shm::IndexHeader> ReadHeaderOrRepair(absl::Time deadline, bool may_recover,
+                                                      const LockByte& write,
+                                                      const LockByte& recover, GroupFlush& flush);
 
   // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
   // false when neither copy is whole.

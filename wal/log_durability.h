@@ -7,7 +7,7 @@
 //
 // WalConnection composes it: the group flush (wal/wal_flush.cc, FlushLocked and AwaitDurable)
 // syncs through MakeLogDurable and asks CommitDropped; BeginWrite (wal/wal_writer.cc) resets
-// through ResetAfterFailure; recovery and the header repair (wal/wal_recovery.cc) sync the frames
+// through ResetAfterFailure; recovery and the header repair (wal/index_recovery.h) sync the frames
 // found and drop the commits they lose (DropUnpublished); checkpoints (C1) and the writer (V6,
 // W4) sync at MaintenanceSync through MakeLogDurableLocking.
 //

@@ -247,4 +247,20 @@ void PrivateIndex::CheckInvariants(const base::Mutex& pin_mu) const {
 #endif
 }
 
+absl::Status PrivateIndex::CheckCanCheckpoint() const {
+  if (!active_) return absl::OkStatus();
+  if (!reason_.empty()) {
+    return absl::ResourceExhaustedError(absl::StrCat(*env_.db_path, ": ", reason_));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      *env_.db_path, ": a read-only connection without write access to ", *env_.shm_path,
+      " cannot checkpoint"));
+}
+
+bool PrivateIndex::NoPrivateReaders() const {
+  absl::StatusOr<bool> free =
+      env_.db_file->CanLock(env_.options->private_reader_byte, 1, vfs::LockMode::kExclusive);
+  return free.ok() && *free;
+}
+
 }  // namespace journalkv::wal

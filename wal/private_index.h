@@ -93,6 +93,12 @@ class PrivateIndex {
   bool active() const { return active_; }
   // JoinFullDisk's reason; empty for a read-only connection.
   const std::string& reason() const { return reason_; }
+  // OK unless the connection reads through a private index, which cannot checkpoint: names
+  // why (ResourceExhausted for a full disk, else FailedPrecondition).
+  absl::Status CheckCanCheckpoint() const;
+  // Whether no connection of any process reads through a private index now (none holds the
+  // private reader byte of the database file shared): the log may restart (W7).
+  bool NoPrivateReaders() const;
   // The change word of the header last indexed.
   uint32_t change() const { return change_; }
 

@@ -36,20 +36,10 @@ CheckpointFiles WalConnection::Files() {
   return f;
 }
 
-absl::Status WalConnection::CheckCanCheckpoint() const {
-  if (!private_.active()) return absl::OkStatus();
-  if (!private_.reason().empty()) {
-    return absl::ResourceExhaustedError(absl::StrCat(db_path_, ": ", private_.reason()));
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      db_path_, ": a read-only connection without write access to ", shm_path_,
-      " cannot checkpoint"));
-}
-
 absl::StatusOr<CheckpointResult> WalConnection::Checkpoint(CheckpointMode mode,
                                                          const std::atomic<bool>* stop,
                                                          bool defer) {
-  JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
+  JKV_RETURN_IF_ERROR(private_.CheckCanCheckpoint());
   // As the writer (FULL, RESTART, TRUNCATE): what other writers appended and a flush has not
   // published yet is made durable and published first, so that the checkpoint copies it and
   // the log can restart (W12 c).
@@ -69,6 +59,7 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
   JKV_DCHECK(!as_writer || writer_.state() == Writer::State::kLocked);
   CheckpointFiles files = Files();
   files.stop = stop;
+  if (as_writer) files.write = &write_lock_;  // W7: only the writer restarts the log
   // Only a deferred checkpoint may leave its copy unpublished, and only where published frames
   // are durable (W1); every checkpoint starts past any connection's unpublished copy (C3).
   files.publish = !(defer && mode == CheckpointMode::kPassive && options_.sync >= SyncLevel::kFull);
@@ -87,13 +78,15 @@ absl::StatusOr<CheckpointResult> WalConnection::RunCheckpoint(CheckpointMode mod
 
 absl::StatusOr<Wal2Checkpoint> WalConnection::StartWal2Checkpoint(CheckpointMode mode) {
   JKV_DCHECK(wal2_ && mode != CheckpointMode::kPassive);
-  JKV_RETURN_IF_ERROR(CheckCanCheckpoint());
+  JKV_RETURN_IF_ERROR(private_.CheckCanCheckpoint());
   Wal2Checkpoint c;
   c.mode = mode;
   c.deadline = absl::Now() + options_.busy_timeout;
   // The current log's generation now: the commits made before this call are in it or in the
   // other log.
-  JKV_ASSIGN_OR_RETURN(shm::IndexHeader start, ReadHeaderOrRecover(c.deadline, false));
+  JKV_ASSIGN_OR_RETURN(
+      shm::IndexHeader start,
+      recovery_.ReadHeaderOrRepair(c.deadline, false, write_lock_, recover_lock_, flush_));
   c.seq = start.logs[CurrentLog(start, wal2_)].ckpt_seq;
   c.caller_writes = writer_.OnWriterThread();
   return c;
@@ -140,6 +133,7 @@ absl::Status WalConnection::Wal2Phase(Wal2Checkpoint& c) {
       // has frames, becomes the non-current one. (Already switched by a writer, V3: its commits
       // are in the non-current log. Restarted in place, or still empty: it holds none.)
       CallWalHook("checkpoint:switching");
+      write_lock_.AssumeHeld();  // V4: this phase runs as the writer (Wal2CheckpointStep)
       const shm::LogState& current = writer_.header().logs[writer_.cursor().log];
       c.nothing_new = current.ckpt_seq == c.seq && current.mx_frame == 0;
       bool moved = true;
@@ -173,6 +167,7 @@ absl::Status WalConnection::Wal2Phase(Wal2Checkpoint& c) {
     case Phase::kRestart: {
       // 4. RESTART, TRUNCATE: as the writer again, restart what holds nothing left to copy.
       CallWalHook("checkpoint:restarting");
+      write_lock_.AssumeHeld();  // V4: this phase runs as the writer (Wal2CheckpointStep)
       bool switched = false;  // the restart was a switch, which MaybeRestart counted
       JKV_ASSIGN_OR_RETURN(const CheckpointResult last,
                            RestartCopiedLogs(c.mode, c.deadline, &switched));
@@ -244,7 +239,7 @@ WalProgress WalConnection::Progress() {
     std::this_thread::yield();
     read = index_->ReadHeader(&h);
   }
-  const int l = read ? PolicyLog(h) : 0;
+  const int l = read ? PolicyLog(h, wal2_) : 0;
   if (read) {
     p.seq = h.logs[l].ckpt_seq;
     p.log_frames = h.logs[l].mx_frame;

@@ -1,7 +1,7 @@
 // WalConnection's life: opening the -shm and joining the wal-index (or making it: alone, on
 // the heap, or for a full disk), claiming a reader slot, the test hooks, the stats, and the
 // close of the last connection (W10). The reader is wal_reader.cc (its role: reader_pins.h), the
-// writer wal_writer.cc (writer.h), rebuilding the index wal_recovery.cc (index_recovery.h), the
+// writer wal_writer.cc (writer.h), rebuilding the index index_recovery.cc, the
 // private index private_index.cc and checkpoints wal_checkpoint.cc; wal_connection.h has the
 // states and invariants they keep.
 #include <algorithm>
@@ -108,6 +108,8 @@ WalConnection::WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File
           .page_size = page_size_,
           .shm_path = &shm_path_,
           .writer = &writer_,
+          .durability = &durability_,
+          .counters = &counters_,
       }),
       private_(PrivateIndex::Env{
           .fs = fs_,
@@ -222,7 +224,7 @@ absl::Status WalConnection::Join(absl::Time deadline) {
       write_lock_.AssumeHeld();
       recover_lock_.AssumeHeld();
       flush_.AssumeAlone();
-      absl::Status s = RecoverIndex();
+      absl::Status s = recovery_.RecoverIndex(write_lock_, recover_lock_, flush_);
       index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
       index_->Unlock(shm::ShmLock::kWrite).IgnoreError();
       if (PrivateIndex::DiskFull(s)) {
@@ -285,12 +287,7 @@ absl::Status WalConnection::JoinExclusive() {
   write_lock_.AssumeHeld();
   recover_lock_.AssumeHeld();
   flush_.AssumeAlone();
-  return RecoverIndex();
-}
-
-bool WalConnection::RestartAllowed() {
-  absl::StatusOr<bool> free = db_file_->CanLock(options_.private_reader_byte, 1, vfs::LockMode::kExclusive);
-  return free.ok() && *free;
+  return recovery_.RecoverIndex(write_lock_, recover_lock_, flush_);
 }
 
 // W10. A read-only connection cannot take the database file EXCLUSIVE (a write lock needs a

@@ -82,7 +82,7 @@
 //       finds the target past its snapshot (W3) and takes a newer one; a process killed in
 //       between leaves either the old generation with backfill 0 (copied again) or the new one
 //       with nothing copied (killed inside the publish, between the appended and the published
-//       header: the old generation too, W12 f). RecoverIndex sets its words before its header the same way. (The
+//       header: the old generation too, W12 f). IndexRecovery::RecoverIndex sets its words before its header the same way. (The
 //       old order, backfill and target cleared with the target of the next generation before
 //       the publish, let a reader settle on a snapshot the database file had already moved
 //       past: wal_interleaving_test, AReaderPinningWhileALogRestartsHalfwayTakesAWholeSnapshot,
@@ -94,7 +94,7 @@
 //       WRITE and RECOVER while the writer thread holds them. Only the writer thread repairs a
 //       torn header while the connection writes; other threads take WRITE to repair only
 //       under the writer role's mutex (Writer::role_mu, wal/writer.h) and only while the
-//       connection holds none (ReadHeaderOrRecover).
+//       connection holds none (IndexRecovery::ReadHeaderOrRepair).
 //       A reader thread that repaired under the writer truncated the writer's appended,
 //       unpublished index entries, and its commit's pages were then not found
 //       (wal_interleaving_test, AReaderThreadOfTheWritersHandleNeverRepairsUnderItsWriter).
@@ -392,17 +392,6 @@ class WalConnection {
               const WalOptions& options, base::Mutex* pin_mu);
   absl::Status Join(absl::Time deadline);
   absl::Status JoinExclusive();
-  bool RestartAllowed();
-  // W6: rebuilds the index from the log (the scans and the entries: IndexRecovery), making
-  // the frames found durable first (D1) and dropping the commits it loses (W13). REQUIRES:
-  // WRITE and RECOVER held, and FLUSH (W12 d; at open, alone: GroupFlush::AssumeAlone).
-  absl::Status RecoverIndex()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
-  // W6: republishes the whole copy of a header a publisher died writing (or rebuilds the
-  // index when neither copy is whole); the appended header is repaired too (W12 e).
-  // REQUIRES: WRITE, RECOVER and FLUSH held (W12 d).
-  absl::Status RepairHeader()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_, recover_lock_, flush_);
   // W12 g: flushes the commits pending past the published state (`header` is the appended
   // one), copies them and the published frames left, and restarts the log when the copy
   // reached them. REQUIRES: WRITE, WAL.
@@ -411,8 +400,8 @@ class WalConnection {
   // Restarts log `log` (W7, V3) when every frame of it is copied and CKPT is free (or, given
   // `ckpt_deadline`, once it is, waiting for it until then).
   absl::Status MaybeRestart(shm::IndexHeader& header, int log, bool make_current,
-                            absl::Time ckpt_deadline = absl::InfinitePast());
-  absl::Status CheckCanCheckpoint() const;
+                            absl::Time ckpt_deadline = absl::InfinitePast())
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // Checkpoint without counting it in the stats; in WAL2 with `non_current`, of the non-current
   // log only, without the writer role whatever the mode (V4).
   absl::StatusOr<CheckpointResult> RunCheckpoint(CheckpointMode mode,
@@ -422,20 +411,16 @@ class WalConnection {
   // WAL2, as the writer (V4): the other log, copied completely, becomes the current one (a V3
   // switch, waiting up to `deadline` for CKPT). False when the other log is not all copied, a
   // private reader forbids restarts or CKPT stayed busy.
-  absl::StatusOr<bool> SwitchLogs(absl::Time deadline);
+  absl::StatusOr<bool> SwitchLogs(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   // WAL2, as the writer, the last phase of RESTART and TRUNCATE (V4): restarts the logs that
   // hold nothing left to copy; `switched` tells whether that was a switch (SwitchLogs).
   absl::StatusOr<CheckpointResult> RestartCopiedLogs(CheckpointMode mode,
                                                                  absl::Time deadline,
-                                                                 bool* switched);
-  // The published header, read until whole (ReadWholeHeader); one that stays torn is repaired
-  // (W6) by this connection's writer thread, or, with `may_recover`, by another thread while
-  // the connection holds no WRITE (W9); else waited for until `deadline`.
-  absl::StatusOr<shm::IndexHeader> ReadHeaderOrRecover(absl::Time deadline, bool may_recover);
+                                                                 bool* switched)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_lock_);
   CheckpointFiles Files();
   // One phase of a WAL2 checkpoint (Wal2CheckpointStep, which checks V4 around it).
   absl::Status Wal2Phase(Wal2Checkpoint& c);
-  WalSnapshot SnapshotOf(const shm::IndexHeader& h) const;
   // Holding FLUSH: unless the published header covers `target` (appended in `epoch`) already,
   // makes the log durable through the newest appended commit (target when the appended header
   // cannot be read) and publishes it (W12 h); *published gets the published header. False
@@ -450,8 +435,6 @@ class WalConnection {
   // As the writer with something appended but not published (W12 c): flushes it now.
   absl::Status FlushPendingAsWriter();
 
-  // The log checkpoints and the policy look at while writers run (V4).
-  int PolicyLog(const shm::IndexHeader& h) const { return wal2_ ? 1 - (h.current_log & 1) : 0; }
 
   vfs::FileSystem* const fs_;
   const std::string db_path_;

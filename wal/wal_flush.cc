@@ -86,7 +86,7 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
 }
 
 absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& ticket) {
-  if (ticket.published) return SnapshotOf(ticket.header);
+  if (ticket.published) return SnapshotOf(ticket.header, wal2_);
   CallWalHook("await:start");
   const absl::Time start = absl::Now();
   // W14: a flush that publishes nothing for the busy timeout is a flusher that stopped.
@@ -115,7 +115,10 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
         break;
       }
       // The published header stays torn: repaired (W6) by this thread if no one else does.
-      JKV_RETURN_IF_ERROR(ReadHeaderOrRecover(deadline, /*may_recover=*/true).status());
+      JKV_RETURN_IF_ERROR(recovery_
+                              .ReadHeaderOrRepair(deadline, /*may_recover=*/true, write_lock_,
+                                                  recover_lock_, flush_)
+                              .status());
       continue;
     }
     JKV_RETURN_IF_ERROR(error);
@@ -137,7 +140,7 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
   counters_.Add(base::Counter::kFlushedCommits);
   if (by_others) counters_.Add(base::Counter::kCommitsFlushedByOthers);
   counters_.AddDuration(base::Counter::kFlushWait, absl::Now() - start);
-  return SnapshotOf(published);
+  return SnapshotOf(published, wal2_);
 }
 
 absl::Status WalConnection::FlushPendingAsWriter() {
@@ -161,7 +164,10 @@ absl::Status WalConnection::FlushPendingAsWriter() {
       return absl::UnavailableError(absl::StrCat(
           "busy: the wal-index header of ", shm_path_, " stays torn while the writer flushes"));
     }
-    JKV_RETURN_IF_ERROR(ReadHeaderOrRecover(deadline, /*may_recover=*/true).status());
+    JKV_RETURN_IF_ERROR(recovery_
+                            .ReadHeaderOrRepair(deadline, /*may_recover=*/true, write_lock_,
+                                                recover_lock_, flush_)
+                            .status());
   }
 }
 

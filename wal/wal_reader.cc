@@ -20,14 +20,6 @@ namespace journalkv::wal {
 using internal::kMaxWait;
 using internal::Sleep;
 
-WalSnapshot WalConnection::SnapshotOf(const shm::IndexHeader& h) const {
-  WalSnapshot s;
-  for (int l = 0; l < nlogs_; ++l) s.logs[l] = {h.logs[l].ckpt_seq, h.logs[l].mx_frame};
-  s.current = CurrentLog(h, wal2_);
-  s.change = h.change;
-  return s;
-}
-
 // W3: no system call. The pins are stored before the generations and the checkpoint targets
 // are read again (seq_cst on both sides), so either a checkpoint sees the pin or this reader
 // sees the checkpoint's target.
@@ -37,7 +29,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
     JKV_RETURN_IF_ERROR(private_.Refresh(*pins_.mu()));
     shm::IndexHeader h;
     if (!index_->ReadHeader(&h)) return absl::InternalError("private wal-index header torn");
-    return SnapshotOf(h);
+    return SnapshotOf(h, wal2_);
   }
   // The clock is read only once the read has to wait (absl::Now was 4% of a cached point read).
   std::optional<absl::Time> deadline_at;
@@ -49,10 +41,11 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
   while (true) {
     shm::IndexHeader h;
     if (!index_->ReadHeader(&h)) {
-      JKV_ASSIGN_OR_RETURN(h, ReadHeaderOrRecover(deadline(), !writer_active));
+      JKV_ASSIGN_OR_RETURN(h, recovery_.ReadHeaderOrRepair(deadline(), !writer_active,
+                                                           write_lock_, recover_lock_, flush_));
     }
     CallWalHook("begin_read:header");
-    const WalSnapshot snap = SnapshotOf(h);
+    const WalSnapshot snap = SnapshotOf(h, wal2_);
     for (int l = 0; l < nlogs_; ++l) {
       if (logs_[l] == nullptr && snap.logs[l].mx > 0) {
         JKV_RETURN_IF_ERROR(private_.OpenLogForReading(l, *pins_.mu()));

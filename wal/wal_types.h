@@ -55,6 +55,26 @@ struct WalSnapshot {
   uint64_t pin(int log) const { return shm::EncodePin(logs[log].seq, logs[log].mx); }
 };
 
+// The log header `h` names current: in WAL2 (V1) bit 0 of current_log; in WAL always log 0.
+inline int CurrentLog(const shm::IndexHeader& h, bool wal2) {
+  return wal2 ? static_cast<int>(h.current_log & 1) : 0;
+}
+
+// The log checkpoints and the policy look at while writers run (V4): WAL2's non-current log;
+// WAL's only log.
+inline int PolicyLog(const shm::IndexHeader& h, bool wal2) {
+  return wal2 ? 1 - CurrentLog(h, true) : 0;
+}
+
+// The snapshot of published header `h`.
+inline WalSnapshot SnapshotOf(const shm::IndexHeader& h, bool wal2) {
+  WalSnapshot s;
+  for (int l = 0; l < (wal2 ? 2 : 1); ++l) s.logs[l] = {h.logs[l].ckpt_seq, h.logs[l].mx_frame};
+  s.current = CurrentLog(h, wal2);
+  s.change = h.change;
+  return s;
+}
+
 // The page cache's version key of a page as frame `frame` of log generation `seq` holds it
 // (frame 0: as the database file holds it while that generation is current). The one place
 // the key's layout is written.

@@ -41,7 +41,8 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   }
   write_lock_.AssumeHeld();  // taken above (kLocked)
   // The published header (readers') and the appended one (this writer's base, W12).
-  absl::StatusOr<shm::IndexHeader> published = ReadHeaderOrRecover(deadline, true);
+  absl::StatusOr<shm::IndexHeader> published =
+      recovery_.ReadHeaderOrRepair(deadline, true, write_lock_, recover_lock_, flush_);
   absl::Status s = published.status();
   // W13 c: commits a failed log sync left unpublished are dropped before anything builds on
   // them (one load when no sync failed).
@@ -64,11 +65,14 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
       if (s.ok()) {
         flush_.AssertHeld();        // s is OK only after LockFlush returned OK,
         recover_lock_.AssumeHeld();  // which follows a taken RECOVER
-        s = RecoverIndex();
+        s = recovery_.RecoverIndex(write_lock_, recover_lock_, flush_);
         flush_.Unlock(*index_);
       }
       if (r.ok() && *r) index_->Unlock(shm::ShmLock::kRecover).IgnoreError();
-      if (s.ok()) published = ReadHeaderOrRecover(deadline, true);
+      if (s.ok()) {
+        published =
+            recovery_.ReadHeaderOrRepair(deadline, true, write_lock_, recover_lock_, flush_);
+      }
       if (s.ok()) s = published.status();
       // Still damaged: the rebuild did not take.
       if (s.ok()) h = recovery_.AppendedOrDamage(*published, write_lock_);
@@ -118,7 +122,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginWrite(absl::Time deadline) {
   }
   writer_.Begin(*h, index_->append_epoch());  // W13 d: the epoch is fixed while WRITE is held
   CallWalHook("begin_write:locked");
-  return SnapshotOf(*h);
+  return SnapshotOf(*h, wal2_);
 }
 
 // W12 g: a long log copied up to a few frames of its published end, which only those frames
@@ -154,8 +158,8 @@ absl::Status WalConnection::MaybeRestart(shm::IndexHeader& header, int log, bool
   // checkpoint holding CKPT has nothing to copy and ends at once).
   const bool may_skip = wal2_ && (header.logs[log].salt1 | header.logs[log].salt2) != 0;
   // A read-only private reader's frames must stay where they are (asked under CKPT).
-  return checkpoints_.RestartIfCopied(*index_, header, log, make_current, may_skip,
-                                      ckpt_deadline, [this] { return RestartAllowed(); });
+  return checkpoints_.RestartIfCopied(write_lock_, *index_, header, log, make_current, may_skip,
+                                      ckpt_deadline, [this] { return private_.NoPrivateReaders(); });
 }
 
 // Spill, Commit and Rollback are the writer role's (wal/writer.cc: W2, W4, V6, W11, W12 a, b).

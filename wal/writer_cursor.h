@@ -1,5 +1,6 @@
 // wal::WriterCursor: where the WAL writer appends next (the log, the frame, and the checksum
-// chain value before that frame), and wal::CurrentLog, the log a header names current. The one
+// chain value before that frame; the log a header names current is wal::CurrentLog,
+// wal/wal_types.h). The one
 // place a cursor is derived from an index header: at BeginWrite, at a Rollback, after a WAL2
 // switch (V3) and after a restart of both logs; WriteFrames then moves it one frame per append
 // (wal/wal_writer.cc).
@@ -21,13 +22,9 @@
 
 #include "base/check.h"
 #include "shm/wal_index.h"
+#include "wal/wal_types.h"
 
 namespace journalkv::wal {
-
-// The log header `h` names current: in WAL2 (V1) bit 0 of current_log; in WAL always log 0.
-inline int CurrentLog(const shm::IndexHeader& h, bool wal2) {
-  return wal2 ? static_cast<int>(h.current_log & 1) : 0;
-}
 
 struct WriterCursor {
   int log = 0;              // the log the writer appends to
