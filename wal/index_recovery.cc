@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
+#include "base/check.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
 #include "vfs/sync.h"
@@ -220,7 +221,29 @@ absl::Status IndexRecovery::RecoverIndex(const LockByte& write, const LockByte& 
         had_appended ? std::optional<shm::IndexHeader>(appended) : std::nullopt);
   }
   if (found) env_.counters->Add(base::Counter::kRecoveries);
+  CheckInvariants(scans, h);
   return absl::OkStatus();
+}
+
+void IndexRecovery::CheckInvariants([[maybe_unused]] const std::array<ScanResult, 2>& scans,
+                                    [[maybe_unused]] const shm::IndexHeader& h) const {
+#ifndef NDEBUG
+  shm::WalIndex& index = this->index();
+  shm::IndexHeader published;
+  JKV_DCHECK(index.ReadHeader(&published) && published == h);  // W6: the scans' header
+  for (int l = 0; l < nlogs_; ++l) {
+    JKV_DCHECK(h.logs[l].mx_frame == scans[l].mx_frame);
+    JKV_DCHECK(index.backfill(l) == 0);  // nothing known copied
+    const uint32_t mx = h.logs[l].mx_frame;
+    // Every frame with the page the log holds there (W2), and no entry past the last one (looked
+    // at only where its block is mapped already: a look never grows the -shm).
+    const uint32_t last = mx % shm::kFramesPerBlock != 0 ? mx + 1 : mx;
+    for (uint32_t f = 1; f <= last; ++f) {
+      absl::StatusOr<uint32_t> page = index.PageOfFrame(l, f);
+      JKV_DCHECK(page.ok() && *page == (f <= mx ? scans[l].pages[f - 1] : 0));
+    }
+  }
+#endif
 }
 
 // W6. A writer that died publishing left copy B (written first) whole and copy A torn, or B

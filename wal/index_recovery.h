@@ -17,6 +17,11 @@
 // and REQUIRE it, so that clang checks that the caller holds the very byte it passes
 // (tools/check_thread_safety.sh).
 //
+// CheckInvariants (debug builds) asserts W6 at the end of every rebuild: the header published
+// is the one the scans describe, every frame of each log up to its mx_frame is indexed with the
+// page the log holds there and nothing past it, and nothing of the logs counts as copied
+// (backfill 0).
+//
 // Thread-safety: the scans and HeaderFromScans from any thread; the rest under the locks they
 // name, which also serialize the writer's checked-change cache (wal::Writer::Checked).
 #ifndef JOURNALKV_WAL_INDEX_RECOVERY_H_
@@ -102,6 +107,10 @@ class IndexRecovery {
   absl::StatusOr<shm::IndexHeader> ReadHeaderOrRepair(absl::Time deadline, bool may_recover,
                                                       const LockByte& write,
                                                       const LockByte& recover, GroupFlush& flush);
+
+  // Debug builds: W6 (above) after a rebuild that published `h` from `scans`. A no-op under
+  // NDEBUG.
+  void CheckInvariants(const std::array<ScanResult, 2>& scans, const shm::IndexHeader& h) const;
 
   // W12 e: the appended header, rewritten from its whole copy when it stays torn (D, then C);
   // false when neither copy is whole.

@@ -1,5 +1,7 @@
 // Index recovery on its own, over a heap wal-index and logs in memory (vfs::MemFileSystem):
-// the header a scan of the logs describes (V1), the index rebuilt from the scans (W6), the
+// the header a scan of the logs describes (V1), the index rebuilt from the scans (W6) and by
+// RecoverIndex (dropping the pending commits the log lost, W13), a torn published header
+// repaired with its pending commits kept or waited for (RepairHeader, ReadHeaderOrRepair), the
 // appended header repaired from its whole copy (W12 e) or set back to the published one
 // (W12 f), the checks that find an index contradicting the log (IndexDamage, W6), and the one
 // helper that reads a header until whole.
@@ -21,13 +23,16 @@
 #include "log/wal_log.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
+#include "wal/group_flush.h"
 #include "wal/lock_byte.h"
+#include "wal/log_durability.h"
 #include "wal/writer.h"
 
 namespace journalkv::wal {
 namespace {
 
 using ::journalkv::testing::IsOk;
+using ::journalkv::testing::IsOkAndHolds;
 using ::journalkv::testing::StatusIs;
 
 constexpr uint32_t kPageSize = 1024;
@@ -49,6 +54,12 @@ class IndexRecoveryTest : public ::testing::Test {
     header_.logs[l] = {seq, 0x1000u + seq, 0x2000u + seq, 0, 0};
     JKV_ASSERT_OK_AND_ASSIGN(header_.logs[l].last_checksum,
                              logs_[l]->WriteHeader(LogHeaderFor(header_, l)));
+    AppendCommits(l, commits);
+  }
+
+  // One commit per entry of `commits` appended to log `l` (not indexed): header_.logs[l]
+  // follows.
+  void AppendCommits(int l, std::vector<std::vector<uint32_t>> commits) {
     for (const std::vector<uint32_t>& pages : commits) {
       std::vector<std::vector<uint8_t>> images;
       std::vector<FramePage> frames;
@@ -73,7 +84,9 @@ class IndexRecoveryTest : public ::testing::Test {
                           .wal2 = wal2,
                           .page_size = kPageSize,
                           .shm_path = &shm_path_,
-                          .writer = &writer_});
+                          .writer = &writer_,
+                          .durability = &durability_,
+                          .counters = &counters_});
   }
 
   // The index rebuilt from the logs and `h` published, as RecoverIndex does.
@@ -94,6 +107,18 @@ class IndexRecoveryTest : public ::testing::Test {
   Writer writer_{Writer::Env{.index = &index_, .logs = &logs_}};
   LockByte write_;
   LockByte recover_;
+  const std::array<std::string, 2> log_paths_{"/x.db-wal", "/x.db-wal2"};
+  WalOptions options_{.sync = SyncLevel::kFull};
+  LogDurability durability_{LogDurability::Env{.fs = &fs_,
+                                               .index = &index_,
+                                               .logs = &logs_,
+                                               .page_size = kPageSize,
+                                               .options = &options_,
+                                               .log_paths = &log_paths_,
+                                               .shm_path = &shm_path_,
+                                               .writer = &writer_}};
+  GroupFlush flush_;
+  base::Counters counters_;
 };
 
 // V1: the log with the later generation is current, whichever file it is; its last commit gives
@@ -207,6 +232,74 @@ TEST_F(IndexRecoveryTest, AHeaderTheLogContradictsIsDamage) {
   wrong = h;
   wrong.logs[0].last_checksum ^= 1;
   EXPECT_THAT(r.IndexDamage(wrong, write_), IsOk());
+}
+
+// W6, W13: RecoverIndex rebuilds the index from the log, the truth, and publishes it; a commit
+// appended past what the log holds (its frames lost) is dropped, so its waiter fails rather
+// than being acknowledged by a later commit that reaches the same frames. The rebuild counts.
+TEST_F(IndexRecoveryTest, RecoverIndexPublishesTheLogAndDropsTheCommitsItLost) {
+  WriteLog(0, 8, {{2}, {3}});
+  IndexRecovery r = Make(false);
+  ASSERT_THAT(durability_.JoinSyncFloor(false), IsOk());
+  shm::IndexHeader h;
+  Rebuild(r, &h);
+  // A commit appended (frame 3, indexed) whose frame never reached the log.
+  shm::IndexHeader lost = h;
+  lost.logs[0].mx_frame = 3;
+  ++lost.change;
+  ASSERT_THAT(index_->Append(0, 3, 7), IsOk());
+  index_->WriteAppendedHeader(lost);
+  const uint32_t epoch = index_->append_epoch();
+  write_.AssumeHeld();
+  recover_.AssumeHeld();
+  flush_.AssumeAlone();
+  ASSERT_THAT(r.RecoverIndex(write_, recover_, flush_), IsOk());
+  shm::IndexHeader now;
+  ASSERT_TRUE(ReadWholeHeader(*index_, HeaderCopy::kPublished, &now));
+  EXPECT_EQ(now.logs[0].mx_frame, 2u);
+  EXPECT_NE(now.change, h.change) << "a rebuilt state must not look like one cached before";
+  EXPECT_THAT(index_->PageOfFrame(0, 2), IsOkAndHolds(3u));
+  EXPECT_THAT(index_->PageOfFrame(0, 3), IsOkAndHolds(0u)) << "the lost commit's entry stayed";
+  EXPECT_THAT(durability_.CommitDropped(lost, epoch),
+              StatusIs(absl::StatusCode::kDataLoss, ""));
+  EXPECT_EQ(counters_.Get(base::Counter::kRecoveries), 1u);
+}
+
+// W6, W12 e: a publisher that died between the header's copies left A torn and B whole. The
+// repair republishes B and keeps the commit appended past it, pending, with its index entry:
+// open read transactions looking up the entries are undisturbed, and the next flush publishes
+// it. A connection that may not repair (its writer holds WRITE on another thread) waits, and
+// gives up busy at its deadline.
+TEST_F(IndexRecoveryTest, ATornHeaderIsRepairedFromItsWholeCopyKeepingPendingCommits) {
+  WriteLog(0, 8, {{2}, {3}});
+  IndexRecovery r = Make(false);
+  ASSERT_THAT(durability_.JoinSyncFloor(false), IsOk());
+  shm::IndexHeader h;
+  Rebuild(r, &h);
+  AppendCommits(0, {{4}});  // frame 3: a commit appended, waiting for its flush (W12)
+  shm::IndexHeader pending = h;
+  pending.logs[0] = header_.logs[0];
+  ++pending.change;
+  ASSERT_THAT(index_->Append(0, 3, 4), IsOk());
+  index_->WriteAppendedHeader(pending);
+  index_->CorruptHeaderForTesting();
+
+  EXPECT_THAT(r.ReadHeaderOrRepair(absl::Now() + absl::Milliseconds(20), /*may_recover=*/false,
+                                   write_, recover_, flush_),
+              StatusIs(absl::StatusCode::kUnavailable, "busy"));
+  shm::IndexHeader out;
+  EXPECT_FALSE(ReadWholeHeader(*index_, HeaderCopy::kPublished, &out)) << "repaired anyway";
+
+  JKV_ASSERT_OK_AND_ASSIGN(out, r.ReadHeaderOrRepair(absl::Now() + absl::Seconds(5),
+                                                     /*may_recover=*/true, write_, recover_,
+                                                     flush_));
+  EXPECT_EQ(out.logs[0].mx_frame, 2u) << "the published state is copy B's";
+  EXPECT_EQ(out.change, h.change + 1);
+  EXPECT_THAT(index_->PageOfFrame(0, 3), IsOkAndHolds(4u)) << "the pending commit's entry went";
+  shm::IndexHeader appended;
+  ASSERT_TRUE(ReadWholeHeader(*index_, HeaderCopy::kAppended, &appended));
+  EXPECT_EQ(appended.logs[0].mx_frame, 3u) << "the pending commit was dropped";
+  EXPECT_EQ(counters_.Get(base::Counter::kRecoveries), 0u) << "rebuilt instead of repaired";
 }
 
 // The helper every reader of a header goes through: whole, or false once the tear stays.
