@@ -20,9 +20,13 @@
 #include "vfs/mem_fs.h"
 #include "log/wal_format.h"
 #include "log/wal_log.h"
+#include "wal/wal_testing.h"
 
 namespace journalkv::wal {
 namespace {
+
+using ::journalkv::wal::testing::AppendCommit;
+using ::journalkv::wal::testing::IndexFrames;
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
@@ -57,23 +61,8 @@ class CheckpointerTest : public ::testing::Test {
   // One commit of pages written with `tag`: frames appended, indexed, the header published.
   // Each image ends with its checksum, as every image the log takes does (log/wal_format.h).
   void Commit(std::vector<uint32_t> pages, char tag) {
-    std::vector<std::vector<uint8_t>> images;
-    for (uint32_t p : pages) {
-      images.push_back(Image(tag));
-      base::EncodeFixed64(images.back().data() + kPageSize - 8,
-                          wal::ImageChecksum(p, images.back()));
-    }
-    std::vector<wal::FramePage> frames;
-    for (size_t i = 0; i < pages.size(); ++i) frames.push_back({PageNo(pages[i]), images[i]});
-    shm::LogState& state = header_.logs[0];
-    JKV_ASSERT_OK_AND_ASSIGN(
-        state.last_checksum,
-        log_->Append(LogHeaderFor(header_, 0), state.mx_frame + 1, state.last_checksum, frames,
-                     kPages));
-    ASSERT_THAT(index_->Reserve(0, state.mx_frame + 1,
-                                state.mx_frame + static_cast<uint32_t>(pages.size())),
-                IsOk());
-    for (uint32_t p : pages) ASSERT_THAT(index_->Append(0, ++state.mx_frame, p), IsOk());
+    ASSERT_THAT(AppendCommit(*log_, header_, 0, pages, tag, kPages), IsOk());
+    ASSERT_THAT(IndexFrames(*index_, header_, 0, pages), IsOk());
     ++header_.change;
     index_->WriteHeader(header_);
   }

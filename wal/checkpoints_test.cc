@@ -18,9 +18,14 @@
 #include "log/wal_log.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"
+#include "wal/wal_testing.h"
 
 namespace journalkv::wal {
 namespace {
+
+using ::journalkv::wal::testing::AppendCommit;
+using ::journalkv::wal::testing::IndexFrames;
+using ::journalkv::wal::testing::PageImage;
 
 using ::journalkv::testing::IsOk;
 
@@ -48,25 +53,13 @@ class CheckpointsTest : public ::testing::Test {
   }
 
   static std::vector<uint8_t> Image(uint32_t page, char tag) {
-    std::vector<uint8_t> image(kPageSize, tag);
-    base::EncodeFixed64(image.data() + kPageSize - 8, ImageChecksum(page, image));
-    return image;
+    return PageImage(page, tag, kPageSize);
   }
 
   // One commit of `pages`: frames appended, indexed, the header published.
   void Commit(const std::vector<uint32_t>& pages, char tag) {
-    std::vector<std::vector<uint8_t>> images;
-    std::vector<FramePage> frames;
-    for (uint32_t p : pages) images.push_back(Image(p, tag));
-    for (size_t i = 0; i < pages.size(); ++i) frames.push_back({PageNo(pages[i]), images[i]});
-    shm::LogState& state = header_.logs[0];
-    JKV_ASSERT_OK_AND_ASSIGN(state.last_checksum,
-                             log_->Append(LogHeaderFor(header_, 0), state.mx_frame + 1,
-                                          state.last_checksum, frames, kPages));
-    ASSERT_THAT(index_->Reserve(0, state.mx_frame + 1,
-                                state.mx_frame + static_cast<uint32_t>(pages.size())),
-                IsOk());
-    for (uint32_t p : pages) ASSERT_THAT(index_->Append(0, ++state.mx_frame, p), IsOk());
+    ASSERT_THAT(AppendCommit(*log_, header_, 0, pages, tag, kPages), IsOk());
+    ASSERT_THAT(IndexFrames(*index_, header_, 0, pages), IsOk());
     ++header_.change;
     index_->WriteHeader(header_);
   }

@@ -25,11 +25,14 @@
 #include "vfs/mem_fs.h"
 #include "wal/group_flush.h"
 #include "wal/lock_byte.h"
+#include "wal/wal_testing.h"
 #include "wal/log_durability.h"
 #include "wal/writer.h"
 
 namespace journalkv::wal {
 namespace {
+
+using ::journalkv::wal::testing::AppendCommit;
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::IsOkAndHolds;
@@ -61,20 +64,9 @@ class IndexRecoveryTest : public ::testing::Test {
   // follows.
   void AppendCommits(int l, std::vector<std::vector<uint32_t>> commits) {
     for (const std::vector<uint32_t>& pages : commits) {
-      std::vector<std::vector<uint8_t>> images;
-      std::vector<FramePage> frames;
-      images.reserve(pages.size());
-      for (uint32_t p : pages) {
-        images.emplace_back(kPageSize, static_cast<uint8_t>(p));
-        base::EncodeFixed64(images.back().data() + kPageSize - 8,
-                            ImageChecksum(p, images.back()));
-        frames.push_back({PageNo(p), images.back()});
-      }
-      shm::LogState& s = header_.logs[l];
-      JKV_ASSERT_OK_AND_ASSIGN(
-          s.last_checksum, logs_[l]->Append(LogHeaderFor(header_, l), s.mx_frame + 1,
-                                            s.last_checksum, frames, 10 + s.mx_frame));
-      s.mx_frame += static_cast<uint32_t>(pages.size());
+      ASSERT_THAT(AppendCommit(*logs_[l], header_, l, pages, /*fill=*/-1,
+                               10 + header_.logs[l].mx_frame),
+                  IsOk());
     }
   }
 

@@ -24,10 +24,14 @@
 #include "wal/checkpoint_copy.h"
 #include "wal/group_flush.h"
 #include "wal/lock_byte.h"
+#include "wal/wal_testing.h"
 #include "wal/writer.h"
 
 namespace journalkv::wal {
 namespace {
+
+using ::journalkv::wal::testing::AppendCommit;
+using ::journalkv::wal::testing::IndexFrames;
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::IsOkAndHolds;
@@ -52,19 +56,10 @@ class LogDurabilityTest : public ::testing::Test {
 
   // One commit of `pages` appended to log 0 and indexed: header_ follows.
   void Append(std::vector<uint32_t> pages) {
-    std::vector<std::vector<uint8_t>> images;
-    std::vector<FramePage> frames;
-    images.reserve(pages.size());
-    for (uint32_t p : pages) {
-      images.emplace_back(kPageSize, static_cast<uint8_t>(p));
-      base::EncodeFixed64(images.back().data() + kPageSize - 8, ImageChecksum(p, images.back()));
-      frames.push_back({PageNo(p), images.back()});
-    }
-    shm::LogState& s = header_.logs[0];
-    JKV_ASSERT_OK_AND_ASSIGN(s.last_checksum,
-                             logs_[0]->Append(LogHeaderFor(header_, 0), s.mx_frame + 1,
-                                              s.last_checksum, frames, 10 + s.mx_frame));
-    for (uint32_t p : pages) ASSERT_THAT(index_->Append(0, ++s.mx_frame, p), IsOk());
+    ASSERT_THAT(AppendCommit(*logs_[0], header_, 0, pages, /*fill=*/-1,
+                             10 + header_.logs[0].mx_frame),
+                IsOk());
+    ASSERT_THAT(IndexFrames(*index_, header_, 0, pages), IsOk());
     ++header_.change;
   }
 

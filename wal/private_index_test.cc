@@ -23,9 +23,12 @@
 #include "wal/checkpoint_copy.h"
 #include "wal/index_recovery.h"
 #include "wal/writer.h"
+#include "wal/wal_testing.h"
 
 namespace journalkv::wal {
 namespace {
+
+using ::journalkv::wal::testing::AppendCommit;
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
@@ -55,20 +58,9 @@ class PrivateIndexTest : public ::testing::Test {
   }
   void AppendCommits(std::vector<std::vector<uint32_t>> commits) {
     for (const std::vector<uint32_t>& pages : commits) {
-      std::vector<std::vector<uint8_t>> images;
-      std::vector<FramePage> frames;
-      images.reserve(pages.size());
-      for (uint32_t p : pages) {
-        images.emplace_back(kPageSize, static_cast<uint8_t>(p));
-        base::EncodeFixed64(images.back().data() + kPageSize - 8,
-                            ImageChecksum(p, images.back()));
-        frames.push_back({PageNo(p), images.back()});
-      }
-      shm::LogState& s = header_.logs[0];
-      JKV_ASSERT_OK_AND_ASSIGN(
-          s.last_checksum, writer_log_->Append(LogHeaderFor(header_, 0), s.mx_frame + 1,
-                                               s.last_checksum, frames, 10 + s.mx_frame));
-      s.mx_frame += static_cast<uint32_t>(pages.size());
+      ASSERT_THAT(AppendCommit(*writer_log_, header_, 0, pages, /*fill=*/-1,
+                               10 + header_.logs[0].mx_frame),
+                  IsOk());
     }
   }
 
