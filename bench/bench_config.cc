@@ -14,6 +14,7 @@
 #include "bench/engine_adapter.h"
 #include "bench/ycsb.h"
 #include "engine/options.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv::bench {
 namespace {
@@ -81,6 +82,12 @@ const std::vector<FlagDef>& FlagDefs() {
       {"dir", "DIR", nullptr,
        "where database files live (default: a fresh temporary directory under the working "
        "directory, removed at the end); each case uses its own subdirectory, removed after it"},
+      {"fs", "LIST", nullptr,
+       "run every case on each of these file systems, made for the run (root only): xfs (with "
+       "the exchange-range feature journal mode atomic needs), ext4, xfs-noexchange; each is "
+       "an image in the --dir directory on a `losetup --direct-io=on` loop device of its own, "
+       "so device_bytes_per_op counts that case's writes alone, the file system's journal "
+       "included (none: the cases run in the --dir directory)"},
       {"plot", nullptr, nullptr, "also make PNG charts in --out with gnuplot"},
       {"floor-seconds", "S", nullptr,
        "when a selected sync level is full or extra, first measure the disk's flush floor for "
@@ -207,6 +214,13 @@ absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchCon
   }
   if (name == "out") c.out = std::string(value);
   if (name == "dir") c.dir = std::string(value);
+  if (name == "fs") {
+    c.filesystems = std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
+    if (c.filesystems.empty()) return absl::InvalidArgumentError("--fs wants xfs, ext4 or both");
+    for (const std::string& f : c.filesystems) {
+      JKV_RETURN_IF_ERROR(vfs::ScratchFs::ParseKind(f).status());
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -486,6 +500,17 @@ absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c,
   if (cases.empty()) {
     return absl::InvalidArgumentError(
         "no case to run: no selected engine has a selected mode at a selected sync level");
+  }
+  if (!c.filesystems.empty()) {
+    // Each case once per file system, side by side.
+    std::vector<CaseSpec> on_each;
+    for (const CaseSpec& spec : cases) {
+      for (const std::string& f : c.filesystems) {
+        on_each.push_back(spec);
+        on_each.back().fs = f;
+      }
+    }
+    cases = std::move(on_each);
   }
   return cases;
 }

@@ -30,6 +30,10 @@ struct BenchConfig {
   WorkloadParams params;
   std::string out = "jkvbench-results";
   std::string dir;  // empty: a fresh temporary directory under the working directory
+  // --fs: each case runs once on each of these scratch file systems (vfs/scratch_fs.h names:
+  // xfs, ext4, xfs-noexchange), made for the run under the databases' directory; empty: every
+  // case runs in that directory itself.
+  std::vector<std::string> filesystems;
   bool plot = false;
   int repeat = 1;  // rounds over every case; each case reports its median round
   bool quick = true;  // apply the --quick preset to flags not given (off with --full)

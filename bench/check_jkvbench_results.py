@@ -22,7 +22,7 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "records",
           "operations", "mean_us", "fsyncs_per_commit", "reader_max_us", "items", "fsync_calls",
           "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
-          "reader_p99_us"]
+          "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
 FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
 # Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.
@@ -44,7 +44,7 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
-TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys"}
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "fs"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
@@ -221,6 +221,10 @@ def check_record(r, where, value_size):
         fail(f"{where}: ops_per_sec outside [ops_per_sec_min, ops_per_sec_max]")
     if r["repeats"] < 1:
         fail(f"{where}: repeats < 1")
+    # The device's bytes: -1 where the databases are not on a block device, else a count.
+    for f in ("device_bytes_per_op", "device_bytes_per_commit"):
+        if r[f] != -1 and r[f] < 0:
+            fail(f"{where}: {f}={r[f]} (-1 or a count)")
     if r["ops_per_sec_stddev"] < 0 or (r["repeats"] == 1 and r["ops_per_sec_stddev"] != 0):
         fail(f"{where}: ops_per_sec_stddev must be 0 for one round and >= 0 otherwise")
     if r["ops_per_sec_stddev"] > r["ops_per_sec_max"] - r["ops_per_sec_min"] + 1e-9:

@@ -1,9 +1,13 @@
 #include "bench/harness.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
 #include "absl/strings/match.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv::bench {
 namespace {
@@ -34,10 +38,24 @@ absl::string_view ValueSource::Next(Rng& rng) const {
   return absl::string_view(buffer_).substr(offset, size_);
 }
 
+// Flushes the file system of `dir` (all of its dirty data and its journal) and returns its
+// device's bytes written so far; 0 when unknown.
+uint64_t FlushedDeviceBytes(const Ctx& c) {
+  if (c.device_stat.empty()) return 0;
+  const int fd = ::open(c.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::syncfs(fd);
+    ::close(fd);
+  }
+  absl::StatusOr<uint64_t> bytes = vfs::DeviceBytesWritten(c.device_stat);
+  return bytes.ok() ? *bytes : 0;
+}
+
 void StartPhase(Ctx& c, uint64_t total) {
   c.total = total;
   c.done = 0;
   c.excluded_ns = 0;
+  c.device_start = FlushedDeviceBytes(c);  // the load phase's writeback is not the phase's
   c.counters_start = c.engine.Counters();
   c.io_start = SyscallSnapshot();
   c.phase_start_ns = NowNs();
@@ -55,6 +73,9 @@ void EndPhase(Ctx& c) {
   c.result.counters = c.engine.Counters().Since(c.counters_start);
   c.result.seconds = static_cast<double>(end - c.phase_start_ns - c.excluded_ns) / 1e9;
   SampleLog(c);
+  if (!c.device_stat.empty()) {
+    c.result.device_bytes = static_cast<int64_t>(FlushedDeviceBytes(c) - c.device_start);
+  }
 }
 
 void RecordOp(Ctx& c, uint64_t ns) {

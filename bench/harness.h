@@ -86,6 +86,11 @@ struct Ctx {
   uint64_t done = 0;
   SyscallCounts io_start;
   EngineCounters counters_start;
+  // The case's directory and its block device's stat file (empty: not on a block device), for
+  // CaseResult::device_bytes.
+  std::string dir;
+  std::string device_stat;
+  uint64_t device_start = 0;
 };
 
 void StartPhase(Ctx& c, uint64_t total);

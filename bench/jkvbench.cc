@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -32,6 +34,7 @@
 #include "bench/report.h"
 #include "bench/syscall_counter.h"
 #include "bench/workloads.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv::bench {
 namespace {
@@ -144,10 +147,41 @@ std::string CaseDir(const std::string& root, size_t index, const CaseSpec& s) {
   return absl::StrFormat("%s/%03d-%s-%s-%s-%s", root, index, s.engine, s.mode, s.sync, s.workload);
 }
 
+// Where the cases run: the databases' directory, or with --fs the scratch file systems made
+// for the run in it (vfs/scratch_fs.h), each with its flush floor.
+struct Places {
+  std::string root;
+  std::map<std::string, std::unique_ptr<vfs::ScratchFs>> scratch;  // by --fs name
+  std::map<std::string, double> floor_per_s;                        // by fs name ("": root)
+
+  const std::string& RootOf(const CaseSpec& spec) const {
+    return spec.fs.empty() ? root : scratch.at(spec.fs)->mount();
+  }
+  double FloorOf(const CaseSpec& spec) const {
+    auto it = floor_per_s.find(spec.fs);
+    return it == floor_per_s.end() ? 0 : it->second;
+  }
+};
+
+// --fs: makes and mounts each file system (an image under `root`), or says why not.
+absl::Status MakeScratch(const BenchConfig& config, Places& places) {
+  for (const std::string& name : config.filesystems) {
+    JKV_ASSIGN_OR_RETURN(const vfs::ScratchFs::Kind kind, vfs::ScratchFs::ParseKind(name));
+    absl::StatusOr<std::unique_ptr<vfs::ScratchFs>> made = vfs::ScratchFs::Make(kind, places.root);
+    if (!made.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("--fs=", name, ": ", made.status().message()));
+    }
+    std::fprintf(stderr, "jkvbench: %s made on %s, mounted at %s\n", name.c_str(),
+                 (*made)->device().c_str(), (*made)->mount().c_str());
+    places.scratch[name] = *std::move(made);
+  }
+  return absl::OkStatus();
+}
+
 // Runs one case in a fresh directory, removed afterwards.
-absl::StatusOr<CaseResult> RunOne(const std::string& root, size_t index, const CaseSpec& spec,
+absl::StatusOr<CaseResult> RunOne(const Places& places, size_t index, const CaseSpec& spec,
                                   const BenchConfig& config, Progress& progress) {
-  const std::string dir = CaseDir(root, index, spec);
+  const std::string dir = CaseDir(places.RootOf(spec), index, spec);
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
@@ -214,8 +248,8 @@ absl::Status Record(const BenchConfig& config, const ResultFiles& files, const C
 // Runs every case --repeat times, round after round, and records each case's median round
 // (with one round, as soon as it finishes). False when a case or its output failed (the others
 // still run; a case that failed in any round is not reported).
-bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const std::string& root,
-            const ResultFiles& files, double floor_per_s, std::vector<CaseResult>& results) {
+bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const Places& places,
+            const ResultFiles& files, std::vector<CaseResult>& results) {
   const size_t rounds = static_cast<size_t>(config.repeat);
   Progress progress(cases.size() * rounds);
   std::vector<std::vector<CaseResult>> runs(cases.size());
@@ -225,11 +259,11 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
     for (size_t i = 0; i < cases.size(); ++i) {
       if (failed[i]) continue;
       progress.Begin(round * cases.size() + i, cases[i]);
-      absl::StatusOr<CaseResult> r = RunOne(root, i, cases[i], config, progress);
+      absl::StatusOr<CaseResult> r = RunOne(places, i, cases[i], config, progress);
       absl::Status s = r.status();
       if (s.ok()) {
         r->ops_per_sec_min = r->ops_per_sec_max = r->OpsPerSec();  // one round's range
-        r->floor_per_s = floor_per_s;
+        r->floor_per_s = places.FloorOf(cases[i]);
       }
       if (s.ok() && rounds == 1) s = Record(config, files, *r);
       if (!s.ok()) {
@@ -262,7 +296,7 @@ bool RunAll(const std::vector<CaseSpec>& cases, const BenchConfig& config, const
 // to) when a case runs at sync full or extra; nullopt otherwise, or (with a warning) when the
 // measurement failed: the run goes on without the "x floor" column.
 std::optional<FlushFloor> Floor(const BenchConfig& config, const std::vector<CaseSpec>& cases,
-                                const std::string& root) {
+                                const std::string& root, absl::string_view where = "") {
   const bool durable = std::any_of(cases.begin(), cases.end(), [](const CaseSpec& c) {
     return c.sync == "full" || c.sync == "extra";
   });
@@ -273,8 +307,9 @@ std::optional<FlushFloor> Floor(const BenchConfig& config, const std::vector<Cas
                  std::string(floor.status().message()).c_str());
     return std::nullopt;
   }
-  std::fprintf(stderr, "jkvbench: flush floor %.0f/s (%.0f us per 4 KiB overwrite + fdatasync)\n",
-               floor->per_second, floor->MicrosEach());
+  std::fprintf(stderr,
+               "jkvbench: flush floor%s %.0f/s (%.0f us per 4 KiB overwrite + fdatasync)\n",
+               std::string(where).c_str(), floor->per_second, floor->MicrosEach());
   return *floor;
 }
 
@@ -354,13 +389,35 @@ int Run(const BenchConfig& config, const std::vector<std::string>& args) {
     std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
     return kExitFailed;
   }
-  const std::optional<FlushFloor> floor = Floor(config, *cases, *root);
+  Places places;
+  places.root = *root;
+  if (absl::Status s = MakeScratch(config, places); !s.ok()) {
+    std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
+    places.scratch.clear();  // unmounted and removed before the folder goes
+    std::error_code ec;
+    if (temporary) fs::remove_all(*root, ec);
+    return kExitFailed;
+  }
+  // The flush floor of each place a case runs in (the table shows the databases' directory's,
+  // or the first --fs's).
+  std::optional<FlushFloor> floor;
+  if (config.filesystems.empty()) {
+    floor = Floor(config, *cases, *root);
+    if (floor) places.floor_per_s[""] = floor->per_second;
+  }
+  for (const std::string& name : config.filesystems) {
+    std::optional<FlushFloor> f =
+        Floor(config, *cases, places.scratch.at(name)->mount(), absl::StrCat(" on ", name));
+    if (f) places.floor_per_s[name] = f->per_second;
+    if (!floor) floor = f;
+  }
   if (absl::Status s = WriteRunInfo(config, args, *root, floor ? floor->per_second : 0); !s.ok()) {
     std::fprintf(stderr, "jkvbench: %s\n", std::string(s.message()).c_str());
     return kExitFailed;
   }
   std::vector<CaseResult> results;
-  bool ok = RunAll(*cases, config, *root, *files, floor ? floor->per_second : 0, results);
+  bool ok = RunAll(*cases, config, places, *files, results);
+  places.scratch.clear();  // unmounted, detached and removed before the folder goes
   std::error_code ec;
   if (temporary) fs::remove_all(*root, ec);
   std::fputs(FormatTable(results, floor ? &*floor : nullptr).c_str(), stdout);

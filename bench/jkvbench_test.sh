@@ -8,7 +8,9 @@
 # counting both logs), that a policy SQLite lacks skips only SQLite's cases, and, when gnuplot
 # is installed, --plot. Then the YCSB workloads A-F (--ycsb) on journalkv WAL and SQLite WAL,
 # the flush floor of runs at sync full (and --floor-seconds=0 skipping it), and contention's
-# own-keys writers (--writer-keys=own) as threads and as processes.
+# own-keys writers (--writer-keys=own) as threads and as processes. Where root may make loop
+# devices and mounts, --fs=xfs,ext4: each case once on each scratch file system, with the
+# device's bytes per commit; elsewhere that part says in one line why it is skipped.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -22,7 +24,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
            --checkpoint=async:5 --checkpoint=async:5/5 --checkpoint=threshold:0 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
            --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
-           --floor-seconds=-1 --floor-seconds=x --bogus positional; do
+           --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"
@@ -32,7 +34,7 @@ grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
-            floor-seconds; do
+            floor-seconds fs; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2$' help.txt || fail "--help does not list journalkv's wal2"
@@ -345,3 +347,30 @@ check_own "$work/out16/results.jsonl" processes 2 || fail "--writer-keys=own res
 "$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1
 [[ -z $(ls -A "$work" | grep '^\.jkvbench-' || true) ]] || fail "temporary directory left behind"
 echo "PASS"
+
+# --fs: every case on each scratch file system, named in the results, with the device's bytes.
+if [[ $(id -u) -eq 0 ]] && PATH=/usr/sbin:/sbin:$PATH command -v mkfs.xfs >/dev/null &&
+   PATH=/usr/sbin:/sbin:$PATH command -v mkfs.ext4 >/dev/null; then
+  set +e
+  "$bench" --engines=journalkv --modes=persist --workloads=smalltxn --sync=full --num=30 \
+      --floor-seconds=0 --fs=xfs,ext4 --out=out_fs >out.txt 2>err.txt
+  rc=$?
+  set -e
+  if [[ $rc -ne 0 ]] && grep -q -- "--fs=.*refused" err.txt; then
+    echo "--fs skipped: $(grep -- --fs= err.txt | head -1)"
+  else
+    [[ $rc -eq 0 ]] || fail "--fs=xfs,ext4 exited $rc: $(cat err.txt)"
+    python3 - out_fs/results.jsonl <<'PY' || fail "--fs results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert sorted(r["fs"] for r in rows) == ["ext4", "xfs"], rows
+for r in rows:
+    # A persist commit at sync full writes its journal and the database pages: at least the
+    # bytes its write calls wrote must reach the device, plus the file system's own journal.
+    assert r["device_bytes_per_commit"] >= r["bytes_written"] / r["commits"], r
+PY
+    if mount | grep -q jkv_; then fail "--fs left a mount behind: $(mount | grep jkv_)"; fi
+  fi
+else
+  echo "--fs skipped: needs root and mkfs.xfs and mkfs.ext4"
+fi

@@ -115,6 +115,10 @@ std::vector<Field>* MakeFields() {
       {"writer_keys", [](const CaseResult& r) { return Text(WriterKeysName(r.params)); }},
       {"records", [](const CaseResult& r) { return Num(r.params.records); }},
       {"operations", [](const CaseResult& r) { return Num(r.params.operations); }},
+      {"fs", [](const CaseResult& r) { return Text(r.spec.fs); }},
+      {"device_bytes_per_op", [](const CaseResult& r) { return Num(r.DeviceBytesPerOp()); }},
+      {"device_bytes_per_commit",
+       [](const CaseResult& r) { return Num(r.DeviceBytesPerCommit()); }},
   };
   // The engine's counters over the phase (EngineCounters): one column per ticker and mark of
   // the counter table, named by its row (time rows in milliseconds), unless the harness
@@ -270,6 +274,10 @@ std::string TableRow(const CaseResult& r) {
       HumanMicros(r.latency.Percentile(0.5) / 1e3), HumanMicros(r.latency.Percentile(0.99) / 1e3),
       P999Column(r), HumanMicros(r.latency.max() / 1e3), r.FsyncsPerOp(),
       HumanBytes(r.BytesWrittenPerOp()), HumanBytes(r.log_max_bytes), FloorColumn(r));
+  if (!s.fs.empty()) absl::StrAppend(&row, "  on ", s.fs);
+  if (r.device_bytes >= 0) {
+    absl::StrAppend(&row, "  device ", HumanBytes(r.DeviceBytesPerOp()), "/op");
+  }
   if (s.workload == "contention") absl::StrAppend(&row, ContentionDetail(r));
   absl::StrAppend(&row, OpDetail(r));
   if (r.repeats > 1) {

@@ -14,6 +14,7 @@
 #include "bench/harness.h"
 #include "bench/random.h"
 #include "bench/ycsb.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv::bench {
 namespace {
@@ -251,9 +252,12 @@ uint64_t ExpectedBytes(const CaseSpec& spec, const WorkloadParams& p) {
 
 absl::Status RunWith(const WorkloadEntry& entry, EngineAdapter& engine, CaseResult& result,
                      const WorkloadParams& params, const ProgressFn& progress,
-                     const OpenAnotherFn& open_another) {
+                     const OpenAnotherFn& open_another, const std::string& dir) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, engine.NewSession());
   Ctx ctx(engine, *session, params, result, progress, open_another);
+  ctx.dir = dir;
+  absl::StatusOr<std::string> device_stat = vfs::DeviceStatPath(dir);
+  if (device_stat.ok()) ctx.device_stat = *device_stat;
   absl::Status s = entry.run(ctx);
   if (!s.ok()) session->Rollback().IgnoreError();  // `s` is the error to report
   return s;
@@ -293,7 +297,7 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   result.spec = spec;
   result.params = effective;
   const OpenAnotherFn open_another = [&] { return engine.open(dir, config); };
-  absl::Status s = RunWith(*entry, *adapter, result, effective, progress, open_another);
+  absl::Status s = RunWith(*entry, *adapter, result, effective, progress, open_another, dir);
   absl::Status closed = adapter->Close();
   JKV_RETURN_IF_ERROR(s);
   JKV_RETURN_IF_ERROR(closed);

@@ -72,6 +72,9 @@ struct CaseSpec {
   std::string sync;
   std::string checkpoint;  // "none" for modes without checkpoints
   std::string workload;
+  // The scratch file system the case runs on (--fs: "xfs", "ext4", vfs/scratch_fs.h); empty:
+  // the run's own directory (--dir).
+  std::string fs;
 };
 
 // One point of writelat's over-time series: the slowest commit of a window of commits ending
@@ -106,6 +109,13 @@ struct CaseResult {
   // for journalkv). contention --processes adds up the worker processes' connections.
   EngineCounters counters;
   uint64_t log_max_bytes = 0;
+  // The bytes the databases' block device wrote over the measured phase (its sectors written,
+  // vfs/scratch_fs.h DeviceBytesWritten), the file system's own journal and metadata included:
+  // the file system is flushed (syncfs) before the phase and after it, outside the clock, so
+  // that writeback the phase caused is counted in it. -1 where the directory is not on a block
+  // device. On a shared disk other processes' writes count too: --fs gives each case a device
+  // of its own.
+  int64_t device_bytes = -1;
   std::vector<SeriesPoint> series;  // writelat only
   // With --repeat: how many rounds ran and their lowest and highest ops/s (this result is the
   // median round's); 1 and this round's own ops/s otherwise.
@@ -133,6 +143,13 @@ struct CaseResult {
   double FsyncsPerOp() const { return ops > 0 ? double(io.flushes()) / ops : 0; }
   double FsyncsPerCommit() const { return commits > 0 ? double(io.flushes()) / commits : 0; }
   double BytesWrittenPerOp() const { return ops > 0 ? double(io.bytes_written) / ops : 0; }
+  // -1 when the device's bytes were not measured.
+  double DeviceBytesPerOp() const {
+    return device_bytes < 0 ? -1 : ops > 0 ? double(device_bytes) / ops : 0;
+  }
+  double DeviceBytesPerCommit() const {
+    return device_bytes < 0 ? -1 : commits > 0 ? double(device_bytes) / commits : 0;
+  }
   double DbWritesPerCommit() const {
     return commits > 0 ? double(counters.db_writes) / commits : 0;
   }

@@ -1,8 +1,8 @@
-// Tests of the XFS exchange-range atomic batch (xfs_exchange.h) on a real XFS: a 300 MB image
-// made by mkfs.xfs, given the exchange-range feature (see SetExchangeRangeFeature), attached
-// with `losetup --direct-io=on` and mounted; and a second image without the feature, where
-// the batch must be refused. Everything is undone (umount, losetup -d, rm) at the end, also
-// after a failure.
+// Tests of the XFS exchange-range atomic batch (xfs_exchange.h) on a real XFS: a scratch XFS
+// with the exchange-range feature (vfs/scratch_fs.h: a 300 MB image attached with
+// `losetup --direct-io=on` and mounted); and a second one without the feature, where the batch
+// must be refused. Everything is undone (umount, losetup -d, rm) at the end, also after a
+// failure.
 //
 // Skips with one line where it cannot run: not root, mkfs.xfs/losetup/mount missing, a loop
 // device or mount refused (a sandbox), or a kernel older than 6.10. Tagged "xfs".
@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "vfs/atomic_batch_testing.h"
 #include "vfs/posix_fs.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv::vfs {
 namespace {
@@ -37,111 +38,12 @@ using ::testing::HasSubstr;
 
 constexpr OpenOptions kDbCreate{OpenMode::kCreate, FileKind::kDatabase};
 
-// Runs a shell command; true when it exits 0. `out` gets its first line of output.
-bool Shell(const std::string& command, std::string* out = nullptr) {
-  FILE* p = ::popen(absl::StrCat(command, " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return false;
-  // Reads all of the output (closing the pipe early could kill the command with SIGPIPE).
-  std::string first;
-  char line[512];
-  for (bool first_line = true; std::fgets(line, sizeof(line), p) != nullptr; first_line = false) {
-    if (first_line) first = line;
-  }
-  const int status = ::pclose(p);
-  if (out != nullptr) {
-    *out = first;
-    while (!out->empty() && (out->back() == '\n' || out->back() == ' ')) out->pop_back();
-  }
-  return status == 0;
-}
-
-// CRC32C (Castagnoli, reflected, initial and final value 0xFFFFFFFF), bit by bit: XFS's
-// metadata checksum. Slow, but it checksums one sector.
-uint32_t Crc32c(const uint8_t* data, size_t size) {
-  uint32_t crc = 0xFFFFFFFF;
-  for (size_t i = 0; i < size; ++i) {
-    crc ^= data[i];
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78 & (0u - (crc & 1)));
-  }
-  return ~crc;
-}
-
-// Sets the exchange-range feature (incompat bit 0x40) in the primary superblock of the XFS
-// image at `image`, as `xfs_repair -c exchange=1` of xfsprogs 6.10+ would (Debian 12's 6.1
-// cannot): the big-endian incompat word at byte 216, then the superblock's CRC32C over its
-// 512-byte sector with the CRC field zeroed, stored little-endian at byte 224. Empty on
-// success, else why not.
-std::string SetExchangeRangeFeature(const std::string& image) {
-  const int fd = ::open(image.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return "cannot open the image";
-  uint8_t sector[512];
-  std::string why;
-  if (::pread(fd, sector, sizeof(sector), 0) != static_cast<ssize_t>(sizeof(sector))) {
-    why = "cannot read the superblock";
-  } else if (std::memcmp(sector, "XFSB", 4) != 0) {
-    why = "no XFS superblock";
-  } else {
-    uint32_t incompat = (uint32_t{sector[216]} << 24) | (uint32_t{sector[217]} << 16) |
-                        (uint32_t{sector[218]} << 8) | sector[219];
-    incompat |= 0x40;
-    for (int i = 0; i < 4; ++i) sector[216 + i] = static_cast<uint8_t>(incompat >> (24 - 8 * i));
-    std::memset(sector + 224, 0, 4);
-    const uint32_t crc = Crc32c(sector, sizeof(sector));
-    for (int i = 0; i < 4; ++i) sector[224 + i] = static_cast<uint8_t>(crc >> (8 * i));
-    if (::pwrite(fd, sector, sizeof(sector), 0) != static_cast<ssize_t>(sizeof(sector)) ||
-        ::fsync(fd) != 0) {
-      why = "cannot write the superblock";
-    }
-  }
-  ::close(fd);
-  return why;
-}
-
-// A scratch XFS: an image in `dir`, attached with direct I/O and mounted at `dir`/mnt.
-class ScratchXfs {
- public:
-  // Empty on success, else the reason to skip.
-  std::string Make(const std::string& dir, const std::string& name, bool exchange_range) {
-    image_ = absl::StrCat(dir, "/", name, ".img");
-    mount_ = absl::StrCat(dir, "/", name);
-    if (!Shell(absl::StrCat("mkdir -p ", mount_, " && truncate -s 300M ", image_,
-                            " && mkfs.xfs -q -f ", image_))) {
-      return "mkfs.xfs of a 300 MB image failed";
-    }
-    if (exchange_range) {
-      if (std::string why = SetExchangeRangeFeature(image_); !why.empty()) return why;
-    }
-    if (!Shell(absl::StrCat("losetup --direct-io=on -f --show ", image_), &loop_) ||
-        loop_.empty()) {
-      loop_.clear();
-      return "losetup --direct-io=on refused (no loop devices here?)";
-    }
-    if (!Shell(absl::StrCat("mount ", loop_, " ", mount_))) return "mount of the xfs image refused";
-    mounted_ = true;
-    return "";
-  }
-  ~ScratchXfs() {
-    if (mounted_) Shell(absl::StrCat("umount ", mount_));
-    if (!loop_.empty()) Shell(absl::StrCat("losetup -d ", loop_));
-  }
-  const std::string& mount() const { return mount_; }
-
- private:
-  std::string image_, mount_, loop_;
-  bool mounted_ = false;
-};
-
-// Both scratch file systems, made once for the suite.
+// Both scratch file systems, made once for the suite (vfs/scratch_fs.h): XFS with the
+// exchange-range feature, and without it.
 struct Disks {
-  std::string dir;
-  std::unique_ptr<ScratchXfs> with = std::make_unique<ScratchXfs>();
-  std::unique_ptr<ScratchXfs> without = std::make_unique<ScratchXfs>();
+  std::unique_ptr<ScratchFs> with;
+  std::unique_ptr<ScratchFs> without;
   std::string why_not;  // non-empty: skip, saying this
-  ~Disks() {
-    with.reset();  // unmounted and detached before their images are removed
-    without.reset();
-    if (!dir.empty()) Shell(absl::StrCat("rm -rf ", dir));
-  }
 };
 
 bool KernelAtLeast(int major, int minor) {
@@ -158,22 +60,18 @@ class XfsExchangeTest : public ::testing::Test {
     disks_->why_not = MakeDisks(*disks_);
   }
   static std::string MakeDisks(Disks& d) {
-    if (::geteuid() != 0) return "needs root (loop devices and mounts)";
-    if (!KernelAtLeast(6, 10)) return "needs Linux 6.10+ (XFS exchange-range)";
-    // mkfs.xfs, losetup and mount live in /usr/sbin, which a test's PATH may lack.
-    const char* path = std::getenv("PATH");
-    ::setenv("PATH",
-             absl::StrCat("/usr/sbin:/sbin:", path != nullptr ? path : "/usr/bin:/bin").c_str(), 1);
-    if (!Shell("command -v mkfs.xfs && command -v losetup && command -v mount")) {
-      return "needs mkfs.xfs (Debian: xfsprogs), losetup and mount";
+    if (std::string why = ScratchFs::CannotMakeReason(ScratchFs::Kind::kXfs); !why.empty()) {
+      return why;
     }
-    // Not under $TEST_TMPDIR: a test killed before its cleanup would leave a mount inside
-    // Bazel's tree.
-    char dir[] = "/tmp/jkv_xfs_XXXXXX";
-    if (::mkdtemp(dir) == nullptr) return "mkdtemp failed";
-    d.dir = dir;
-    if (std::string why = d.with->Make(d.dir, "exchange", true); !why.empty()) return why;
-    return d.without->Make(d.dir, "plain", false);
+    if (!KernelAtLeast(6, 10)) return "needs Linux 6.10+ (XFS exchange-range)";
+    absl::StatusOr<std::unique_ptr<ScratchFs>> with = ScratchFs::Make(ScratchFs::Kind::kXfs);
+    if (!with.ok()) return std::string(with.status().message());
+    d.with = *std::move(with);
+    absl::StatusOr<std::unique_ptr<ScratchFs>> without =
+        ScratchFs::Make(ScratchFs::Kind::kXfsNoExchange);
+    if (!without.ok()) return std::string(without.status().message());
+    d.without = *std::move(without);
+    return "";
   }
   static void TearDownTestSuite() {
     delete disks_;
