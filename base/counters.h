@@ -63,6 +63,10 @@ enum class CounterScope { kAll, kWal, kWal2 };
     "hot journals rolled back, and wal-indexes rebuilt from frames, by this connection")           \
   X(kJournalEndFailures, journal_end_failures, uint64_t, kCount, kTicker, kAll,                    \
     "rollback commits whose journal could not be ended (harmless: the next writer ends it)")       \
+  X(kAtomicCommits, atomic_commits, uint64_t, kCount, kTicker, kAll,                              \
+    "commits made as one atomic batch of the file system (atomic mode)")                           \
+  X(kDurableAtomicCommits, durable_atomic_commits, uint64_t, kCount, kTicker, kAll,                \
+    "of those, durable when they returned (sync full or extra)")                                   \
   X(kWriteTxns, write_txns, uint64_t, kCount, kTicker, kAll, "WAL write transactions ended")       \
   X(kWriteLockWait, write_lock_wait_ms, double, kNanos, kTicker, kAll,                             \
     "their time waiting for the writer role and the WRITE lock")                                   \

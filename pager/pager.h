@@ -71,7 +71,7 @@
 //       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
 //   I9. Creating the database is journaled like a transaction from the empty file, so a torn
 //       page 1 of a new database is rolled back to the empty file, never left unopenable.
-//   I10. A connection in MEMORY, OFF or WAL mode makes the end of any journal file durable at open,
+//   I10. A connection in MEMORY, OFF, WAL or ATOMIC mode makes the end of any journal file durable at open,
 //       so that no journal of an earlier journal-file-mode connection can come back after a
 //       power loss and be rolled back over its commits.
 //   I11. A commit that shrinks the database (WriteTxn::StartRewrite) cuts the file only after
@@ -148,7 +148,9 @@ class Pager : private PagerCore {
   // OK with nothing to report.
   absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(mu_);
-  bool wal_mode() const { return strategy_->family() != JournalFamily::kRollback; }
+  bool wal_mode() const {
+    return strategy_->family() == JournalFamily::kWal || strategy_->family() == JournalFamily::kWal2;
+  }
 
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }
