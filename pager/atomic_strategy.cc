@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "pager/pager_internal.h"
 #include "pager/txn.h"
+#include "vfs/sync.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
@@ -42,6 +43,16 @@ class AtomicWriteTxn final : public WriteTxn {
   absl::flat_hash_set<uint32_t> spilled_;  // pages whose image is in the batch, not in dirty_
   bool batch_failed_ = false;               // the batch's commit failed (A4)
 };
+
+void AtomicStrategy::Close() {
+  if (core_->options_.sync == SyncLevel::kOff ||
+      core_->options_.access == AccessMode::kReadOnly) {
+    return;
+  }
+  // A failure loses nothing this connection acknowledged as durable (FULL and EXTRA commits
+  // are; NORMAL promised no more): there is no one left to tell.
+  (void)vfs::SyncFile(*core_->db_file_, vfs::SyncKind::kData, "A5 atomic close");
+}
 
 std::unique_ptr<WriteTxn> AtomicStrategy::NewWriteTxnLocked(const DbHeader& header) {
   return std::unique_ptr<WriteTxn>(new AtomicWriteTxn(this, core_, header));

@@ -22,9 +22,12 @@
 //       whole batch or none of it, so the pager enters its error state and reopening decides.
 //   A5. Sync levels: FULL and EXTRA commit with BatchSync::kDurable (durable when Commit
 //       returns); NORMAL and OFF with kAtomicOnly (atomic, but a power loss before the file
-//       system's next flush may lose the newest commits, never part of one). A commit that
-//       shrinks the file is durable before the file is cut (I11's role), except at OFF, which
-//       never flushes and so never cuts: the tail past page_count stays (reclaimable).
+//       system's next flush may lose the newest commits, never part of one: the file system
+//       keeps batches in their order). At NORMAL a connection's close flushes the file, so
+//       what a connection saw (or committed) before it closed survives a later power loss, as
+//       a WAL connection's closing checkpoint does. A commit that shrinks the file is durable
+//       before the file is cut (I11's role), except at OFF, which never flushes and so never
+//       cuts: the tail past page_count stays (reclaimable).
 //   A6. The database's page size is a multiple of the file's atomic_write_block_size() (an
 //       exchange moves whole blocks): checked at open (AtomicFamily's Enter).
 //
@@ -57,7 +60,8 @@ class AtomicStrategy final : public InPlaceStrategy {
     stats.atomic_write_kind =
         std::string(vfs::AtomicWriteKindName(core_->db_file_->atomic_write_kind()));
   }
-  void Close() override {}
+  // A5: at NORMAL, EXTRA and FULL (and not read-only) flushes the database file.
+  void Close() override;
 
  private:
   std::unique_ptr<WriteTxn> NewWriteTxnLocked(const DbHeader& header) override
