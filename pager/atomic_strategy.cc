@@ -45,7 +45,8 @@ class AtomicWriteTxn final : public WriteTxn {
 };
 
 void AtomicStrategy::Close() {
-  if (core_->options_.sync == SyncLevel::kOff ||
+  // FULL and EXTRA commits are durable already; OFF never flushes.
+  if (core_->options_.sync != SyncLevel::kNormal ||
       core_->options_.access == AccessMode::kReadOnly) {
     return;
   }
@@ -123,8 +124,9 @@ absl::Status AtomicWriteTxn::CommitPages() {
   const bool durable = sync == SyncLevel::kFull || sync == SyncLevel::kExtra || cut;
   absl::flat_hash_set<uint32_t> written = spilled_;
   for (const auto& [n, dirty] : dirty_) written.insert(n);
-  absl::Status committed =
-      batch_->Commit(durable ? vfs::BatchSync::kDurable : vfs::BatchSync::kAtomicOnly);
+  absl::Status committed = vfs::CommitAtomicBatch(
+      *batch_, durable ? vfs::BatchSync::kDurable : vfs::BatchSync::kAtomicOnly,
+      "A5 atomic commit");
   batch_.reset();  // ended, whatever the outcome
   if (!committed.ok()) {
     // A4: the file holds the whole batch or none of it; this connection cannot tell which.

@@ -60,7 +60,7 @@ class AtomicStrategy final : public InPlaceStrategy {
     stats.atomic_write_kind =
         std::string(vfs::AtomicWriteKindName(core_->db_file_->atomic_write_kind()));
   }
-  // A5: at NORMAL, EXTRA and FULL (and not read-only) flushes the database file.
+  // A5: at NORMAL (and not read-only) flushes the database file.
   void Close() override;
 
  private:
