@@ -16,9 +16,10 @@
 // wal::WalConnection, wal/wal_connection.h: its own state table, W1..W14, V1..V6; M1..M5 in
 // wal/reader_pins.h).
 //
-// States of a pager in the rollback-journal modes (`readers_` counts open ReadTxn;
-// RollbackStrategy::State, moved by EnterLocked, which checks each edge and the lock held in
-// debug and sanitizer builds):
+// States of a pager in the rollback-journal modes and in ATOMIC (`readers_` counts open ReadTxn;
+// InPlaceStrategy::State, in_place_strategy.h, moved by EnterLocked, which checks each edge
+// and the lock held in debug and sanitizer builds; ATOMIC takes EXCLUSIVE only at its commit,
+// atomic_strategy.h):
 //
 //      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
 //      |  IDLE  | ------------------------> | SHARED | --------------> | RESERVED |
