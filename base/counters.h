@@ -64,9 +64,9 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
     "hot journals rolled back, and wal-indexes rebuilt from frames, by this connection")           \
   X(kJournalEndFailures, journal_end_failures, uint64_t, kCount, kTicker, kAll,                    \
     "rollback commits whose journal could not be ended (harmless: the next writer ends it)")       \
-  X(kAtomicCommits, atomic_commits, uint64_t, kCount, kTicker, kAtomic,                              \
+  X(kAtomicCommits, atomic_commits, uint64_t, kCount, kTicker, kAtomic,                            \
     "commits made as one atomic batch of the file system (atomic mode)")                           \
-  X(kDurableAtomicCommits, durable_atomic_commits, uint64_t, kCount, kTicker, kAtomic,                \
+  X(kDurableAtomicCommits, durable_atomic_commits, uint64_t, kCount, kTicker, kAtomic,             \
     "of those, durable when they returned (sync full or extra)")                                   \
   X(kWriteTxns, write_txns, uint64_t, kCount, kTicker, kAll, "WAL write transactions ended")       \
   X(kWriteLockWait, write_lock_wait_ms, double, kNanos, kTicker, kAll,                             \

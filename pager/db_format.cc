@@ -80,7 +80,8 @@ absl::StatusOr<DbHeader> DecodeDbHeader(absl::Span<const uint8_t> page, const st
   const uint8_t family = p[44];
   for (int i = 0; i < kNumMetaSlots; ++i) h.meta[i] = DecodeFixed32(p + 48 + 4 * i);
   if (h.page_count == 0 || h.freelist_count >= h.page_count ||
-      h.freelist_head.value() > h.page_count || family > static_cast<uint8_t>(JournalFamily::kAtomic) ||
+      h.freelist_head.value() > h.page_count ||
+      family > static_cast<uint8_t>(JournalFamily::kAtomic) ||
       (h.freelist_count == 0) != (h.freelist_head.value() == 0)) {
     return absl::DataLossError(absl::StrCat(what, ": page 1: impossible header (page_count ",
                                             h.page_count, ", freelist_head ",

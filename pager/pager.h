@@ -72,9 +72,9 @@
 //       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
 //   I9. Creating the database is journaled like a transaction from the empty file, so a torn
 //       page 1 of a new database is rolled back to the empty file, never left unopenable.
-//   I10. A connection in MEMORY, OFF, WAL or ATOMIC mode makes the end of any journal file durable at open,
-//       so that no journal of an earlier journal-file-mode connection can come back after a
-//       power loss and be rolled back over its commits.
+//   I10. A connection in MEMORY, OFF, WAL or ATOMIC mode makes the end of any journal file
+//       durable at open, so that no journal of an earlier journal-file-mode connection can come
+//       back after a power loss and be rolled back over its commits.
 //   I11. A commit that shrinks the database (WriteTxn::StartRewrite) cuts the file only after
 //       its pages are synced (I2): a power loss then finds either the whole transaction or the
 //       hot journal and every page past the new end untouched, so the journal never needs the
@@ -150,7 +150,8 @@ class Pager : private PagerCore {
   absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(mu_);
   bool wal_mode() const {
-    return strategy_->family() == JournalFamily::kWal || strategy_->family() == JournalFamily::kWal2;
+    const JournalFamily family = strategy_->family();
+    return family == JournalFamily::kWal || family == JournalFamily::kWal2;
   }
 
   uint32_t page_size() const { return page_size_; }
