@@ -179,10 +179,16 @@ class Sweep {
           << spec_.name << ": no crash left a journal or log frames: the sweep tests nothing";
     }
     if (g_.atomic && g_.nothing_to_recover) {
+      // Recovery writes nothing but a creation's hot journal (and, at NORMAL, the close's
+      // flush), and every durable commit survives a power loss whole: only the commits a power
+      // loss may drop (not durable) must have been dropped somewhere.
       EXPECT_GT(counts_.in_flight_undone, 0u)
           << spec_.name << ": no crash fell in a commit: the sweep tests nothing";
+      if (g_.power_loss && !g_.power_loss_durable) {
+        EXPECT_GT(counts_.lost_unsynced, 0u) << spec_.name << ": no power loss dropped anything";
+      }
     }
-    if (g_.atomic) {
+    if (g_.atomic && !g_.nothing_to_recover) {
       if (spec_.deterministic && spec_.recovery_crash_states > 0) {
         EXPECT_GT(counts_.recovery_crashes, 0u) << spec_.name << ": recovery was never crashed";
       }

@@ -123,7 +123,9 @@ struct Guarantees {
   // Rollback EXTRA: a power loss between transactions leaves no valid journal.
   bool no_journal_after_idle_power_loss = false;
   // Atomic batches: no crash leaves a journal or log to recover (but the database's creation's
-  // journal), so the sweep asks instead that some crashes fell in a commit and found it undone.
+  // journal), so the sweep asks instead that some crashes fell in a commit and found it undone
+  // (and, where commits are not durable, that some power loss dropped one), not that recovery
+  // rolled back, was crashed or lost unsynced data.
   bool nothing_to_recover = false;
 
   // What a state may recover to after a crash of `kind` (its first recovery).
