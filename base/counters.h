@@ -42,8 +42,9 @@ enum class CounterUnit { kCount, kPages, kFrames, kBytes, kNanos, kFlag, kIndex 
 // between them), a gauge is the state at the snapshot, a mark is the largest value seen so far
 // (a difference means nothing; of two connections, the larger).
 enum class CounterKind { kTicker, kGauge, kMark };
-// Which connections report a row: all, WAL and WAL2 ones (zero otherwise), or WAL2 ones.
-enum class CounterScope { kAll, kWal, kWal2 };
+// Which connections report a row: all, WAL and WAL2 ones (zero otherwise), WAL2 ones, or
+// atomic-mode ones.
+enum class CounterScope { kAll, kWal, kWal2, kAtomic };
 
 // X(id, name, type, unit, kind, scope, description)
 #define JKV_COUNTERS(X)                                                                            \
@@ -63,6 +64,10 @@ enum class CounterScope { kAll, kWal, kWal2 };
     "hot journals rolled back, and wal-indexes rebuilt from frames, by this connection")           \
   X(kJournalEndFailures, journal_end_failures, uint64_t, kCount, kTicker, kAll,                    \
     "rollback commits whose journal could not be ended (harmless: the next writer ends it)")       \
+  X(kAtomicCommits, atomic_commits, uint64_t, kCount, kTicker, kAtomic,                            \
+    "commits made as one atomic batch of the file system (atomic mode)")                           \
+  X(kDurableAtomicCommits, durable_atomic_commits, uint64_t, kCount, kTicker, kAtomic,             \
+    "of those, durable when they returned (sync full or extra)")                                   \
   X(kWriteTxns, write_txns, uint64_t, kCount, kTicker, kAll, "WAL write transactions ended")       \
   X(kWriteLockWait, write_lock_wait_ms, double, kNanos, kTicker, kAll,                             \
     "their time waiting for the writer role and the WRITE lock")                                   \

@@ -113,6 +113,8 @@ std::optional<JournalMode> ModeOf(jkv_journal_mode m) {
       return JournalMode::kWal;
     case JKV_JOURNAL_WAL2:
       return JournalMode::kWal2;
+    case JKV_JOURNAL_ATOMIC:
+      return JournalMode::kAtomic;
     default:
       return std::nullopt;
   }
@@ -138,6 +140,7 @@ void jkv_options_init(jkv_options* o) {
   o->commit_hook_arg = nullptr;
   o->wal_hook = nullptr;
   o->wal_hook_arg = nullptr;
+  o->atomic_fallback = JKV_JOURNAL_DEFAULT;
 }
 
 void jkv_free(void* p) { std::free(p); }
@@ -167,6 +170,12 @@ jkv_code jkv_open(const char* path, const jkv_options* options, jkv_db** db, cha
     if (options->journal_mode != JKV_JOURNAL_DEFAULT) {
       o.journal_mode = ModeOf(options->journal_mode);
       if (!o.journal_mode.has_value()) return Invalid("jkv_open: unknown journal_mode", err);
+    }
+    if (options->atomic_fallback != JKV_JOURNAL_DEFAULT) {
+      o.atomic_fallback = ModeOf(options->atomic_fallback);
+      if (!o.atomic_fallback.has_value() || *o.atomic_fallback == JournalMode::kAtomic) {
+        return Invalid("jkv_open: atomic_fallback must be a journal mode other than atomic", err);
+      }
     }
     switch (options->sync) {
       case JKV_SYNC_OFF: o.sync = journalkv::SyncLevel::kOff; break;

@@ -54,7 +54,8 @@ typedef enum jkv_journal_mode {
   JKV_JOURNAL_MEMORY,
   JKV_JOURNAL_OFF,
   JKV_JOURNAL_WAL,
-  JKV_JOURNAL_WAL2
+  JKV_JOURNAL_WAL2,
+  JKV_JOURNAL_ATOMIC /* one atomic write of the file system per commit (docs/atomic.md) */
 } jkv_journal_mode;
 
 typedef enum jkv_sync_level {
@@ -109,6 +110,9 @@ typedef struct jkv_options {
   jkv_wal_hook wal_hook;         /* NULL: none */
   void* wal_hook_arg;
   int auto_vacuum; /* non-zero: commits give free pages at the end of the file back; default 0 */
+  /* JKV_JOURNAL_ATOMIC on a file system without atomic writes: the mode to run in instead;
+     JKV_JOURNAL_DEFAULT (the default): refuse (Options::atomic_fallback) */
+  jkv_journal_mode atomic_fallback;
 } jkv_options;
 
 /* What jkv_backup did. */

@@ -159,9 +159,12 @@ absl::StatusOr<BackupResult> Db::Backup(const std::string& dest, const BackupOpt
       family.cache_pages = options_.cache_pages;
       family.sync = SyncLevel::kOff;
       family.create_if_missing = false;
-      family.journal_mode = header.journal_family == pager::JournalFamily::kWal2
-                                ? JournalMode::kWal2
-                                : JournalMode::kWal;
+      using pager::JournalFamily;
+      family.journal_mode = header.journal_family == JournalFamily::kWal2     ? JournalMode::kWal2
+                            : header.journal_family == JournalFamily::kAtomic ? JournalMode::kAtomic
+                                                                              : JournalMode::kWal;
+      // An atomic database's copy on a file system without atomic writes stays a rollback one.
+      family.atomic_fallback = JournalMode::kDelete;
       absl::StatusOr<std::unique_ptr<Db>> switched = Db::Open(tmp, family);
       s = switched.ok() ? (*switched)->Close() : switched.status();
     }

@@ -115,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
                                                    options.reader_slots));
   }
   po.reader_slots = options.reader_slots;
+  po.atomic_fallback = options.atomic_fallback;
   absl::StatusOr<std::unique_ptr<pager::Pager>> pager = pager::Pager::Open(fs, path, po);
   if (!pager.ok() && absl::IsPermissionDenied(pager.status()) && !options.read_only) {
     // Writing is not allowed (the file, its folder, the -wal or the -shm: EACCES, EPERM,
@@ -145,6 +146,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
         "jkv --journal=delete) or use exclusive_locking"));
   }
   if (!pager.ok()) return pager.status();
+  resolved.journal_mode = (*pager)->options().journal_mode;  // the atomic fallback's, if taken
   return std::unique_ptr<Db>(new Db(path, resolved, std::move(owned), std::move(*pager)));
 }
 
@@ -300,6 +302,8 @@ DbStats Db::Stats() {
     s.checkpoint_policy = std::move(p.checkpoint_policy);
     s.policy_last_error = std::move(p.policy_last_error);
     s.background_last_error = std::move(p.background_last_error);
+    s.atomic_write_kind = std::move(p.atomic_write_kind);
+    s.atomic_fallback = std::move(p.atomic_fallback);
   }
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);

@@ -92,6 +92,13 @@ struct DbStats : base::CounterValues {
   std::string checkpoint_policy;
   std::string policy_last_error;
   std::string background_last_error;
+  // Atomic mode: the mechanism the commits' batches use ("xfs-exchange-range",
+  // "f2fs-atomic-write", "emulated"; vfs::AtomicWriteKindName, docs/atomic.md); empty in the
+  // other modes. The rows atomic_commits and durable_atomic_commits count the commits.
+  std::string atomic_write_kind;
+  // Why the connection runs in another mode than the atomic one asked for
+  // (Options::atomic_fallback); empty when it does not.
+  std::string atomic_fallback;
 };
 
 using CheckpointMode = wal::CheckpointMode;

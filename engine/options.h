@@ -115,6 +115,12 @@ struct Options {
   // once, all processes) still reads and writes: its read transactions pin their snapshots
   // under 32 shared overflow pins, at two or three lock calls each (README, "Limits").
   int reader_slots = 512;
+  // Journal mode atomic (docs/atomic.md) needs a file system with atomic batches (XFS with
+  // exchange-range on Linux 6.10+, or F2FS); elsewhere (ext4, tmpfs, ...) Open refuses it
+  // (FailedPrecondition naming what is needed), unless this names the mode to run in instead
+  // (any mode but atomic; `jkv --atomic-fallback=MODE`). Then the connection runs in that mode,
+  // Db::options().journal_mode names it and DbStats::atomic_fallback says why.
+  std::optional<JournalMode> atomic_fallback;
   // Whether Open creates a database that does not exist (or a file that is empty). Off, a
   // missing path is NotFound and an empty file FailedPrecondition, and nothing is created:
   // what a reader wants (`jkv x.db get k` does not make a typo into a database).

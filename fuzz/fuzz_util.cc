@@ -86,7 +86,7 @@ absl::Status WriteBaseDb(vfs::MemFileSystem& fs, JournalMode mode) {
 }
 
 const std::string& BaseDbFile(JournalMode mode) {
-  static const std::string* files[3] = {nullptr, nullptr, nullptr};
+  static const std::string* files[4] = {nullptr, nullptr, nullptr, nullptr};  // by family
   const int family = static_cast<int>(pager::FamilyOf(mode));
   if (files[family] == nullptr) {
     FuzzFileSystem fs;

@@ -80,7 +80,8 @@ absl::StatusOr<DbHeader> DecodeDbHeader(absl::Span<const uint8_t> page, const st
   const uint8_t family = p[44];
   for (int i = 0; i < kNumMetaSlots; ++i) h.meta[i] = DecodeFixed32(p + 48 + 4 * i);
   if (h.page_count == 0 || h.freelist_count >= h.page_count ||
-      h.freelist_head.value() > h.page_count || family > 2 ||
+      h.freelist_head.value() > h.page_count ||
+      family > static_cast<uint8_t>(JournalFamily::kAtomic) ||
       (h.freelist_count == 0) != (h.freelist_head.value() == 0)) {
     return absl::DataLossError(absl::StrCat(what, ": page 1: impossible header (page_count ",
                                             h.page_count, ", freelist_head ",
@@ -89,6 +90,20 @@ absl::StatusOr<DbHeader> DecodeDbHeader(absl::Span<const uint8_t> page, const st
   }
   h.journal_family = static_cast<JournalFamily>(family);
   return h;
+}
+
+absl::string_view JournalFamilyName(JournalFamily family) {
+  switch (family) {
+    case JournalFamily::kRollback:
+      return "rollback";
+    case JournalFamily::kWal:
+      return "wal";
+    case JournalFamily::kWal2:
+      return "wal2";
+    case JournalFamily::kAtomic:
+      return "atomic";
+  }
+  return "?";
 }
 
 }  // namespace journalkv::pager

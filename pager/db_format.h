@@ -27,7 +27,8 @@
 //          |      |                    | past page_count*P are ignored), never shorter
 //   36     | 4    | freelist_head      | first freelist trunk page, 0 when the freelist is empty
 //   40     | 4    | freelist_count     | pages on the freelist, trunks included
-//   44     | 1    | journal_family     | JournalFamily last used: 0 rollback, 1 wal, 2 wal2
+//   44     | 1    | journal_family     | JournalFamily last used: 0 rollback, 1 wal, 2 wal2,
+//          |      |                    | 3 atomic
 //   45     | 3    | reserved           | zero
 //   48     | 64   | meta[16]           | 16 uint32 slots owned by the layers above the pager
 //          |      |                    | (the B+tree keeps its root page in slot 0)
@@ -42,6 +43,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/types.h"
 
@@ -64,7 +66,9 @@ inline constexpr uint32_t kHeaderPrefixSize = 24;
 inline constexpr uint32_t kChangeCounterOffset = 24;
 
 // On disk: never renumber.
-enum class JournalFamily : uint8_t { kRollback = 0, kWal = 1, kWal2 = 2 };
+enum class JournalFamily : uint8_t { kRollback = 0, kWal = 1, kWal2 = 2, kAtomic = 3 };
+// "rollback", "wal", "wal2", "atomic" (messages, `jkv info`).
+absl::string_view JournalFamilyName(JournalFamily family);
 // Where page 1 records the family (the table above).
 inline constexpr uint32_t kJournalFamilyOffset = 44;
 

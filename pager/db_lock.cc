@@ -107,4 +107,14 @@ absl::StatusOr<bool> DbLock::TrySwitchFromRollback() {
 
 absl::Status DbLock::ReleaseRollbackOpen() { return file_->Unlock(kRollbackOpenByte, 1); }
 
+absl::StatusOr<bool> DbLock::TryAtomicOpen() {
+  return file_->TryLock(kAtomicOpenByte, 1, LockMode::kShared);
+}
+
+absl::StatusOr<bool> DbLock::TrySwitchFromAtomic() {
+  return file_->TryLock(kAtomicOpenByte, 1, LockMode::kExclusive);
+}
+
+absl::Status DbLock::ReleaseAtomicOpen() { return file_->Unlock(kAtomicOpenByte, 1); }
+
 }  // namespace journalkv::pager

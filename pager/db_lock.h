@@ -48,6 +48,11 @@ inline constexpr uint64_t kPrivateReaderByte = kWaitingByte + 1;
 // found by their SHARED lock, which they hold for their life; WalFamily()'s LeaveLocked,
 // pager/wal_family.cc.)
 inline constexpr uint64_t kRollbackOpenByte = kPrivateReaderByte + 1;
+// Atomic mode: held shared for their life by connections in journal mode atomic (taken before
+// they read the header, beside kRollbackOpenByte, which they hold too), so that a connection
+// that would switch the database out of atomic mode, which takes it exclusively for the switch
+// without waiting, finds them and refuses (pager/atomic_strategy.cc, AtomicFamily()).
+inline constexpr uint64_t kAtomicOpenByte = kRollbackOpenByte + 1;
 
 class DbLock {
  public:
@@ -83,6 +88,12 @@ class DbLock {
   absl::StatusOr<bool> TryRollbackOpen();
   absl::StatusOr<bool> TrySwitchFromRollback();
   absl::Status ReleaseRollbackOpen();
+  // The ATOMIC-OPEN byte (kAtomicOpenByte), likewise: shared by an atomic-mode connection for
+  // its life (false while a switch out of atomic mode holds it), or exclusive for a switch out
+  // of atomic mode (false while any atomic-mode connection is open).
+  absl::StatusOr<bool> TryAtomicOpen();
+  absl::StatusOr<bool> TrySwitchFromAtomic();
+  absl::Status ReleaseAtomicOpen();
 
  private:
   vfs::File* const file_;

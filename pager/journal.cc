@@ -313,7 +313,8 @@ absl::Status Journal::Finish(Outcome committed) {
     }
     case JournalMode::kMemory:
     case JournalMode::kOff:
-    case JournalMode::kWal:  // never: WAL-mode connections journal only a family switch
+    case JournalMode::kWal:  // never: WAL and ATOMIC connections journal only a family switch
+    case JournalMode::kAtomic:
     case JournalMode::kWal2:
       break;
   }

@@ -20,11 +20,16 @@ enum class JournalMode {
   kOff,       // no journal file: not crash-atomic (in-process rollback still works)
   kWal,       // write-ahead log x.db-wal with the shared wal-index x.db-shm (wal/wal_connection.h)
   kWal2,      // two alternating logs x.db-wal and x.db-wal2, the same wal-index (wal/wal_connection.h)
+  kAtomic,    // no journal, no log: each commit is one atomic batch of the file system
+              // (pager/atomic_strategy.h, docs/atomic.md)
 };
 inline bool IsWalMode(JournalMode mode) {
   return mode == JournalMode::kWal || mode == JournalMode::kWal2;
 }
-inline bool IsRollbackMode(JournalMode mode) { return !IsWalMode(mode); }
+// The five modes of the rollback journal (DELETE, TRUNCATE, PERSIST, MEMORY, OFF).
+inline bool IsRollbackMode(JournalMode mode) {
+  return !IsWalMode(mode) && mode != JournalMode::kAtomic;
+}
 using SyncLevel = vfs::SyncLevel;  // vfs/sync.h
 
 absl::string_view JournalModeName(JournalMode mode);

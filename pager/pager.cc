@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "pager/atomic_strategy.h"
 #include "pager/pager_internal.h"
 #include "pager/rollback_strategy.h"
 #include "pager/wal_strategy.h"
@@ -55,6 +56,8 @@ absl::StatusOr<JournalMode> Pager::DefaultJournalMode(vfs::FileSystem* fs,
       return has_log ? JournalMode::kWal : JournalMode::kDelete;
     case JournalFamily::kWal2:
       return JournalMode::kWal2;
+    case JournalFamily::kAtomic:
+      return JournalMode::kAtomic;
     default:
       return JournalMode::kWal;
   }
@@ -95,7 +98,39 @@ absl::StatusOr<std::pair<std::string, std::unique_ptr<vfs::File>>> OpenDatabaseF
 
 // The one place that knows every journal family (journal_strategy.h, JournalFamilyOps).
 const JournalFamilyOps& FamilyOps(JournalFamily family) {
-  return family == JournalFamily::kRollback ? RollbackFamily() : WalFamily();
+  switch (family) {
+    case JournalFamily::kRollback:
+      return RollbackFamily();
+    case JournalFamily::kAtomic:
+      return AtomicFamily();
+    case JournalFamily::kWal:
+    case JournalFamily::kWal2:
+      break;
+  }
+  return WalFamily();
+}
+
+// Journal mode atomic on a file without atomic batches: the fallback mode when one was asked
+// for (`options` then names it, with the reason), else the refusal. A new database's page
+// size is checked here too, before anything is written; an existing one's at Enter (A6).
+absl::Status ResolveAtomicMode(vfs::File& file, PagerOptions& options) {
+  if (options.journal_mode != JournalMode::kAtomic || options.access == AccessMode::kReadOnly) {
+    return absl::OkStatus();
+  }
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file.Size());
+  absl::Status s = CheckAtomicBatches(file, size == 0 ? options.page_size : 0);
+  if (s.ok() || file.atomic_write_kind() != vfs::AtomicWriteKind::kNone ||
+      !options.atomic_fallback.has_value()) {
+    return s;
+  }
+  if (*options.atomic_fallback == JournalMode::kAtomic) {
+    return absl::InvalidArgumentError("the fallback of journal mode atomic cannot be atomic");
+  }
+  options.journal_mode = *options.atomic_fallback;
+  options.atomic_fallback_reason = absl::StrCat(
+      "running in ", JournalModeName(options.journal_mode),
+      " mode (the atomic fallback): ", s.message());
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -107,9 +142,11 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
                                                    const std::string& given_path,
                                                    const PagerOptions& options) {
   JKV_ASSIGN_OR_RETURN(auto opened, OpenDatabaseFile(fs, given_path, options));
+  PagerOptions resolved = options;
+  JKV_RETURN_IF_ERROR(ResolveAtomicMode(*opened.second, resolved));
   std::unique_ptr<Pager> pager(
-      new Pager(fs, std::move(opened.first), options, std::move(opened.second)));
-  const JournalFamily target = FamilyOf(options.journal_mode);
+      new Pager(fs, std::move(opened.first), resolved, std::move(opened.second)));
+  const JournalFamily target = FamilyOf(resolved.journal_mode);
   const JournalFamilyOps& mine = FamilyOps(target);
   JournalFamily family;
   {
@@ -130,14 +167,20 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
         mine.KeepsShared() && family == target ? absl::OkStatus() : pager->lock_.Release();
     JKV_RETURN_IF_ERROR(s);
     JKV_RETURN_IF_ERROR(released);
-    const bool wal = IsWalMode(options.journal_mode);
+    const JournalMode mode = resolved.journal_mode;
     pager->strategy_ = std::make_unique<RollbackStrategy>(
-        pager->core(), wal ? JournalMode::kDelete : options.journal_mode);
+        pager->core(), IsRollbackMode(mode) ? mode : JournalMode::kDelete);
   }
   JKV_ASSIGN_OR_RETURN(
       std::unique_ptr<JournalStrategy> strategy,
       mine.Enter(*pager, family, [&](JournalFamily f) { return pager->SetFamily(f); }));
   if (strategy != nullptr) pager->strategy_ = std::move(strategy);
+  if (target != JournalFamily::kAtomic) {
+    // Held exclusively since AtomicFamily()'s LeaveLocked when this opener switched the
+    // database out of atomic mode; a no-op otherwise.
+    base::MutexLock lock(&pager->mu_);
+    JKV_RETURN_IF_ERROR(pager->lock_.ReleaseAtomicOpen());
+  }
   return pager;
 }
 
@@ -147,7 +190,8 @@ absl::StatusOr<std::unique_ptr<Pager>> Pager::Open(vfs::FileSystem* fs,
 absl::Status Pager::EndForeignJournalDurably() {
   if (options_.sync == SyncLevel::kOff || options_.access == AccessMode::kReadOnly ||
       (options_.journal_mode != JournalMode::kMemory &&
-       options_.journal_mode != JournalMode::kOff && !IsWalMode(options_.journal_mode))) {
+       options_.journal_mode != JournalMode::kOff && !IsWalMode(options_.journal_mode) &&
+       options_.journal_mode != JournalMode::kAtomic)) {
     return absl::OkStatus();
   }
   JKV_RETURN_IF_ERROR(SyncDir(*fs_, journal_path_, "I10 journal directory"));  // an unlink
@@ -212,6 +256,7 @@ PagerStats Pager::Stats() {
   c.Set(base::Counter::kPageSize, page_size_);
   PagerStats s;
   strategy_->AddStats(c, s);  // its own rows and strings, under its own locks
+  s.atomic_fallback = options_.atomic_fallback_reason;
   static_cast<base::CounterValues&>(s) = base::CounterValues::From(c);
   return s;
 }

@@ -16,9 +16,10 @@
 // wal::WalConnection, wal/wal_connection.h: its own state table, W1..W14, V1..V6; M1..M5 in
 // wal/reader_pins.h).
 //
-// States of a pager in the rollback-journal modes (`readers_` counts open ReadTxn;
-// RollbackStrategy::State, moved by EnterLocked, which checks each edge and the lock held in
-// debug and sanitizer builds):
+// States of a pager in the rollback-journal modes and in ATOMIC (`readers_` counts open ReadTxn;
+// InPlaceStrategy::State, in_place_strategy.h, moved by EnterLocked, which checks each edge
+// and the lock held in debug and sanitizer builds; ATOMIC takes EXCLUSIVE only at its commit,
+// atomic_strategy.h):
 //
 //      +--------+  BeginRead / BeginWrite   +--------+  BeginWrite     +----------+
 //      |  IDLE  | ------------------------> | SHARED | --------------> | RESERVED |
@@ -71,9 +72,9 @@
 //       loss during a rollback leaves the journal to roll back again (recovery is idempotent).
 //   I9. Creating the database is journaled like a transaction from the empty file, so a torn
 //       page 1 of a new database is rolled back to the empty file, never left unopenable.
-//   I10. A connection in MEMORY, OFF or WAL mode makes the end of any journal file durable at open,
-//       so that no journal of an earlier journal-file-mode connection can come back after a
-//       power loss and be rolled back over its commits.
+//   I10. A connection in MEMORY, OFF, WAL or ATOMIC mode makes the end of any journal file
+//       durable at open, so that no journal of an earlier journal-file-mode connection can come
+//       back after a power loss and be rolled back over its commits.
 //   I11. A commit that shrinks the database (WriteTxn::StartRewrite) cuts the file only after
 //       its pages are synced (I2): a power loss then finds either the whole transaction or the
 //       hot journal and every page past the new end untouched, so the journal never needs the
@@ -148,7 +149,10 @@ class Pager : private PagerCore {
   // OK with nothing to report.
   absl::StatusOr<wal::CheckpointResult> Checkpoint(wal::CheckpointMode mode)
       ABSL_LOCKS_EXCLUDED(mu_);
-  bool wal_mode() const { return strategy_->family() != JournalFamily::kRollback; }
+  bool wal_mode() const {
+    const JournalFamily family = strategy_->family();
+    return family == JournalFamily::kWal || family == JournalFamily::kWal2;
+  }
 
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }

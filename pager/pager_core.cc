@@ -120,17 +120,25 @@ absl::StatusOr<DbHeader> PagerCore::ReadHeaderFromFile() {
   if (header.page_size != page_size) {
     return absl::DataLossError(absl::StrCat(path_, " page 1: inconsistent page size"));
   }
-  if (header.journal_family != JournalFamily::kRollback && !opening_) {
+  // Only the rollback journal and atomic batches read page 1 here after the open, each of its
+  // own family (a WAL opener's rollback-journaled switch runs while opening_).
+  const JournalFamily own = options_.journal_mode == JournalMode::kAtomic
+                                ? JournalFamily::kAtomic
+                                : JournalFamily::kRollback;
+  if (header.journal_family != own && !opening_) {
     // A database last used in a WAL mode may have committed transactions in its log that a
-    // rollback-mode connection cannot see; reading or writing it here would lose them.
+    // rollback-mode connection cannot see; reading or writing it here would lose them. One
+    // that another connection switched between atomic and a rollback mode would be written
+    // by two protocols at once.
     return absl::FailedPreconditionError(absl::StrCat(
-        path_, ": the database was last used in ",
-        header.journal_family == JournalFamily::kWal ? "wal" : "wal2",
-        " mode; reopen it to switch it back to a rollback journal mode"));
+        path_, ": the database was last used in ", JournalFamilyName(header.journal_family),
+        " mode; reopen it to switch it back to ",
+        own == JournalFamily::kAtomic ? "atomic mode" : "a rollback journal mode"));
   }
   JKV_ASSIGN_OR_RETURN(uint64_t size, db_file_->Size());
   // In WAL mode the log may hold pages past the end of the file (and page 1 is copied first).
-  if (header.journal_family == JournalFamily::kRollback &&
+  if ((header.journal_family == JournalFamily::kRollback ||
+       header.journal_family == JournalFamily::kAtomic) &&
       size < uint64_t{header.page_count} * page_size) {
     return absl::DataLossError(absl::StrCat(path_, ": truncated: the header counts ",
                                             header.page_count, " pages of ", page_size,

@@ -41,6 +41,12 @@ struct PagerStats : base::CounterValues {
   std::string checkpoint_policy;      // WAL: the policy's Name()
   std::string policy_last_error;      // WAL: the last failed policy checkpoint (empty: none)
   std::string background_last_error;  // WAL: the last failed background step (empty: none)
+  // ATOMIC: the mechanism of the commits' batches (vfs::AtomicWriteKindName: "emulated",
+  // "xfs-exchange-range", "f2fs-atomic-write"); empty in the other modes.
+  std::string atomic_write_kind;
+  // Why the connection runs in another mode than the atomic one asked for (PagerOptions::
+  // atomic_fallback_reason); empty when it does not.
+  std::string atomic_fallback;
 };
 
 class PagerCore {

@@ -22,6 +22,8 @@ absl::string_view JournalModeName(JournalMode mode) {
       return "wal";
     case JournalMode::kWal2:
       return "wal2";
+    case JournalMode::kAtomic:
+      return "atomic";
   }
   return "?";
 }
@@ -44,11 +46,11 @@ absl::StatusOr<JournalMode> ParseJournalMode(absl::string_view text) {
   const std::string lower = absl::AsciiStrToLower(text);
   for (JournalMode m : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist,
                         JournalMode::kMemory, JournalMode::kOff, JournalMode::kWal,
-                        JournalMode::kWal2}) {
+                        JournalMode::kWal2, JournalMode::kAtomic}) {
     if (lower == JournalModeName(m)) return m;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory, off, wal or wal2)"));
+      "unknown journal mode \"", text, "\" (expected delete, truncate, persist, memory, off, wal, wal2 or atomic)"));
 }
 
 absl::StatusOr<SyncLevel> ParseSyncLevel(absl::string_view text) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,9 +23,10 @@ namespace journalkv::pager {
 
 // The journal family page 1 records for a mode.
 inline JournalFamily FamilyOf(JournalMode mode) {
-  return mode == JournalMode::kWal    ? JournalFamily::kWal
-         : mode == JournalMode::kWal2 ? JournalFamily::kWal2
-                                      : JournalFamily::kRollback;
+  return mode == JournalMode::kWal      ? JournalFamily::kWal
+         : mode == JournalMode::kWal2   ? JournalFamily::kWal2
+         : mode == JournalMode::kAtomic ? JournalFamily::kAtomic
+                                        : JournalFamily::kRollback;
 }
 
 enum class AccessMode { kReadWrite, kReadOnly };
@@ -59,6 +61,13 @@ struct PagerOptions {
   // under the shared overflow marks, at a few lock calls per read transaction
   // (wal/reader_pins.h M1..M5).
   int reader_slots = 512;
+  // ATOMIC: the journal mode to run in instead when the database file has no atomic batches
+  // (vfs::File::atomic_write_kind() kNone: ext4, tmpfs, ...). None (the default): such an open
+  // is refused (FailedPrecondition, naming what atomic mode needs). Any mode but atomic.
+  std::optional<JournalMode> atomic_fallback;
+  // Set by Pager::Open, not by callers: why the connection runs in journal_mode although
+  // atomic was asked for (the fallback was taken); empty when it was not.
+  std::string atomic_fallback_reason;
 };
 
 }  // namespace journalkv::pager

@@ -278,6 +278,7 @@ TEST_P(PagerTest, JournalIsEndedAsTheModeSays) {
     case JournalMode::kDelete:
     case JournalMode::kMemory:
     case JournalMode::kOff:
+    case JournalMode::kAtomic:  // journals only its creation, in DELETE mode
       EXPECT_FALSE(*exists);
       break;
     case JournalMode::kTruncate:
@@ -309,7 +310,7 @@ TEST_P(PagerTest, OutOfRangePagesAreRefused) {
 INSTANTIATE_TEST_SUITE_P(AllModes, PagerTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
                                            JournalMode::kPersist, JournalMode::kMemory,
-                                           JournalMode::kOff),
+                                           JournalMode::kOff, JournalMode::kAtomic),
                          [](const auto& info) { return std::string(JournalModeName(info.param)); });
 
 // ---------------------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ TEST_P(BackupModeTest, APageCopyIsTheSnapshotWithItsFreePagesAndFamily) {
   std::unique_ptr<Db> copy = *Db::Open(kDest, o);
   EXPECT_EQ(copy->Stats().wal_mode, source.wal_mode);
   EXPECT_EQ(copy->Stats().wal2, source.wal2);
+  EXPECT_EQ(copy->Stats().atomic_write_kind, source.atomic_write_kind);  // atomic stays atomic
   EXPECT_EQ(copy->Stats().freelist_pages, source.freelist_pages);
   EXPECT_THAT(copy->Put("new", "in the copy only"), IsOk());
   EXPECT_THAT(db->Get("new"), IsOkAndHolds(std::nullopt));
@@ -132,7 +133,7 @@ TEST_P(BackupModeTest, ACompactCopyHasNoFreePagesAndTheSameKeys) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, BackupModeTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kWal,
-                                           JournalMode::kWal2),
+                                           JournalMode::kWal2, JournalMode::kAtomic),
                          [](const ::testing::TestParamInfo<JournalMode>& info) {
                            return std::string(JournalModeName(info.param));
                          });

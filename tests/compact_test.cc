@@ -150,7 +150,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, CompactModeTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
                                            JournalMode::kPersist, JournalMode::kMemory,
                                            JournalMode::kOff, JournalMode::kWal,
-                                           JournalMode::kWal2),
+                                           JournalMode::kWal2, JournalMode::kAtomic),
                          [](const auto& info) { return std::string(JournalModeName(info.param)); });
 
 // WAL and WAL2: a snapshot taken before the compaction reads the old pages, including those

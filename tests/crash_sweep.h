@@ -100,6 +100,7 @@ struct SweepCounts {
   uint64_t recovery_crashes = 0;  // states verified after a crash during recovery
   uint64_t rollbacks = 0;         // recoveries that found a hot journal or log frames
   uint64_t in_flight_landed = 0;  // crashes mid-commit that recovered to the new transaction
+  uint64_t in_flight_undone = 0;  // crashes mid-commit that recovered to an earlier one
   uint64_t lost_unsynced = 0;     // power losses that really dropped unsynced data
   uint64_t probes = 0;            // probe transactions committed after a recovery
 
@@ -121,6 +122,11 @@ struct Guarantees {
   bool power_loss_durable = true;
   // Rollback EXTRA: a power loss between transactions leaves no valid journal.
   bool no_journal_after_idle_power_loss = false;
+  // Atomic batches: no crash leaves a journal or log to recover (but the database's creation's
+  // journal), so the sweep asks instead that some crashes fell in a commit and found it undone
+  // (and, where commits are not durable, that some power loss dropped one), not that recovery
+  // rolled back, was crashed or lost unsynced data.
+  bool nothing_to_recover = false;
 
   // What a state may recover to after a crash of `kind` (its first recovery).
   std::vector<int> Outcomes(const RunResult& run, CrashKind kind) const;

@@ -92,7 +92,7 @@ TEST_P(HooksTest, OnePerCommitThatWroteAndNoneForRollbacksOrEmptyOrFailedCommits
 
 INSTANTIATE_TEST_SUITE_P(Modes, HooksTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kWal,
-                                           JournalMode::kWal2),
+                                           JournalMode::kWal2, JournalMode::kAtomic),
                          [](const ::testing::TestParamInfo<JournalMode>& info) {
                            return std::string(JournalModeName(info.param));
                          });

@@ -260,7 +260,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{JournalMode::kOff, 4096}, ModelParam{JournalMode::kOff, 65536},
                       ModelParam{JournalMode::kWal, 512}, ModelParam{JournalMode::kWal, 4096},
                       ModelParam{JournalMode::kWal, 65536}, ModelParam{JournalMode::kWal2, 512},
-                      ModelParam{JournalMode::kWal2, 4096}, ModelParam{JournalMode::kWal2, 65536}),
+                      ModelParam{JournalMode::kWal2, 4096}, ModelParam{JournalMode::kWal2, 65536},
+                      ModelParam{JournalMode::kAtomic, 512}, ModelParam{JournalMode::kAtomic, 4096},
+                      ModelParam{JournalMode::kAtomic, 65536}),
     [](const auto& info) {
       return absl::StrCat(JournalModeName(info.param.mode), "_", info.param.page_size);
     });

@@ -57,6 +57,21 @@ PagerOptions Options(JournalMode mode) {
   return o;
 }
 
+// Journal mode atomic needs a file system with atomic batches (XFS with exchange-range, F2FS);
+// its real-process tests run only where the test's directory has them, and are skipped
+// elsewhere (its in-process concurrency is tested on MemFileSystem by
+// pager/atomic_strategy_test.cc).
+bool AtomicUnavailable(JournalMode mode, const std::string& dir) {
+  if (mode != JournalMode::kAtomic) return false;
+  vfs::PosixFileSystem fs;
+  auto probe = fs.Open(dir + "/probe", {vfs::OpenMode::kCreate, vfs::FileKind::kDatabase});
+  return !probe.ok() || (*probe)->atomic_write_kind() == vfs::AtomicWriteKind::kNone;
+}
+#define JKV_SKIP_WITHOUT_ATOMIC(mode, dir)                                           \
+  if (AtomicUnavailable(mode, dir)) {                                                \
+    GTEST_SKIP() << "the test directory's file system has no atomic batches";       \
+  }
+
 // The writer's loop; never returns (the parent kills it). Exits 2 on any error.
 [[noreturn]] void WriterProcess(const std::string& path, JournalMode mode) {
   vfs::PosixFileSystem fs;
@@ -97,6 +112,7 @@ class MultiProcessTest : public ::testing::TestWithParam<JournalMode> {};
 
 TEST_P(MultiProcessTest, KilledWriterNeverLeavesAPartialTransaction) {
   const std::string dir = TempDir();
+  JKV_SKIP_WITHOUT_ATOMIC(GetParam(), dir);
   const std::string path = dir + "/mp.db";
   std::mt19937 rng(7);
   uint32_t last_tag = 0;
@@ -153,7 +169,7 @@ TEST_P(MultiProcessTest, KilledWriterNeverLeavesAPartialTransaction) {
 
 INSTANTIATE_TEST_SUITE_P(RollbackModes, MultiProcessTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
-                                           JournalMode::kPersist),
+                                           JournalMode::kPersist, JournalMode::kAtomic),
                          [](const auto& info) {
                            return std::string(pager::JournalModeName(info.param));
                          });
@@ -226,6 +242,7 @@ class MultiWriterTest : public ::testing::TestWithParam<JournalMode> {};
 
 TEST_P(MultiWriterTest, WriterProcessesQueueAndCommitPromptly) {
   const std::string dir = TempDir();
+  JKV_SKIP_WITHOUT_ATOMIC(GetParam(), dir);
   const std::string path = dir + "/writers.db";
   PagerOptions options = Options(GetParam());
   options.busy_timeout = absl::Seconds(5);  // the default
@@ -307,7 +324,7 @@ TEST_P(MultiWriterTest, WriterProcessesQueueAndCommitPromptly) {
 INSTANTIATE_TEST_SUITE_P(RollbackModes, MultiWriterTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
                                            JournalMode::kPersist, JournalMode::kMemory,
-                                           JournalMode::kOff),
+                                           JournalMode::kOff, JournalMode::kAtomic),
                          [](const auto& info) {
                            return std::string(pager::JournalModeName(info.param));
                          });
@@ -334,6 +351,7 @@ TEST_P(KilledSpillTest, LongLivedConnectionNeverSeesAKilledWritersSpilledPages) 
   const JournalMode mode = GetParam();
   const bool atomic = mode != JournalMode::kMemory && mode != JournalMode::kOff;
   const std::string dir = TempDir();
+  JKV_SKIP_WITHOUT_ATOMIC(mode, dir);
   const std::string path = dir + "/spill.db";
   PagerOptions options = Options(mode);
   vfs::PosixFileSystem fs;
@@ -438,7 +456,7 @@ TEST_P(KilledSpillTest, LongLivedConnectionNeverSeesAKilledWritersSpilledPages) 
 INSTANTIATE_TEST_SUITE_P(RollbackModes, KilledSpillTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
                                            JournalMode::kPersist, JournalMode::kMemory,
-                                           JournalMode::kOff),
+                                           JournalMode::kOff, JournalMode::kAtomic),
                          [](const auto& info) {
                            return std::string(pager::JournalModeName(info.param));
                          });

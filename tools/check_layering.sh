@@ -49,7 +49,9 @@ done < <(git ls-files '*.h' '*.cc' '*.c' 2>/dev/null || find . -name '*.h' -o -n
 # pager/wal_*, pager/hot_pages*); pager/pager_core.h and pager/pager_options.h not even that
 # vocabulary (they reach nothing in wal/ at all); the WAL's files
 # (pager/wal_*, pager/hot_pages*, wal/, log/) reach nothing of the rollback journal. Both meet
-# the pager only through pager/journal_strategy.h.
+# the pager only through pager/journal_strategy.h. Atomic batches (pager/atomic_*) and the file
+# locks' protocol the rollback journal shares with them (pager/in_place_*) are kept from the
+# WAL likewise, and atomic batches from the rollback journal.
 declare -A includes_of=()
 while IFS= read -r file; do
   includes_of[$file]=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file" | tr '\n' ' ')
@@ -80,11 +82,14 @@ is_wal_file() {
 is_rollback_file() {
   [[ "$1" == pager/journal.* || "$1" == pager/journal_format.* || "$1" == pager/rollback_* ]]
 }
+is_in_place_file() {
+  [[ "$1" == pager/atomic_* || "$1" == pager/in_place_* ]]
+}
 
 for file in "${!includes_of[@]}"; do
   [[ "$file" == *_test.cc ]] && continue
   if [[ "$file" == pager/rollback_* || "$file" == pager/journal* || "$file" == pager/pager_core.h ||
-        "$file" == pager/pager_options.h || "$file" == pager/txn.h ]]; then
+        "$file" == pager/pager_options.h || "$file" == pager/txn.h ]] || is_in_place_file "$file"; then
     while IFS= read -r inc; do
       if is_wal_file "$inc"; then
         echo "layering: $file reaches $inc (the rollback journal and the seam's neutral half must not know the WAL)"
@@ -98,8 +103,16 @@ for file in "${!includes_of[@]}"; do
   fi
   if [[ "$file" == pager/wal_* || "$file" == pager/hot_pages* || "$file" == wal/* || "$file" == log/* ]]; then
     while IFS= read -r inc; do
+      if is_rollback_file "$inc" || is_in_place_file "$inc"; then
+        echo "layering: $file reaches $inc (the WAL must not know the rollback journal or atomic batches)"
+        status=1
+      fi
+    done < <(reach "$file")
+  fi
+  if [[ "$file" == pager/atomic_* ]]; then
+    while IFS= read -r inc; do
       if is_rollback_file "$inc"; then
-        echo "layering: $file reaches $inc (the WAL must not know the rollback journal)"
+        echo "layering: $file reaches $inc (atomic batches must not know the rollback journal)"
         status=1
       fi
     done < <(reach "$file")

@@ -72,6 +72,17 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
   } else if (name == "--busy-timeout-ms") {
     JKV_ASSIGN_OR_RETURN(uint64_t ms, ParseNumber("--busy-timeout-ms", value, kMaxUint32));
     options.busy_timeout = absl::Milliseconds(ms);
+  } else if (name == "--atomic-fallback") {
+    absl::StatusOr<JournalMode> mode = ParseJournalMode(value);
+    if (!mode.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--atomic-fallback: ", OneLine(mode.status().message())));
+    }
+    if (*mode == JournalMode::kAtomic) {
+      return absl::InvalidArgumentError(
+          "--atomic-fallback: the mode to run in where atomic cannot work cannot be atomic");
+    }
+    options.atomic_fallback = *mode;
   } else if (name == "--checkpoint") {
     JKV_RETURN_IF_ERROR(CheckCheckpointPolicy(value));
     options.checkpoint_policy = std::string(value);
@@ -107,7 +118,7 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
     const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
                        name == "--cache-pages" || name == "--busy-timeout-ms" ||
                        name == "--checkpoint" || name == "--wal2-switch-pages" ||
-                       name == "--reader-slots";
+                       name == "--reader-slots" || name == "--atomic-fallback";
     if (known) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs a value: ", name, "=VALUE"));
     }

@@ -92,7 +92,22 @@ TEST(ParseCommandLineTest, WalAndWal2Parse) {
   JKV_ASSERT_OK_AND_ASSIGN(CommandLine upper, Parse({"--journal=WAL2", "x.db", "count"}));
   EXPECT_EQ(upper.options.journal_mode, JournalMode::kWal2);
   EXPECT_THAT(Parse({"--journal=wal3", "x.db", "count"}),
-              StatusIs(absl::StatusCode::kInvalidArgument, "wal or wal2"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "wal, wal2 or atomic"));
+}
+
+TEST(ParseCommandLineTest, AtomicAndItsFallbackParse) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine none, Parse({"--journal=atomic", "x.db", "count"}));
+  EXPECT_EQ(none.options.journal_mode, JournalMode::kAtomic);
+  EXPECT_EQ(none.options.atomic_fallback, std::nullopt);  // default: refuse, no fallback
+  JKV_ASSERT_OK_AND_ASSIGN(
+      CommandLine fb, Parse({"--journal=atomic", "--atomic-fallback=persist", "x.db", "count"}));
+  EXPECT_EQ(fb.options.atomic_fallback, JournalMode::kPersist);
+  EXPECT_THAT(Parse({"--atomic-fallback=atomic", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "cannot be atomic"));
+  EXPECT_THAT(Parse({"--atomic-fallback=ext4", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--atomic-fallback: unknown journal"));
+  EXPECT_THAT(Parse({"--atomic-fallback", "x.db", "count"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "needs a value"));
 }
 
 TEST(ParseCommandLineTest, ReaderSlots) {

@@ -17,7 +17,10 @@ permission on it, its folder, its -wal or -shm, or a read-only file system) is
 opened read-only without --read-only: reads work, writes fail saying why.
 
 Options (before DBPATH; "--" ends them):
-  --journal=MODE        wal, wal2, delete, truncate, persist, memory or off;
+  --journal=MODE        wal, wal2, delete, truncate, persist, memory, off or
+                        atomic (no journal, no log: each commit is one atomic
+                        write of the file system; needs XFS with exchange-range
+                        on Linux 6.10+, or F2FS);
                         without it a new database is created in wal and an
                         existing one keeps its family (wal, wal2, or delete for
                         a rollback journal); wal2 is wal with two logs,
@@ -27,6 +30,10 @@ Options (before DBPATH; "--" ends them):
                         database to a MODE of another family (refused while
                         other connections have it open); the other commands
                         open it in its own family and say so on stderr
+  --atomic-fallback=MODE
+                        atomic: where the file system has no atomic writes, run
+                        in MODE instead (saying so in info and stats) rather
+                        than fail
   --sync=LEVEL          off, normal, full (default) or extra
   --page-size=N         page size of a new database: a power of two from 512 to
                         65536 (default 4096); an existing database keeps its own
@@ -74,6 +81,9 @@ Commands:
                   wal and wal2 also the log's state and checkpoint_policy (this
                   invocation's --checkpoint), and background_errors and
                   background_last_error if a background checkpoint failed; in
+                  atomic atomic_write_kind (the file system's mechanism:
+                  xfs-exchange-range, f2fs-atomic-write or emulated); after
+                  --atomic-fallback was taken, atomic_fallback (why); in
                   wal2 the log_ lines count both logs, and current_log (0: -wal,
                   1: -wal2), wal2_log_frames, wal2_log_frames_not_checkpointed,
                   wal2_log_bytes (the -wal2 log's share), log_switches and
@@ -91,7 +101,8 @@ Commands:
   stats [--json]  print this handle's counters as "name value" lines (--json:
                   one JSON object): cache hits and misses, commits, and per file
                   kind (database, journal, wal, shm) reads, writes, bytes, syncs
-                  and truncates; in wal and wal2 the log's state and the
+                  and truncates; in atomic atomic_write_kind, atomic_commits and
+                  durable_atomic_commits; in wal and wal2 the log's state and the
                   checkpoint, group-commit and policy counters. One invocation is
                   one short-lived handle: the shell's "stats" shows a session's
                   counters

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tools/jkv_e2e_testing.h"
 #include "tools/tokens.h"
+#include "vfs/posix_fs.h"
 
 namespace journalkv::tools {
 namespace {
@@ -335,6 +336,35 @@ TEST_F(JkvTest, OnlyWritingCommandsSwitchTheJournalFamily) {
   EXPECT_EQ(r.err, "") << r;
   ASSERT_EQ(Jkv({"--journal=wal", db_, "put", "k2", "v"}).exit_code, 0);
   EXPECT_THAT(Jkv({db_, "info"}).out, HasSubstr("journal_mode wal\n"));
+}
+
+// --journal=atomic on a file system without atomic writes (the test's temporary directory:
+// ext4 or tmpfs) is refused naming what it needs; with --atomic-fallback=MODE it runs in MODE,
+// and info and stats say so.
+TEST_F(JkvTest, AtomicWithoutAtomicWritesIsRefusedOrFallsBack) {
+  {
+    vfs::PosixFileSystem fs;
+    auto probe = fs.Open(dir_ + "/probe", {vfs::OpenMode::kCreate, vfs::FileKind::kOther});
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    if ((*probe)->atomic_write_kind() != vfs::AtomicWriteKind::kNone) {
+      GTEST_SKIP() << "the temporary directory has atomic writes";
+    }
+  }
+  Result r = Jkv({"--journal=atomic", db_, "put", "k", "v"});
+  ExpectError(r, "journal mode atomic needs a file system with atomic batches (XFS with the "
+                 "exchange-range feature on Linux 6.10+, or F2FS)");
+  r = Jkv({"--journal=atomic", "--atomic-fallback=persist", db_, "put", "k", "v"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  // The shell switches families as put does, so it runs in the fallback and its stats say so.
+  r = Jkv({"--journal=atomic", "--atomic-fallback=persist", db_, "shell"}, "stats\n");
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("running in persist mode (the atomic fallback): " + db_ +
+                               ": journal mode atomic needs")) << r;
+  EXPECT_THAT(r.out, Not(HasSubstr("atomic_write_kind")));
+  // info does not switch a database: it opens it in its own family, the rollback journal.
+  EXPECT_THAT(Jkv({"--journal=atomic", db_, "info"}).out, HasSubstr("journal_mode delete\n"));
+  EXPECT_THAT(Jkv({db_, "get", "k"}).out, "v\n");
+  EXPECT_TRUE(Exists(db_ + "-journal"));  // persist's journal: the fallback really ran
 }
 
 // inspect reads the files without opening the database: even a damaged one.

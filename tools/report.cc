@@ -116,6 +116,8 @@ absl::StatusOr<Report> InfoReport(Db& db, vfs::FileSystem& fs) {
   f.Add("read_only", o.read_only);
   f.AddInt("cache_pages", o.cache_pages);
   f.AddInt("busy_timeout_ms", absl::ToInt64Milliseconds(o.busy_timeout));
+  if (!stats.atomic_fallback.empty()) f.Add("atomic_fallback", stats.atomic_fallback);
+  if (!stats.atomic_write_kind.empty()) f.Add("atomic_write_kind", stats.atomic_write_kind);
   if (stats.wal_mode) {
     AddLogState(f, stats);
     if (stats.wal2) f.AddInt("wal2_switch_pages", o.wal2_switch_pages);  // this invocation's
@@ -157,6 +159,13 @@ Report StatsReport(const DbStats& s) {
     if (row.scope == base::CounterScope::kAll) AddCounter(f, row, value);
   });
   s.ForEachIo([&](const std::string& name, uint64_t value) { f.Add(name, value); });
+  if (!s.atomic_fallback.empty()) f.Add("atomic_fallback", s.atomic_fallback);
+  if (!s.atomic_write_kind.empty()) {
+    f.Add("atomic_write_kind", s.atomic_write_kind);
+    base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
+      if (row.scope == base::CounterScope::kAtomic) AddCounter(f, row, value);
+    });
+  }
   if (!s.wal_mode) return f;
   base::ForEachCounter(s, [&](const base::CounterInfo& row, double value) {
     if (row.scope == base::CounterScope::kWal ||

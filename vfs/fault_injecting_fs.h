@@ -78,7 +78,8 @@
 // 5. Atomic batches (vfs.h, AtomicBatch). Every writable File has one, kEmulated, of block size
 //    1: the writes are buffered in memory (Read sees them over the file), and Commit applies
 //    them to the base and adds them to the model as one pending change, which a power loss
-//    keeps whole or drops whole (power_loss_model.h), never tears. A commit with
+//    keeps whole or drops whole (power_loss_model.h), never tears; the batches of a file are
+//    kept in their commit order (a later one only with every earlier one). A commit with
 //    BatchSync::kAtomicOnly stays droppable until a Sync of the file covers it; one with
 //    kDurable survives every later power loss (earlier unsynced writes of the file still
 //    draw as before: only the batch is flushed; and as after a Sync, a file whose create

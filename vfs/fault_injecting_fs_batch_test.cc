@@ -103,6 +103,49 @@ TEST_P(BatchPowerLossTest, ANonDurableCommitIsKeptWholeOrDroppedWhole) {
   EXPECT_GT(dropped, 0);
 }
 
+// Batches reach the disk in their commit order: of two non-durable batches, the second is never
+// kept without the first; a durable one keeps every batch before it.
+TEST_P(BatchPowerLossTest, BatchesAreKeptInTheirCommitOrder) {
+  auto page_is = [&](const std::vector<uint8_t>& image, int i, uint8_t value) {
+    return image.size() >= (i + 1) * kPage && image[i * kPage] == value;
+  };
+  int outcomes[3] = {0, 0, 0};  // none, the first only, both
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    ASSERT_THAT(WriteDurably("db", std::string(old_.begin(), old_.end())), IsOk());
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("db"), kReadWrite));
+      for (uint8_t value : {0xB1, 0xB2}) {  // page 1, then page 3
+        JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<AtomicBatch> batch, file->BeginAtomicBatch());
+        JKV_ASSERT_OK(batch->Write((value == 0xB1 ? 1 : 3) * kPage,
+                                   std::vector<uint8_t>(kPage, value)));
+        JKV_ASSERT_OK(batch->Commit(BatchSync::kAtomicOnly));
+      }
+    }
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    const std::vector<uint8_t> after = Now();
+    const bool first = page_is(after, 1, 0xB1), second = page_is(after, 3, 0xB2);
+    ASSERT_TRUE(first || !second) << "seed " << seed << ": the second batch without the first";
+    outcomes[first + second]++;
+  }
+  EXPECT_GT(outcomes[0], 0);
+  EXPECT_GT(outcomes[1], 0);
+  EXPECT_GT(outcomes[2], 0);
+  for (int seed = 0; seed < 20; ++seed) {
+    ASSERT_THAT(WriteDurably("db", std::string(old_.begin(), old_.end())), IsOk());
+    {
+      JKV_ASSERT_OK_AND_ASSIGN(auto file, fs().Open(Path("db"), kReadWrite));
+      JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<AtomicBatch> batch, file->BeginAtomicBatch());
+      JKV_ASSERT_OK(batch->Write(kPage, std::vector<uint8_t>(kPage, 0xB1)));
+      JKV_ASSERT_OK(batch->Commit(BatchSync::kAtomicOnly));
+      JKV_ASSERT_OK(CommitBatch(*file, BatchSync::kDurable));
+    }
+    JKV_ASSERT_OK(fs().SimulatePowerLoss(seed));
+    const std::vector<uint8_t> after = Now();
+    ASSERT_TRUE(page_is(after, 1, 0xB1)) << "seed " << seed << ": lost before a durable batch";
+    ASSERT_EQ(BatchState(after), 1) << "seed " << seed;
+  }
+}
+
 TEST_P(BatchPowerLossTest, ADurableCommitSurvivesEveryPowerLoss) {
   for (int seed = 0; seed < kSeeds; ++seed) {
     ASSERT_THAT(WriteDurably("db", std::string(old_.begin(), old_.end())), IsOk());

@@ -51,17 +51,36 @@ void ApplyPendingOp(const PendingOp& op, std::vector<uint8_t>& image) {
   }
 }
 
+// The batches of a file reach the disk in their commit order (the header's "batch"): the
+// index past the last durable batch of `pending` (0: none), before which every batch is kept.
+size_t PastLastDurableBatch(absl::Span<const PendingOp> pending) {
+  size_t past = 0;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i].kind == PendingOp::Kind::kBatch && pending[i].durable) past = i + 1;
+  }
+  return past;
+}
+
 std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
                                          absl::Span<const PendingOp> pending,
                                          const TearOptions& options, std::mt19937_64& rng) {
-  for (const PendingOp& op : pending) {
+  const size_t forced = PastLastDurableBatch(pending);
+  bool batch_dropped = false;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingOp& op = pending[i];
     if (op.kind == PendingOp::Kind::kTruncate) {
       if (rng() % 2 == 0) ApplyPendingOp(op, durable);
       continue;
     }
     if (op.kind == PendingOp::Kind::kBatch) {
-      // One indivisible change: whole or not at all. No draw for a durable one.
-      if (op.durable || rng() % 2 == 0) ApplyPendingOp(op, durable);
+      // One indivisible change: whole or not at all, in order. No draw for a durable one or one
+      // before it, nor for one after a dropped one.
+      const bool keep = i < forced || (!batch_dropped && rng() % 2 == 0);
+      if (keep) {
+        ApplyPendingOp(op, durable);
+      } else {
+        batch_dropped = true;
+      }
       continue;
     }
     const uint64_t end = op.offset + op.data.size();
@@ -86,9 +105,19 @@ std::vector<uint8_t> ImageAfterPowerLoss(std::vector<uint8_t> durable,
 std::vector<uint8_t> ImageAfterFailedSync(std::vector<uint8_t> durable,
                                           absl::Span<const PendingOp> pending,
                                           std::mt19937_64& rng) {
-  for (const PendingOp& op : pending) {
-    if ((op.kind == PendingOp::Kind::kBatch && op.durable) || rng() % 2 == 0) {
+  const size_t forced = PastLastDurableBatch(pending);
+  bool batch_dropped = false;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingOp& op = pending[i];
+    if (op.kind != PendingOp::Kind::kBatch) {
+      if (rng() % 2 == 0) ApplyPendingOp(op, durable);
+      continue;
+    }
+    const bool keep = i < forced || (!batch_dropped && rng() % 2 == 0);  // in order, as above
+    if (keep) {
       ApplyPendingOp(op, durable);
+    } else {
+      batch_dropped = true;
     }
   }
   return durable;

@@ -21,11 +21,15 @@
 //   truncate  kept or dropped (probability 1/2 each).
 //   batch     a committed AtomicBatch (all its writes as one change): kept whole or dropped
 //             whole (probability 1/2 each), never torn; a durable one (committed with
-//             BatchSync::kDurable) is always kept.
+//             BatchSync::kDurable) is always kept. The batches of a file reach the disk in
+//             their commit order, as a file system's log keeps them (XFS's exchanges, F2FS's
+//             checkpoints): a batch is kept only when every earlier one is (none is drawn after
+//             a dropped one), and a durable batch keeps every earlier one.
 //
 // After a failed fsync (ImageAfterFailedSync) each pending change, replayed in order, is either
 // applied exactly or lost (probability 1/2 each): what Linux leaves after a writeback error.
-// A durable batch is always applied (it was durable before the failed fsync).
+// A durable batch is always applied (it was durable before the failed fsync); batches keep
+// their order as above.
 //
 // Thread-safety: plain functions on values; callers serialize access to what they pass in.
 #ifndef JOURNALKV_VFS_POWER_LOSS_MODEL_H_

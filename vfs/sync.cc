@@ -32,6 +32,11 @@ absl::Status SyncDir(FileSystem& fs, const std::string& file_path, const char* s
   return Tag(fs.SyncDirectory(DirName(file_path)));
 }
 
+absl::Status CommitAtomicBatch(AtomicBatch& batch, BatchSync sync, const char* site) {
+  if (sync == BatchSync::kDurable) Observe(site);
+  return Tag(batch.Commit(sync));
+}
+
 void SetSyncObserverForTesting(SyncObserver o) { observer.store(o, std::memory_order_relaxed); }
 
 bool IsSyncFailure(const absl::Status& status) {

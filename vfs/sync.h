@@ -1,4 +1,5 @@
-// Every sync the pager and its journal make goes through these two functions. A failed sync is
+// Every sync the pager and its journal make goes through these functions (a durable atomic
+// batch's commit too). A failed sync is
 // tagged so that the caller can tell it from other I/O errors: after a failed fsync the kernel
 // may already have dropped the unsynced data while still reporting a later fsync as successful,
 // so the pager never retries or trusts one (pager.h, I7) and enters its error state instead.
@@ -29,7 +30,13 @@ absl::Status SyncFile(File& file, SyncKind kind, const char* site);
 // Syncs the directory of `file_path`.
 absl::Status SyncDir(FileSystem& fs, const std::string& file_path, const char* site);
 
-// True for a status returned by a failed SyncFile or SyncDir (and anything that passed it on).
+// Commits `batch` (AtomicBatch::Commit) with `sync`. A durable commit is also a flush: tests
+// see it at `site` as they see a sync. A failure is tagged as a failed sync: the file may hold
+// the whole batch or none of it (vfs.h), so the caller trusts neither (pager.h, I7).
+absl::Status CommitAtomicBatch(AtomicBatch& batch, BatchSync sync, const char* site);
+
+// True for a status returned by a failed SyncFile, SyncDir or CommitAtomicBatch (and anything
+// that passed it on).
 bool IsSyncFailure(const absl::Status& status);
 
 // Test-only: `observer` is called with the site of every sync just before it is made (nullptr:
