@@ -360,7 +360,12 @@ absl::Status CheckPolicySyntax(absl::string_view policy) {
 // Whether --modes selects `mode` of `engine` (every mode when --modes was not given).
 bool ModeSelected(const std::vector<std::string>& modes, const EngineInfo& engine,
                   absl::string_view mode) {
-  if (modes.empty()) return true;
+  if (modes.empty()) {
+    for (const ModeInfo& m : engine.modes) {
+      if (m.name == mode) return m.by_default;
+    }
+    return true;
+  }
   for (const std::string& m : modes) {
     if (m == mode || m == absl::StrCat(engine.name, ":", mode)) return true;
   }
@@ -505,7 +510,23 @@ absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c,
     // Each case once per file system, side by side.
     std::vector<CaseSpec> on_each;
     for (const CaseSpec& spec : cases) {
+      const ModeInfo* mode = FindEngine(spec.engine)->FindMode(spec.mode);
       for (const std::string& f : c.filesystems) {
+        if (!mode->file_systems.empty() &&
+            std::find(mode->file_systems.begin(), mode->file_systems.end(), f) ==
+                mode->file_systems.end()) {
+          const SkippedCases skip{spec.engine, spec.mode, absl::StrCat("on ", f),
+                                  absl::StrCat("runs only on ",
+                                               absl::StrJoin(mode->file_systems, ", "))};
+          if (skipped_out != nullptr &&
+              std::none_of(skipped_out->begin(), skipped_out->end(), [&](const SkippedCases& s) {
+                return s.engine == skip.engine && s.mode == skip.mode &&
+                       s.checkpoint == skip.checkpoint;
+              })) {
+            skipped_out->push_back(skip);
+          }
+          continue;
+        }
         on_each.push_back(spec);
         on_each.back().fs = f;
       }
@@ -533,9 +554,12 @@ std::string HelpText() {
   absl::StrAppend(&text, "\nengines and modes (a case = engine x mode x sync x workload):\n");
   for (const EngineInfo& e : Engines()) {
     std::vector<std::string> modes;
-    for (const ModeInfo& m : e.modes) modes.push_back(m.name);
+    for (const ModeInfo& m : e.modes) modes.push_back(m.by_default ? m.name : m.name + "*");
     absl::StrAppend(&text, "  ", e.name, ": ", absl::StrJoin(modes, "|"), "\n");
   }
+  absl::StrAppend(&text,
+                  "  * only when --modes names it: journalkv's atomic needs a file system with\n"
+                  "    atomic batches, such as --fs=xfs (XFS with exchange-range, Linux 6.10+)\n");
   absl::StrAppend(
       &text,
       "  sqlite: a WITHOUT ROWID table kv(k BLOB PRIMARY KEY, v BLOB), prepared statements,\n"

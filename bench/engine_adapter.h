@@ -133,6 +133,12 @@ class EngineAdapter {
 struct ModeInfo {
   std::string name;
   bool uses_checkpoint = false;  // a WAL mode: --checkpoint policies apply
+  // Run when --modes names no mode. journalkv's atomic runs only when named: it needs a file
+  // system with atomic batches (--fs=xfs), and is refused elsewhere.
+  bool by_default = true;
+  // With --fs: the file systems it runs on (empty: every one); on the others its cases are
+  // skipped, saying why.
+  std::vector<std::string> file_systems;
 };
 
 struct EngineInfo {

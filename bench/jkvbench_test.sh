@@ -37,7 +37,7 @@ for flag in engines modes sync checkpoint workloads num value-size seconds threa
             floor-seconds fs; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
-grep -q '^  journalkv: .*|wal|wal2$' help.txt || fail "--help does not list journalkv's wal2"
+grep -q '^  journalkv: .*|wal|wal2|atomic\*$' help.txt || fail "--help does not list journalkv's wal2 and atomic"
 for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f; do
   grep -q "^  $w " help.txt || fail "--help does not describe $w"
 done

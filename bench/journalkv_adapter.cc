@@ -24,7 +24,7 @@ namespace {
 // Every journal mode name jkvbench knows of; the adapter offers those the engine parses, so a
 // mode appears here as soon as journalkv implements it.
 constexpr const char* kCandidateModes[] = {"delete", "truncate", "persist", "memory",
-                                           "off",    "wal",      "wal2"};
+                                           "off",    "wal",      "wal2",    "atomic"};
 
 bool IsWalMode(absl::string_view mode) { return mode == "wal" || mode == "wal2"; }
 
@@ -167,7 +167,12 @@ EngineInfo JournalkvEngine() {
   EngineInfo info;
   info.name = "journalkv";
   for (const char* mode : kCandidateModes) {
-    if (ParseJournalMode(mode).ok()) info.modes.push_back({mode, IsWalMode(mode)});
+    if (ParseJournalMode(mode).ok()) {
+      // atomic needs a file system with atomic batches (docs/atomic.md): only when named.
+      const bool by_default = std::string_view(mode) != "atomic";
+      info.modes.push_back({mode, IsWalMode(mode), by_default});
+      if (!by_default) info.modes.back().file_systems = {"xfs"};
+    }
   }
   info.runs_at = [](absl::string_view, absl::string_view) { return true; };
   info.check_checkpoint = [](absl::string_view policy) {
