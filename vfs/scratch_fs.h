@@ -64,8 +64,9 @@ class ScratchFs {
 
   // Sets the exchange-range feature (incompat bit 0x40) in the primary superblock of the
   // unmounted XFS image `image`, as `xfs_repair -c exchange=1` of xfsprogs 6.10+ would: the
-  // big-endian incompat word at byte 216, then the superblock's CRC32C over its 512-byte
-  // sector with the CRC field zeroed, stored little-endian at byte 224.
+  // big-endian incompat word at byte 216, then the superblock's CRC32C over its sector
+  // (sb_sectsize bytes, big-endian at byte 102) with the CRC field zeroed, stored
+  // little-endian at byte 224.
   static absl::Status SetExchangeRangeFeature(const std::string& image);
 
  private:

@@ -37,43 +37,46 @@ TEST(ScratchFsTest, KindsHaveNamesAndUnknownNamesAreRefused) {
 // CRC32C of 512 bytes of a fixed pattern, computed independently.
 TEST(ScratchFsTest, TheExchangeRangeFeatureBitIsSetWithItsChecksum) {
   const std::string image = absl::StrCat(::testing::TempDir(), "/sb");
-  std::vector<uint8_t> sector(512, 0);
-  std::memcpy(sector.data(), "XFSB", 4);
-  sector[219] = 0x01;  // an incompat bit already set stays set
-  {
+  const auto write_image = [&](const std::vector<uint8_t>& bytes) {
     FILE* f = std::fopen(image.c_str(), "wb");
     ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fwrite(sector.data(), 1, sector.size(), f), sector.size());
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
     std::fclose(f);
+  };
+  // The checksum covers the superblock's whole sector (sb_sectsize): 512 bytes, or 4096 as
+  // `mkfs.xfs -s size=4096` makes it (the power-cut tests' guests).
+  for (const size_t sector_size : {size_t{512}, size_t{4096}}) {
+    SCOPED_TRACE(sector_size);
+    std::vector<uint8_t> sector(sector_size, 0);
+    std::memcpy(sector.data(), "XFSB", 4);
+    sector[102] = static_cast<uint8_t>(sector_size >> 8);
+    sector[103] = static_cast<uint8_t>(sector_size);
+    sector[219] = 0x01;       // an incompat bit already set stays set
+    sector[sector_size - 1] = 0x5a;  // a byte the checksum must cover
+    write_image(sector);
+    ASSERT_THAT(ScratchFs::SetExchangeRangeFeature(image), IsOk());
+    std::vector<uint8_t> out(sector_size);
+    const int fd = ::open(image.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pread(fd, out.data(), out.size(), 0), static_cast<ssize_t>(sector_size));
+    ::close(fd);
+    EXPECT_EQ(out[216], 0);
+    EXPECT_EQ(out[217], 0);
+    EXPECT_EQ(out[218], 0);
+    EXPECT_EQ(out[219], 0x41);
+    // Recomputing the checksum with its own field zeroed gives it back.
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) stored |= uint32_t{out[224 + i]} << (8 * i);
+    std::memset(out.data() + 224, 0, 4);
+    uint32_t crc = 0xFFFFFFFF;
+    for (uint8_t b : out) {
+      crc ^= b;
+      for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78 & (0u - (crc & 1)));
+    }
+    EXPECT_EQ(stored, ~crc);
   }
-  ASSERT_THAT(ScratchFs::SetExchangeRangeFeature(image), IsOk());
-  std::vector<uint8_t> out(512);
-  const int fd = ::open(image.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::pread(fd, out.data(), out.size(), 0), 512);
-  ::close(fd);
-  EXPECT_EQ(out[216], 0);
-  EXPECT_EQ(out[217], 0);
-  EXPECT_EQ(out[218], 0);
-  EXPECT_EQ(out[219], 0x41);
-  // The checksum covers the sector with its own field zeroed: recomputing it gives it back.
-  uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i) stored |= uint32_t{out[224 + i]} << (8 * i);
-  std::memset(out.data() + 224, 0, 4);
-  uint32_t crc = 0xFFFFFFFF;
-  for (uint8_t b : out) {
-    crc ^= b;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78 & (0u - (crc & 1)));
-  }
-  EXPECT_EQ(stored, ~crc);
-  EXPECT_NE(stored, 0u);
-
-  // Not an XFS image: refused, untouched.
-  std::memset(sector.data(), 0, 4);
-  FILE* f = std::fopen(image.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(sector.data(), 1, sector.size(), f);
-  std::fclose(f);
+  // Not an XFS image: refused.
+  write_image(std::vector<uint8_t>(512, 0));
   EXPECT_THAT(ScratchFs::SetExchangeRangeFeature(image),
               StatusIs(absl::StatusCode::kInvalidArgument, "no XFS superblock"));
 }
