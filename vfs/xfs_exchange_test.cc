@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -168,6 +170,50 @@ TEST_F(XfsExchangeTest, RefusedOnAnXfsWithoutTheFeature) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        "(xfs without the exchange-range feature: make it with mkfs.xfs -i "
                        "exchange=1 (xfsprogs 6.10+) on Linux 6.10+); it needs XFS"));
+}
+
+// A disk that fills in the middle of a batch: the shadow's write fails with ResourceExhausted
+// naming the shadow, the batch ends with nothing applied (the database byte for byte as it
+// was), and once space is back a batch commits.
+TEST_F(XfsExchangeTest, AFullDiskInTheMiddleOfABatchLeavesTheDatabaseAsItWas) {
+  JKV_ASSERT_OK_AND_ASSIGN(auto file, fs_.Open(Path("db"), kDbCreate));
+  JKV_ASSERT_OK(file->Write(0, BatchTestPages(4096, 4, 1)));
+  JKV_ASSERT_OK(file->Sync(SyncKind::kData));
+  {
+    // The shadow exists before the disk fills (a first batch makes it): a new inode needs room.
+    JKV_ASSERT_OK_AND_ASSIGN(auto first, file->BeginAtomicBatch());
+    JKV_ASSERT_OK(first->Abort());
+  }
+  // Everything free but 256 KiB goes to a filler file, removed however the test ends.
+  struct statvfs st = {};
+  ASSERT_EQ(::statvfs(dir_.c_str(), &st), 0);
+  const uint64_t free_bytes = uint64_t{st.f_bavail} * st.f_frsize;
+  ASSERT_GT(free_bytes, uint64_t{1} << 20);
+  const std::string filler = Path("filler");
+  struct RemoveFiller {
+    std::string path;
+    ~RemoveFiller() { ::unlink(path.c_str()); }
+  } remove_filler{filler};
+  const int fd = ::open(filler.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fallocate(fd, 0, 0, static_cast<off_t>(free_bytes - (256 << 10))), 0);
+  ::close(fd);
+  JKV_ASSERT_OK_AND_ASSIGN(auto batch, file->BeginAtomicBatch());
+  absl::Status s;
+  for (uint64_t p = 0; p < 1024 && s.ok(); ++p) {  // 4 MiB into a shadow with 256 KiB of room
+    s = batch->Write(p * 4096, std::vector<uint8_t>(4096, 7));
+  }
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kResourceExhausted, "-shadow"));
+  (void)batch->Abort();  // the batch may have ended with the failed write
+  batch.reset();
+  EXPECT_EQ(BatchTestReadAll(*file), BatchTestPages(4096, 4, 1)) << "a failed batch applied";
+  ASSERT_EQ(::unlink(filler.c_str()), 0);
+  JKV_ASSERT_OK_AND_ASSIGN(batch, file->BeginAtomicBatch());
+  JKV_ASSERT_OK(batch->Write(4096, std::vector<uint8_t>(4096, 9)));
+  JKV_ASSERT_OK(batch->Commit(BatchSync::kDurable));
+  std::vector<uint8_t> want = BatchTestPages(4096, 4, 1);
+  std::fill(want.begin() + 4096, want.begin() + 8192, 9);
+  EXPECT_EQ(BatchTestReadAll(*file), want);
 }
 
 // The cost of a commit of 3 scattered 4 KiB pages (the experiment, through the File
