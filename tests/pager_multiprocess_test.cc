@@ -42,15 +42,6 @@ using pager::PagerOptions;
 
 constexpr uint32_t kPages = 24;
 
-bool HasAtomicBatches(const std::string& dir) {
-  vfs::PosixFileSystem fs;
-  auto probe = fs.Open(dir + "/probe", {vfs::OpenMode::kCreate, vfs::FileKind::kDatabase});
-  const bool has = probe.ok() && (*probe)->atomic_write_kind() != vfs::AtomicWriteKind::kNone;
-  probe = absl::UnavailableError("closed");  // closed before it is removed
-  (void)fs.Delete(dir + "/probe");
-  return has;
-}
-
 // Where journal mode atomic's cases run: the test directory when its file system has atomic
 // batches, else a scratch XFS with exchange-range (vfs/scratch_fs.h) made once for the whole
 // test where root may (unmounted and removed at exit; the forked children _exit), else
@@ -58,7 +49,7 @@ bool HasAtomicBatches(const std::string& dir) {
 const std::string& AtomicRoot() {
   static std::unique_ptr<vfs::ScratchFs> scratch;
   static const std::string root = [] {
-    if (HasAtomicBatches(::testing::TempDir())) return ::testing::TempDir();
+    if (vfs::HasAtomicBatches(::testing::TempDir())) return ::testing::TempDir();
     absl::StatusOr<std::unique_ptr<vfs::ScratchFs>> made =
         vfs::ScratchFs::Make(vfs::ScratchFs::Kind::kXfs);
     if (!made.ok()) {
@@ -67,7 +58,7 @@ const std::string& AtomicRoot() {
       return std::string();
     }
     scratch = *std::move(made);
-    if (!HasAtomicBatches(scratch->mount())) {
+    if (!vfs::HasAtomicBatches(scratch->mount())) {
       std::printf("atomic cases: the scratch XFS has no exchange-range (Linux 6.10+)\n");
       return std::string();
     }
@@ -99,9 +90,9 @@ PagerOptions Options(JournalMode mode) {
 // its real-process tests run in AtomicRoot(), and are skipped, saying why, where there is
 // none (not root, no loop devices, a kernel before 6.10). Its in-process concurrency is
 // tested on MemFileSystem by pager/atomic_strategy_test.cc.
-#define JKV_SKIP_WITHOUT_ATOMIC(mode, dir)                                               \
-  if ((mode) == JournalMode::kAtomic && !HasAtomicBatches(dir)) {                        \
-    GTEST_SKIP() << "no file system with atomic batches here (see the test's output)";   \
+#define JKV_SKIP_WITHOUT_ATOMIC(mode, dir)                                             \
+  if ((mode) == JournalMode::kAtomic && !vfs::HasAtomicBatches(dir)) {                 \
+    GTEST_SKIP() << "no file system with atomic batches here (see the test's output)"; \
   }
 
 // The writer's loop; never returns (the parent kills it). Exits 2 on any error.

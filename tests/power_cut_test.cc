@@ -66,7 +66,7 @@
 #include "gtest/gtest.h"
 #include "tests/crash_sweep.h"
 #include "tests/cut_disk.h"
-#include "vfs/posix_fs.h"
+#include "vfs/scratch_fs.h"
 
 namespace journalkv {
 namespace {
@@ -107,16 +107,6 @@ std::string Name(const Config& c) {
 }
 
 bool Wal(JournalMode m) { return m == JournalMode::kWal || m == JournalMode::kWal2; }
-
-// Whether files in `dir` get atomic batches (journal mode atomic: XFS with exchange-range).
-bool HasAtomicBatches(const std::string& dir) {
-  vfs::PosixFileSystem fs;
-  auto probe = fs.Open(dir + "/probe", {vfs::OpenMode::kCreate, vfs::FileKind::kDatabase});
-  const bool has = probe.ok() && (*probe)->atomic_write_kind() != vfs::AtomicWriteKind::kNone;
-  probe = absl::UnavailableError("closed");
-  (void)fs.Delete(dir + "/probe");
-  return has;
-}
 
 Options Opts(const Config& c) {
   Options o;
@@ -276,7 +266,7 @@ TEST_P(PowerCutTest, EveryCutHoldsAPrefixOfTheCommitsAndEveryAcknowledgedOneWher
   const std::string why = CutDisk::Make(config.guest_fs, &disk);
   if (!why.empty()) GTEST_SKIP() << why;
   const std::string path = disk->guest() + "/x.db";
-  if (config.mode == JournalMode::kAtomic && !HasAtomicBatches(disk->guest())) {
+  if (config.mode == JournalMode::kAtomic && !vfs::HasAtomicBatches(disk->guest())) {
     GTEST_SKIP() << "the xfs guest has no exchange-range (Linux 6.10+)";
   }
   if (config.sqlite) {

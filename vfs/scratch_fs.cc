@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "vfs/posix_fs.h"
+#include "vfs/vfs.h"
 
 namespace journalkv::vfs {
 namespace {
@@ -172,6 +174,19 @@ absl::Status ScratchFs::SetExchangeRangeFeature(const std::string& image) {
   }
   ::close(fd);
   return s;
+}
+
+bool HasAtomicBatches(const std::string& dir) {
+  PosixFileSystem fs;
+  const std::string probe_path = dir + "/probe";
+  bool has = false;
+  {
+    absl::StatusOr<std::unique_ptr<File>> probe =
+        fs.Open(probe_path, {OpenMode::kCreate, FileKind::kDatabase});
+    has = probe.ok() && (*probe)->atomic_write_kind() != AtomicWriteKind::kNone;
+  }  // closed before it is removed
+  (void)fs.Delete(probe_path);
+  return has;
 }
 
 absl::StatusOr<std::string> DeviceStatPath(const std::string& path) {

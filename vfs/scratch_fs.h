@@ -80,6 +80,10 @@ class ScratchFs {
   bool mounted_ = false;
 };
 
+// Whether files made in `dir` (a POSIX folder) get atomic batches (File::atomic_write_kind,
+// vfs/vfs.h): journal mode atomic can run there. Makes and removes a probe file.
+bool HasAtomicBatches(const std::string& dir);
+
 // The stat file of the block device that holds `path` (/sys/dev/block/MAJ:MIN/stat; a
 // partition's has the same layout), or NotFound when it is not on a block device (tmpfs,
 // overlay).

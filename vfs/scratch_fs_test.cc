@@ -4,6 +4,7 @@
 #include "vfs/scratch_fs.h"
 
 #include <fcntl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +22,13 @@ namespace {
 
 using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
+
+bool KernelAtLeast(int major, int minor) {
+  struct utsname u;
+  int got_major = 0, got_minor = 0;
+  return ::uname(&u) == 0 && std::sscanf(u.release, "%d.%d", &got_major, &got_minor) == 2 &&
+         (got_major > major || (got_major == major && got_minor >= minor));
+}
 
 TEST(ScratchFsTest, KindsHaveNamesAndUnknownNamesAreRefused) {
   for (ScratchFs::Kind k :
@@ -98,6 +106,13 @@ TEST(ScratchFsTest, ScratchFileSystemsMountAndCountTheirDevicesWrites) {
     if (!made.ok()) GTEST_SKIP() << "scratch file system test skipped: " << made.status();
     std::unique_ptr<ScratchFs> fs = *std::move(made);
     SCOPED_TRACE(ScratchFs::KindName(kind));
+    // Atomic batches: on the XFS with exchange-range where the kernel has it (6.10+), never on
+    // ext4.
+    if (kind == ScratchFs::Kind::kExt4) {
+      EXPECT_FALSE(HasAtomicBatches(fs->mount()));
+    } else if (KernelAtLeast(6, 10)) {
+      EXPECT_TRUE(HasAtomicBatches(fs->mount()));
+    }
     JKV_ASSERT_OK_AND_ASSIGN(std::string stat_path, DeviceStatPath(fs->mount()));
     JKV_ASSERT_OK_AND_ASSIGN(uint64_t before, DeviceBytesWritten(stat_path));
     const std::string file = fs->mount() + "/f";
