@@ -421,7 +421,15 @@ absl::Status WriteTransaction::CommitPages() {
   return absl::OkStatus();
 }
 
+absl::Status WriteTransaction::CheckNotAcross(absl::string_view op) const {
+  if (!across_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      op, " of one database's part of a transaction across databases: it commits and rolls "
+      "back as a whole (WriteAcross::Commit, WriteAcross::Rollback)"));
+}
+
 absl::Status WriteTransaction::Commit() {
+  JKV_RETURN_IF_ERROR(CheckNotAcross("Commit"));
   absl::Status s = CommitPages();
   if (!s.ok() && !txn_->finished()) {
     return absl::Status(s.code(), absl::StrCat(s.message(), "; the transaction is still open: "
@@ -431,6 +439,7 @@ absl::Status WriteTransaction::Commit() {
 }
 
 absl::Status WriteTransaction::CommitOrRollback() {
+  JKV_RETURN_IF_ERROR(CheckNotAcross("CommitOrRollback"));
   absl::Status s = CommitPages();
   if (!s.ok() && !txn_->finished()) {
     txn_->Rollback().IgnoreError();  // the commit's error is the caller's
@@ -459,6 +468,9 @@ void Db::CallHooks(const pager::CommitRecord& record) {
   }
 }
 
-absl::Status WriteTransaction::Rollback() { return txn_->Rollback(); }
+absl::Status WriteTransaction::Rollback() {
+  JKV_RETURN_IF_ERROR(CheckNotAcross("Rollback"));
+  return txn_->Rollback();
+}
 
 }  // namespace journalkv

@@ -30,6 +30,7 @@
 #include <utility>
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "base/counters.h"
 #include "wal/checkpoint_types.h"
 #include "engine/iterator.h"
@@ -51,6 +52,7 @@ struct CommitRecord;
 }  // namespace pager
 
 class Db;
+class WriteAcross;
 
 // What Db::Stats reports: one field per row of the counter table (base/counters.h, which
 // describes each: stats.commits, stats.log_frames, stats.flush_wait_ms, ...; a row the mode does
@@ -225,8 +227,13 @@ class WriteTransaction {
 
  private:
   friend class Db;
+  friend class WriteAcross;
+  friend absl::StatusOr<std::unique_ptr<WriteAcross>> BeginWriteAcross(
+      absl::Span<Db* const> dbs);
   WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn);
   absl::Status CheckOpen() const;
+  // FailedPrecondition while the transaction is part of a WriteAcross (which commits it).
+  absl::Status CheckNotAcross(absl::string_view op) const;
   absl::Status AfterWrite(absl::Status s);
   // Commits (Commit's work, without its note on a transaction left open).
   absl::Status CommitPages();
@@ -237,6 +244,7 @@ class WriteTransaction {
   // it.
   std::unique_ptr<btree::AppendHint> append_hint_;
   absl::Status failed_;
+  bool across_ = false;  // part of a WriteAcross (engine/across.h)
 };
 
 class Db {
@@ -308,6 +316,9 @@ class Db {
  private:
   friend class ReadTransaction;
   friend class WriteTransaction;
+  friend class WriteAcross;
+  friend absl::StatusOr<std::unique_ptr<WriteAcross>> BeginWriteAcross(
+      absl::Span<Db* const> dbs);
   // Options::commit_hook and wal_hook, after a successful commit.
   void CallHooks(const pager::CommitRecord& record);
   // engine/image.cc: every key of `source`, from its first, put in order into a new database

@@ -28,6 +28,7 @@ class AtomicWriteTxn final : public WriteTxn {
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
   bool KeepsOriginal(PageNo) const override { return false; }  // a rollback drops the batch
   bool HasWritten() const override { return !spilled_.empty(); }
+  JournalFamily family() const override { return JournalFamily::kAtomic; }
   absl::Status SpillPages() override;
   absl::Status CommitPages() override;
   absl::Status UndoWrites(bool* clear_cache) override;

@@ -154,6 +154,12 @@ class Pager : private PagerCore {
     return family == JournalFamily::kWal || family == JournalFamily::kWal2;
   }
 
+  // The journal family the connection commits in (its strategy's).
+  JournalFamily family() const { return strategy_->family(); }
+  // The database file's identity (vfs::File::Identity): the order in which a transaction
+  // across databases takes their locks (across.h).
+  absl::StatusOr<std::string> file_identity() { return db_file_->Identity(); }
+
   uint32_t page_size() const { return page_size_; }
   const PagerOptions& options() const { return options_; }
   const std::string& path() const { return path_; }

@@ -312,6 +312,12 @@ absl::Status WriteTxn::SpillIfNeeded() {
 }
 
 absl::Status WriteTxn::Commit() {
+  JKV_ASSIGN_OR_RETURN(const bool go_on, StartCommit());
+  if (!go_on) return absl::OkStatus();
+  return FinishCommit(CommitPages());
+}
+
+absl::StatusOr<bool> WriteTxn::StartCommit() {
   JKV_RETURN_IF_ERROR(finished_ ? CheckUsable() : absl::OkStatus());
   if (!failed_.ok()) {
     const absl::Status failure = CheckUsable();
@@ -320,7 +326,7 @@ absl::Status WriteTxn::Commit() {
   }
   if (dirty_.empty() && !HasWritten() && header_ == start_header_) {
     End(/*clear_cache=*/false);
-    return absl::OkStatus();
+    return false;
   }
   if (core_->options_.auto_vacuum && header_.freelist_count > 0 &&
       (header_.freelist_head != start_header_.freelist_head ||
@@ -331,7 +337,10 @@ absl::Status WriteTxn::Commit() {
     }
   }
   commit_retryable_ = false;
-  absl::Status s = CommitPages();
+  return true;
+}
+
+absl::Status WriteTxn::FinishCommit(absl::Status s) {
   if (s.ok()) return s;
   if (commit_retryable_ && absl::IsUnavailable(s)) return s;  // still open: see Commit
   // Undo in this process. When the database file was touched this restores the originals from
@@ -345,6 +354,9 @@ absl::Status WriteTxn::Commit() {
   }
   return s;
 }
+
+JournalMode WriteTxn::journal_mode() const { return core_->options_.journal_mode; }
+const std::string& WriteTxn::path() const { return core_->path_; }
 
 absl::Status WriteTxn::Rollback() {
   if (finished_) return absl::OkStatus();

@@ -38,6 +38,7 @@ class RollbackWriteTxn final : public WriteTxn {
   }
   bool KeepsOriginal(PageNo page_no) const override { return !journaled_.contains(page_no.value()); }
   bool HasWritten() const override { return spilled_; }
+  JournalFamily family() const override { return JournalFamily::kRollback; }
   absl::Status SpillPages() override;
   absl::Status CommitPages() override;
   absl::Status UndoWrites(bool* clear_cache) override;

@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "base/types.h"
 #include "pager/db_format.h"
+#include "pager/journal_mode.h"
 #include "pager/page_access.h"
 
 namespace journalkv::pager {
@@ -141,6 +142,13 @@ class WriteTxn : public PageWriter {
   // Records `family` in page 1 at commit (the pager's switch between journal families).
   void set_journal_family(JournalFamily family) { header_.journal_family = family; }
 
+  // The journal family this transaction commits in (the strategy's), and the connection's
+  // journal mode: what a commit across databases (across.h) checks of its participants.
+  virtual JournalFamily family() const = 0;
+  JournalMode journal_mode() const;
+  // The database file's path (messages).
+  const std::string& path() const;
+
  protected:
   struct DirtyPage {
     std::shared_ptr<PageBuffer> buffer;
@@ -173,6 +181,16 @@ class WriteTxn : public PageWriter {
   virtual void DropPagesPast(uint32_t /*page_count*/) {}
 
   absl::Status CheckUsable() const;
+  // Commit's steps around the strategy's CommitPages, which a commit across databases
+  // (across.h) runs too. StartCommit: false when the transaction has ended with nothing to
+  // commit (an unchanged transaction), an error when it cannot commit (then rolled back, as
+  // Commit's); true to go on. FinishCommit(s): after CommitPages returned `s`, undoes a failed
+  // commit (unless it failed busy and retryable) and makes a failed sync sticky (I7).
+  absl::StatusOr<bool> StartCommit();
+  absl::Status FinishCommit(absl::Status s);
+  friend absl::Status CommitAcross(absl::Span<WriteTxn* const> txns);
+  friend class AcrossCommit;  // across.h: the families' commits across databases
+
   // Ends the transaction: finished, dirty pages dropped, the writer role given up.
   void End(bool clear_cache);
   // PagerOptions::auto_vacuum, at commit: the free pages at the end of the database leave the

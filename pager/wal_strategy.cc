@@ -126,6 +126,7 @@ class WalWriteTxn final : public WriteTxn {
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
   bool KeepsOriginal(PageNo) const override { return false; }  // the log never needs them
   bool HasWritten() const override { return !log_frames_.empty(); }
+  JournalFamily family() const override { return strategy_->family(); }
   absl::Status SpillPages() override;
   absl::Status CommitPages() override;
   absl::Status UndoWrites(bool* clear_cache) override;

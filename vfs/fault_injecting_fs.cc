@@ -80,6 +80,7 @@ class FaultInjectingFile final : public File {
     return base_->Size();
   }
   absl::StatusOr<uint64_t> LinkCount() override { return base_->LinkCount(); }
+  absl::StatusOr<std::string> Identity() override { return base_->Identity(); }
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->TryLock(offset, length, mode);

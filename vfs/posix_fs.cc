@@ -85,6 +85,7 @@ class PosixFile final : public File {
   absl::Status Truncate(uint64_t size_bytes) override;
   absl::StatusOr<uint64_t> Size() override;
   absl::StatusOr<uint64_t> LinkCount() override;
+  absl::StatusOr<std::string> Identity() override;
   absl::StatusOr<bool> TryLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
@@ -194,6 +195,12 @@ absl::StatusOr<uint64_t> PosixFile::Size() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, absl::StrCat(path_, ": fstat"));
   return static_cast<uint64_t>(st.st_size);
+}
+
+absl::StatusOr<std::string> PosixFile::Identity() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoToStatus(errno, absl::StrCat(path_, ": fstat"));
+  return absl::StrCat(st.st_dev, ":", st.st_ino);
 }
 
 absl::StatusOr<uint64_t> PosixFile::LinkCount() {

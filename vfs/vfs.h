@@ -202,6 +202,10 @@ class File {
   // 0 once the file was deleted while open (the WAL opener checks that the -shm it locked is
   // still the one its path names). 1 on file systems without hard links.
   virtual absl::StatusOr<uint64_t> LinkCount() { return 1; }
+  // What names this file whichever path opened it, for ordering files (the locks of a
+  // transaction across databases are taken in this order): "<device>:<inode>" on a POSIX file
+  // system, the path on file systems without links.
+  virtual absl::StatusOr<std::string> Identity() { return path(); }
 
   // Atomic batches (see AtomicBatch): which mechanism this file has, found when it was opened
   // (kNone by default, and for files opened read-only).
