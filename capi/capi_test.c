@@ -3,7 +3,8 @@
  * see a later commit, ordered iteration with seek, checkpoint and stats in WAL, and errors with
  * their codes and messages (bad options, a write on a read-only handle, a busy writer, a
  * missing database not created), the commit and WAL hooks, a backup, and a busy commit
- * retried. Prints one line per failed check; exits non-zero if any. */
+ * retried, and a transaction across two databases (committed, ended, refused for mixed
+ * families). Prints one line per failed check; exits non-zero if any. */
 #include "capi/journalkv.h"
 
 #include <stdio.h>
@@ -371,6 +372,53 @@ static void test_busy_commit_is_retried(void) {
   CHECK(ok(jkv_close(writer, &err), "close writer"));
 }
 
+static void test_across(void) {
+  char a_path[4200], b_path[4200], c_path[4200];
+  snprintf(a_path, sizeof a_path, "%s.across-a", path);
+  snprintf(b_path, sizeof b_path, "%s.across-b", path);
+  snprintf(c_path, sizeof c_path, "%s.across-c", path);
+  jkv_options options;
+  jkv_options_init(&options);
+  options.journal_mode = JKV_JOURNAL_PERSIST;
+  jkv_db* dbs[2] = {NULL, NULL};
+  jkv_db* c = NULL;
+  if (!ok(jkv_open(a_path, &options, &dbs[0], &err), "open a")) return;
+  if (!ok(jkv_open(b_path, &options, &dbs[1], &err), "open b")) return;
+  options.journal_mode = JKV_JOURNAL_WAL;
+  if (!ok(jkv_open(c_path, &options, &c, &err), "open c")) return;
+
+  jkv_across* across = NULL;
+  if (ok(jkv_begin_write_across(dbs, 2, &across, &err), "begin across")) {
+    CHECK(jkv_across_txn(across, 2) == NULL);
+    CHECK(ok(jkv_txn_put(jkv_across_txn(across, 0), "k", 1, "in a", 4, &err), "put a"));
+    CHECK(ok(jkv_txn_put(jkv_across_txn(across, 1), "k", 1, "in b", 4, &err), "put b"));
+    /* A part does not commit alone, and ending it leaves it to its jkv_across. */
+    CHECK(jkv_txn_commit(jkv_across_txn(across, 0), &err) == JKV_FAILED_PRECONDITION);
+    jkv_free(err);
+    err = NULL;
+    jkv_txn_end(jkv_across_txn(across, 1));
+    CHECK(ok(jkv_across_commit(across, &err), "commit across"));
+  }
+  CHECK(value_is(dbs[0], "k", "in a"));
+  CHECK(value_is(dbs[1], "k", "in b"));
+
+  if (ok(jkv_begin_write_across(dbs, 2, &across, &err), "begin across again")) {
+    CHECK(ok(jkv_txn_put(jkv_across_txn(across, 0), "k", 1, "gone", 4, &err), "put"));
+    jkv_across_end(across); /* rolls back */
+  }
+  CHECK(value_is(dbs[0], "k", "in a"));
+
+  jkv_db* mixed[2] = {dbs[0], c};
+  across = NULL;
+  CHECK(jkv_begin_write_across(mixed, 2, &across, &err) == JKV_FAILED_PRECONDITION);
+  CHECK(across == NULL && err != NULL && strstr(err, "same journal family") != NULL);
+  jkv_free(err);
+  err = NULL;
+  CHECK(ok(jkv_close(dbs[0], &err), "close a"));
+  CHECK(ok(jkv_close(dbs[1], &err), "close b"));
+  CHECK(ok(jkv_close(c, &err), "close c"));
+}
+
 int main(void) {
   const char* dir = getenv("TEST_TMPDIR");
   snprintf(path, sizeof path, "%s/capi.db", dir != NULL ? dir : "/tmp");
@@ -378,6 +426,7 @@ int main(void) {
   test_errors();
   test_hooks_and_backup();
   test_busy_commit_is_retried();
+  test_across();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "base/counters.h"
+#include "engine/across.h"
 #include "engine/db.h"
 
 struct jkv_db {
@@ -22,7 +24,15 @@ struct jkv_db {
 
 struct jkv_txn {
   std::unique_ptr<journalkv::ReadTransaction> read;
-  std::unique_ptr<journalkv::WriteTransaction> write;
+  std::unique_ptr<journalkv::WriteTransaction> owned_write;
+  // owned_write's, or one database's part of a jkv_across (which owns it: part is set).
+  journalkv::WriteTransaction* write = nullptr;
+  bool part = false;
+};
+
+struct jkv_across {
+  std::unique_ptr<journalkv::WriteAcross> across;
+  std::vector<jkv_txn> parts;  // one per database, in the order given
 };
 
 struct jkv_iter {
@@ -238,14 +248,15 @@ jkv_code jkv_delete(jkv_db* db, const char* key, size_t key_len, int* existed, c
 jkv_code jkv_begin_read(jkv_db* db, jkv_txn** txn, char** err) {
   absl::StatusOr<std::unique_ptr<journalkv::ReadTransaction>> t = db->db->BeginRead();
   if (!t.ok()) return Fail(t.status(), err);
-  *txn = new jkv_txn{std::move(*t), nullptr};
+  *txn = new jkv_txn{std::move(*t), nullptr, nullptr, false};
   return JKV_OK;
 }
 
 jkv_code jkv_begin_write(jkv_db* db, jkv_txn** txn, char** err) {
   absl::StatusOr<std::unique_ptr<journalkv::WriteTransaction>> t = db->db->BeginWrite();
   if (!t.ok()) return Fail(t.status(), err);
-  *txn = new jkv_txn{nullptr, std::move(*t)};
+  *txn = new jkv_txn{nullptr, std::move(*t), nullptr, false};
+  (*txn)->write = (*txn)->owned_write.get();
   return JKV_OK;
 }
 
@@ -274,6 +285,7 @@ jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* exis
 }
 
 jkv_code jkv_txn_commit(jkv_txn* txn, char** err) {
+  if (txn->part) return Fail(txn->write->Commit(), err);  // refused: the jkv_across commits
   const absl::Status s = txn->write != nullptr ? txn->write->Commit() : absl::OkStatus();
   if (!s.ok() && txn->write != nullptr && txn->write->open()) {
     return Fail(s, err);  // busy, still open: the caller retries or ends it
@@ -282,7 +294,40 @@ jkv_code jkv_txn_commit(jkv_txn* txn, char** err) {
   return Fail(s, err);
 }
 
-void jkv_txn_end(jkv_txn* txn) { delete txn; }  // a write transaction rolls back as it goes
+void jkv_txn_end(jkv_txn* txn) {
+  if (txn->part) return;  // its jkv_across ends it
+  delete txn;  // a write transaction rolls back as it goes
+}
+
+jkv_code jkv_begin_write_across(jkv_db* const* dbs, size_t count, jkv_across** across,
+                                char** err) {
+  std::vector<journalkv::Db*> handles;
+  for (size_t i = 0; i < count; ++i) handles.push_back(dbs[i] == nullptr ? nullptr : dbs[i]->db.get());
+  absl::StatusOr<std::unique_ptr<journalkv::WriteAcross>> a =
+      journalkv::BeginWriteAcross(handles);
+  if (!a.ok()) return Fail(a.status(), err);
+  auto* out = new jkv_across{std::move(*a), {}};
+  out->parts.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    out->parts[i].write = &(*out->across)[i];
+    out->parts[i].part = true;
+  }
+  *across = out;
+  return JKV_OK;
+}
+
+jkv_txn* jkv_across_txn(jkv_across* across, size_t i) {
+  return i < across->parts.size() ? &across->parts[i] : nullptr;
+}
+
+jkv_code jkv_across_commit(jkv_across* across, char** err) {
+  const absl::Status s = across->across->Commit();
+  if (!s.ok() && across->across->open()) return Fail(s, err);  // busy, still open
+  delete across;
+  return Fail(s, err);
+}
+
+void jkv_across_end(jkv_across* across) { delete across; }  // rolls back as it goes
 
 jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err) {
   return jkv_iter_new_bounded(txn, nullptr, 0, nullptr, 0, iter, err);

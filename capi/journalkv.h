@@ -161,6 +161,7 @@ typedef struct jkv_stats {
 typedef struct jkv_db jkv_db;
 typedef struct jkv_txn jkv_txn;
 typedef struct jkv_iter jkv_iter;
+typedef struct jkv_across jkv_across;
 
 void jkv_options_init(jkv_options* options);
 /* Releases what the API allocated (a value, a message). NULL is allowed. */
@@ -201,6 +202,23 @@ jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* exis
 jkv_code jkv_txn_commit(jkv_txn* txn, char** err);
 /* Ends the transaction without committing (a write transaction rolls back) and frees it. */
 void jkv_txn_end(jkv_txn* txn);
+
+/* A write transaction across several databases (docs/across.md): writes to `count` open
+ * databases, committed as one. Atomic across them after any crash in delete, truncate, persist
+ * and atomic; per database only in wal and wal2; databases of different journal families, and
+ * memory or off, are refused (JKV_FAILED_PRECONDITION). The locks are taken in one order (by
+ * the files' identity, not the order of `dbs`), each waiting up to its busy timeout.
+ * jkv_across_txn gives database i's part (the order of `dbs`), owned by `across`: use it with
+ * jkv_txn_get, jkv_txn_put, jkv_txn_delete and the iterators; jkv_txn_commit on it is refused
+ * and jkv_txn_end does nothing. jkv_across_commit commits every part and frees `across`, also
+ * on failure (then nothing is applied; in wal and wal2 the databases before the one that
+ * failed may have committed, as the message says), except for JKV_BUSY that leaves it open
+ * (retry, or jkv_across_end). jkv_across_end rolls every part back and frees `across`. */
+jkv_code jkv_begin_write_across(jkv_db* const* dbs, size_t count, jkv_across** across,
+                                char** err);
+jkv_txn* jkv_across_txn(jkv_across* across, size_t i); /* NULL past the last */
+jkv_code jkv_across_commit(jkv_across* across, char** err);
+void jkv_across_end(jkv_across* across);
 
 /* Iterators over a transaction's view, in key order. */
 jkv_code jkv_iter_new(jkv_txn* txn, jkv_iter** iter, char** err);
