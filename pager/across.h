@@ -4,11 +4,11 @@
 // the participants' journal family, which must be the same for all of them:
 //   - rollback (DELETE, TRUNCATE, PERSIST): atomic across the databases after any crash. A
 //     super-journal lists the participants and each journal names it; its removal is the
-//     commit point (rollback_across.cc, S1..S6).
+//     commit point (rollback_across.cc).
 //   - atomic: atomic across the databases after any crash. Every participant's batch is
 //     prepared durably, then one super record naming each participant is written and synced
 //     (the commit point), then each batch is committed; recovery rolls the batches of a
-//     surviving record forward (atomic_across.cc, M1..M6).
+//     surviving record forward (atomic_across.cc).
 //   - WAL and WAL2: atomic per database only (as SQLite's ATTACH in WAL mode): each participant
 //     commits in turn; a crash between two of them can leave one database changed and another
 //     not. A commit that fails part-way says which databases committed.
