@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "vfs/sync.h"
 
 namespace journalkv::pager {
 namespace {
@@ -99,9 +100,12 @@ absl::Status AcrossCommit::EachInTurn(absl::Span<WriteTxn* const> txns) {
       RollBackOpen(txns.subspan(i + 1));
       if (committed.empty()) return s;
       return absl::Status(
-          s.code(), absl::StrCat(s.message(), "; a transaction across databases in the WAL "
-                                 "family is atomic per database only: committed in ",
-                                 absl::StrJoin(committed, ", "), ", rolled back in the others"));
+          s.code(),
+          absl::StrCat(s.message(), "; a transaction across databases in the WAL family is "
+                       "atomic per database only: committed in ", absl::StrJoin(committed, ", "),
+                       ", not in the others", vfs::IsSyncFailure(s) ? absl::StrCat(
+                           " (", txn.path(), " failed its sync: after a crash it may hold the "
+                           "transaction, whole, as any commit whose sync failed)") : ""));
     }
     committed.push_back(txn.path());
   }
