@@ -1,8 +1,8 @@
 // The `jkv DBPATH shell [OTHER_DBPATH ...]` line protocol (README, "CLI"; docs/cli.md, "The
 // shell"): one command per input line, answered by exactly one output line (scan: "pairs N"
 // and N more lines), flushed after every answer, so that another program can drive databases
-// through a pipe. `jkv --help` lists the commands;
-// tools/help.cc is the user-facing description and this class implements it.
+// through a pipe. `jkv --help` lists the commands; tools/help.cc is the user-facing
+// description and this class implements it.
 //
 // Several databases (`jkv DBPATH shell OTHER_DBPATH ...`): database 0 is DBPATH, 1.. the
 // others in the order given. The rules, which leave the one-database shell as it was:
@@ -36,7 +36,9 @@
 // transaction is open, but the input meant the lines after its begin for one: put and del are
 // refused (committing them one by one would break the transaction's atomicity), reads run as
 // in `none`, rollback answers ok and commit an error (nothing was committed). The destructor
-// rolls back whatever is still open, so a Shell must be destroyed before its Db.
+// rolls back whatever is still open, so a Shell must be destroyed before its Dbs. With several
+// databases `write` holds a WriteAcross; a commit that gives up busy and says the transaction
+// is still open (WriteAcross::Commit) keeps it open, as with one database.
 //
 // Thread-safety: one thread at a time.
 #ifndef JOURNALKV_TOOLS_SHELL_H_
