@@ -143,7 +143,7 @@ constexpr CommandSpec kCommands[] = {
     {"count", 0, 0, "count"}, {"check", 0, 0, "check"},
     {"info", 0, 0, "info [--json]"},   {"checkpoint", 0, 1, "checkpoint [passive|full|restart|truncate]"},
     {"dump", 0, 0, "dump"},   {"load", 0, 0, "load"},
-    {"shell", 0, 0, "shell"}, {"backup", 1, 1, "backup [--compact] DEST"},
+    {"shell", 0, SIZE_MAX, "shell [OTHER_DBPATH ...]"}, {"backup", 1, 1, "backup [--compact] DEST"},
     {"stats", 0, 0, "stats [--json]"}, {"compact", 0, 0, "compact"},
     {"inspect", 1, 2, "inspect page N|journal|wal|wal2|shm"},
 };
@@ -177,6 +177,30 @@ absl::StatusOr<std::optional<uint64_t>> TakeScanLimit(std::vector<std::string>& 
   }
   args = std::move(rest);
   return limit;
+}
+
+// shell's OTHER_DBPATHs: databases 1.. of the shell, each a path named once.
+absl::StatusOr<std::vector<std::string>> ParseShellPaths(const std::string& db_path,
+                                                         std::vector<std::string> paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("shell: OTHER_DBPATH ", i + 1, " is empty"));
+    }
+    if (absl::StartsWith(paths[i], "-")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shell: \"", OneLine(paths[i]), "\" is not a database path: options go before DBPATH ",
+          "(write a path that starts with - as ./-...)"));
+    }
+    for (size_t j = 0; j <= i; ++j) {
+      const std::string& earlier = j == 0 ? db_path : paths[j - 1];
+      if (earlier == paths[i]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "shell: ", OneLine(paths[i]), " is given twice (databases ", j, " and ", i + 1,
+            "); each database takes part once"));
+      }
+    }
+  }
+  return paths;
 }
 
 absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::string> args) {
@@ -257,6 +281,8 @@ absl::StatusOr<Command> ParseCommand(absl::string_view name, std::vector<std::st
     if (page) {
       JKV_ASSIGN_OR_RETURN(command.page_no, ParseNumber("N", args[1], UINT32_MAX, 1));
     }
+  } else if (name == "shell") {
+    command.other_dbs = std::move(args);  // paths, not tokens: checked by ParseCommandLine
   } else if (name == "backup") {
     if (args[0].empty()) return absl::InvalidArgumentError("backup: DEST is empty");
     command.dest = args[0];  // a path, not a token
@@ -302,6 +328,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   }
   JKV_ASSIGN_OR_RETURN(cl.command, ParseCommand(args[i], std::vector<std::string>(
                                                              args.begin() + i + 1, args.end())));
+  if (cl.command.name == "shell") {
+    JKV_ASSIGN_OR_RETURN(cl.command.other_dbs,
+                         ParseShellPaths(cl.db_path, std::move(cl.command.other_dbs)));
+  }
   return cl;
 }
 

@@ -1,4 +1,5 @@
-// The command line of jkv (README, "CLI"): `jkv [options] DBPATH COMMAND [ARGS]`.
+// The command line of jkv (README, "CLI"): `jkv [options] DBPATH COMMAND [ARGS]`, and
+// `jkv [options] DBPATH shell [OTHER_DBPATH ...]` for a shell over several databases.
 //
 // ParseCommandLine checks everything that can be checked without the database: options and
 // their values, the command name, the number of its arguments and their tokens. So a typo
@@ -29,6 +30,7 @@ struct Command {
   bool compact = false;                        // backup --compact
   bool json = false;                           // info --json, stats --json
   std::string dest;                            // backup: the destination path, as given
+  std::vector<std::string> other_dbs;          // shell: databases 1.. (paths, as given)
   std::string inspect;                         // inspect: page, journal, wal, wal2 or shm
   uint64_t page_no = 0;                        // inspect page N
 };
@@ -44,7 +46,8 @@ struct CommandLine {
 // `args` is argv without argv[0]. InvalidArgument for anything malformed: an unknown or
 // repeated option, a bad option value, a missing DBPATH or COMMAND, an unknown command, a
 // wrong number of arguments, a bad token, a --checkpoint policy the engine does not parse, a
-// --wal2-switch-pages of 0.
+// --wal2-switch-pages of 0, a shell's OTHER_DBPATH that is empty, starts with "-" or repeats
+// DBPATH or another one (the same file under two spellings is found when they are opened).
 absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 }  // namespace journalkv::tools

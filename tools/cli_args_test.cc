@@ -193,6 +193,24 @@ TEST(ParseCommandLineTest, ChecksArgumentCounts) {
   EXPECT_THAT(Parse({"x.db", "checkpoint", "full", "x"}), StatusIs(kInvalid, "checkpoint"));
 }
 
+TEST(ParseCommandLineTest, ShellTakesOtherDatabasePaths) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine one, Parse({"x.db", "shell"}));
+  EXPECT_THAT(one.command.other_dbs, ElementsAre());
+  // Paths, not tokens: a backslash is kept as it is.
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "shell", "y.db", "dir/z\\q.db"}));
+  EXPECT_EQ(cl.db_path, "x.db");
+  EXPECT_THAT(cl.command.other_dbs, ElementsAre("y.db", "dir/z\\q.db"));
+  EXPECT_THAT(Parse({"x.db", "shell", "y.db", ""}),
+              StatusIs(kInvalid, "shell: OTHER_DBPATH 2 is empty"));
+  EXPECT_THAT(Parse({"x.db", "shell", "--journal=wal"}),
+              StatusIs(kInvalid, "options go before DBPATH"));
+  EXPECT_THAT(Parse({"x.db", "shell", "x.db"}),
+              StatusIs(kInvalid, "shell: x.db is given twice (databases 0 and 1)"));
+  EXPECT_THAT(Parse({"x.db", "shell", "y.db", "z.db", "y.db"}),
+              StatusIs(kInvalid, "shell: y.db is given twice (databases 1 and 3)"));
+}
+
 TEST(ParseCommandLineTest, DecodesTokens) {
   JKV_ASSERT_OK_AND_ASSIGN(CommandLine cl, Parse({"x.db", "put", "a\\x00b", "\\x20\\x5c"}));
   EXPECT_THAT(cl.command.args, ElementsAre(std::string("a\0b", 3), " \\"));

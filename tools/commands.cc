@@ -119,10 +119,68 @@ absl::StatusOr<ExitCode> RunLoad(Db& db, const CommandIo& io) {
   return ExitCode::kOk;
 }
 
-absl::StatusOr<ExitCode> RunShell(Db& db, const CommandIo& io) {
-  Shell shell(&db, io.out);
+absl::StatusOr<ExitCode> RunShell(std::vector<Db*> dbs, const CommandIo& io) {
+  Shell shell(std::move(dbs), io.out);
   JKV_RETURN_IF_ERROR(shell.Run(*io.in));
   return ExitCode::kOk;
+}
+
+// `jkv DBPATH shell OTHER_DBPATH ...`: refuses two paths that name one file (ParseCommandLine
+// refused the same spelling twice; this finds ./x.db beside x.db, or a hard link), before the
+// shell reads a line.
+absl::Status CheckDistinctFiles(vfs::FileSystem& fs, const std::vector<std::string>& paths) {
+  std::vector<std::string> ids;
+  for (const std::string& path : paths) {
+    vfs::OpenOptions read_only;
+    read_only.mode = vfs::OpenMode::kReadOnly;
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file, fs.Open(path, read_only));
+    JKV_ASSIGN_OR_RETURN(std::string id, file->Identity());
+    for (size_t j = 0; j < ids.size(); ++j) {
+      if (ids[j] != id) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shell: ", OneLine(paths[j]), " and ", OneLine(path), " are the same file (databases ",
+          j, " and ", ids.size(), "); each database takes part once"));
+    }
+    ids.push_back(std::move(id));
+  }
+  return absl::OkStatus();
+}
+
+// The shell over DBPATH (`db`, open) and its OTHER_DBPATHs, opened with `options` as DBPATH was.
+absl::StatusOr<ExitCode> OpenOthersAndRunShell(Db& db, const CommandLine& cl,
+                                               const Options& options, vfs::FileSystem& fs,
+                                               const CommandIo& io) {
+  std::vector<std::unique_ptr<Db>> others;
+  absl::Status s;
+  for (const std::string& path : cl.command.other_dbs) {
+    absl::StatusOr<std::unique_ptr<Db>> other = Db::Open(path, options);
+    if (!other.ok()) {
+      s = other.status();
+      break;
+    }
+    others.push_back(std::move(other).value());
+    if (cl.page_size_given && others.back()->page_size() != options.page_size) {
+      *io.err << "note: " << OneLine(path) << " has " << others.back()->page_size()
+              << "-byte pages, fixed when it was made; --page-size=" << options.page_size
+              << " is ignored\n";
+    }
+  }
+  std::vector<std::string> paths = {cl.db_path};
+  paths.insert(paths.end(), cl.command.other_dbs.begin(), cl.command.other_dbs.end());
+  if (s.ok()) s = CheckDistinctFiles(fs, paths);
+  absl::StatusOr<ExitCode> code = ExitCode::kOk;
+  if (!s.ok()) {
+    code = s;
+  } else {
+    std::vector<Db*> dbs = {&db};
+    for (const auto& other : others) dbs.push_back(other.get());
+    code = RunShell(std::move(dbs), io);
+  }
+  for (const auto& other : others) {
+    const absl::Status closed = other->Close();
+    if (code.ok() && !closed.ok()) code = closed;
+  }
+  return code;
 }
 
 // Opens the database, runs the command, closes the database.
@@ -159,7 +217,9 @@ absl::StatusOr<ExitCode> OpenAndRun(const CommandLine& cl, const CommandIo& io) 
             << "-byte pages, fixed when it was made; --page-size=" << options.page_size
             << " is ignored\n";
   }
-  const absl::StatusOr<ExitCode> code = RunCommand(*db, fs, cl.command, io);
+  const absl::StatusOr<ExitCode> code =
+      cl.command.other_dbs.empty() ? RunCommand(*db, fs, cl.command, io)
+                                   : OpenOthersAndRunShell(*db, cl, options, fs, io);
   const absl::Status closed = db->Close();
   JKV_RETURN_IF_ERROR(code.status());
   JKV_RETURN_IF_ERROR(closed);
@@ -191,7 +251,7 @@ absl::StatusOr<ExitCode> RunCommand(Db& db, vfs::FileSystem& fs, const Command& 
     return ExitCode::kOk;
   }
   if (name == "load") return RunLoad(db, io);
-  if (name == "shell") return RunShell(db, io);
+  if (name == "shell") return RunShell({&db}, io);
   if (name == "backup") {
     BackupOptions options;
     options.compact = command.compact;

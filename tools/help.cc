@@ -4,11 +4,13 @@ namespace journalkv::tools {
 
 absl::string_view UsageText() {
   return "usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]\n"
+         "       jkv [OPTIONS] DBPATH shell [OTHER_DBPATH ...]\n"
          "       jkv --help    (options, commands, tokens, exit status, shell protocol)\n";
 }
 
 absl::string_view HelpText() {
   return R"(usage: jkv [OPTIONS] DBPATH COMMAND [ARGS]
+       jkv [OPTIONS] DBPATH shell [OTHER_DBPATH ...]
 
 jkv reads and writes the journalkv database DBPATH. put, load and shell create it
 when it does not exist (unless --read-only); every other command on a missing
@@ -97,7 +99,11 @@ Commands:
                   transaction; on a malformed line nothing is written and the
                   error names the line; empty lines are skipped; prints
                   "loaded N"
-  shell           the line protocol below, for people and programs
+  shell [OTHER_DBPATH ...]
+                  the line protocol below, for people and programs; with
+                  OTHER_DBPATHs, over several databases (opened with the same
+                  options, created when missing; one file named twice is an
+                  error): see "Several databases" below
   stats [--json]  print this handle's counters as "name value" lines (--json:
                   one JSON object): cache hits and misses, commits, and per file
                   kind (database, journal, wal, shm) reads, writes, bytes, syncs
@@ -166,12 +172,33 @@ the put and del lines meant for it are errors too (reads go on) until rollback
 Any error answers "error: MESSAGE" and the shell goes on; the shell itself exits
 0. A transaction still open when the shell ends is rolled back.
 
+Several databases: "jkv DBPATH shell OTHER_DBPATH ..." numbers DBPATH @0 and the
+others @1, @2, ... in the order given. A first field @N names the database a
+line's command works on ("@1 put k v", "@0 get k"); without it, @0. An @N past
+the last database, or a malformed one (@x), is an error and runs nothing.
+  begin            one write transaction across every database: put, del, get,
+                   scan and count work on the named database's part; commit
+                   commits it in all of them at once, with the guarantee of
+                   their journal family (wal and wal2: atomic per database
+                   only, and a failed commit names the databases that
+                   committed); rollback discards it in all
+  begin read       a read transaction on each database (each its own snapshot)
+  @N stats, @N checkpoint [MODE]
+                   the named database's counters, or its checkpoint
+begin, commit, rollback, help and quit take no @N (they work on every database).
+A begin that the databases refuse (journal families that cannot commit together,
+such as wal beside delete, or memory and off, which keep no journal; the error
+says which) is a failed begin, as above. Outside begin..commit each put and del
+commits on the named database alone. With one database @0 is accepted and
+nothing else changes.
+
 Examples:
   jkv x.db put user:1 alice
   jkv x.db get user:1                    # alice
   jkv x.db put 'greeting' 'hello\x20world'
   jkv x.db scan user: 'user;' --limit=10 # the keys that start with user:
   printf 'begin\nput a 1\nput b 2\ncommit\nscan\n' | jkv x.db shell
+  printf 'begin\nput a 1\n@1 put b 2\ncommit\n' | jkv x.db shell y.db  # both
   jkv x.db dump > pairs.txt && jkv y.db load < pairs.txt
 )";
 }

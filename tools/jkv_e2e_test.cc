@@ -59,6 +59,8 @@ TEST_F(JkvTest, HelpDocumentsEverythingAndExitsZero) {
                              "dump",
                              "load",
                              "shell",
+                             "DBPATH shell [OTHER_DBPATH ...]",
+                             "A first field @N names the database",
                              "\\xHH",
                              "Exit status",
                              "begin read",

@@ -196,5 +196,87 @@ TEST_F(JkvTest, Wal2InfoShowsBothLogsWhileAnotherProcessHoldsThem) {
   ExpectOk({"dump"}, "a 1\nb 2\nc 3\n");
 }
 
+// `jkv DBPATH shell OTHER_DBPATH`: one transaction across two files, committed in both, and one
+// rolled back in both; @N names the database (database 0 is DBPATH).
+TEST_F(JkvTest, ShellOverTwoDatabasesCommitsInBothOrNeither) {
+  const std::string other = dir_ + "/y.db";
+  for (const std::string mode : {"wal", "delete", "persist"}) {
+    SCOPED_TRACE(mode);
+    std::remove(db_.c_str());
+    std::remove(other.c_str());
+    const Result r = Jkv({"--journal=" + mode, db_, "shell", other},
+                         "begin\nput a 1\n@1 put b 2\n@1 get b\nget b\ncommit\n"
+                         "begin\nput a 9\n@1 put c 3\n@1 del b\nrollback\n"
+                         "get a\n@1 get b\n@1 get c\n@0 scan\n@1 scan\n"
+                         "@2 get a\n@x get a\n@1 begin\n@1 put d 4\nrollback\n@1 put d 4\n");
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(r.err, "") << r;
+    EXPECT_EQ(r.out,
+              "ok\nok\nok\nvalue 2\nmissing\nok\n"     // begin, put, @1 put, @1 get, get, commit
+              "ok\nok\nok\nok\nok\n"                   // begin, put, @1 put, @1 del, rollback
+              "value 1\nvalue 2\nmissing\npairs 1\na 1\npairs 1\nb 2\n"
+              "error: @2: no database 2: this shell has 2 databases, @0 to @1\n"
+              "error: \"@x\" is not a database: write @N with N a number (this shell has 2 "
+              "databases, @0 to @1)\n"
+              "error: begin: @1 names a database, but begin opens the transaction on every "
+              "database (write it without @N)\n"
+              "error: put: no transaction: the begin failed (begin: @1 names a database, but "
+              "begin opens the transaction on every database (write it without @N)); send "
+              "rollback to go on\n"
+              "ok\nok\n")
+        << r;
+    ExpectOk({"dump"}, "a 1\n");
+    const Result y = Jkv({other, "dump"});
+    EXPECT_EQ(y.out, "b 2\nd 4\n") << y;
+  }
+}
+
+// The transaction seen from other processes while a shell over two files holds it: nothing of
+// it in either file until commit, all of it in both after; the end of input rolls back both.
+TEST_F(JkvTest, ShellTransactionAcrossTwoFilesIsInvisibleUntilCommit) {
+  const std::string other = dir_ + "/y.db";
+  ShellProcess shell({"--journal=delete", db_, "shell", other});
+  EXPECT_EQ(shell.Ask("begin"), "ok");
+  EXPECT_EQ(shell.Ask("put k x"), "ok");
+  EXPECT_EQ(shell.Ask("@1 put k y"), "ok");
+  EXPECT_EQ(Jkv({db_, "get", "k"}).exit_code, 1);
+  EXPECT_EQ(Jkv({other, "get", "k"}).exit_code, 1);
+  EXPECT_EQ(shell.Ask("commit"), "ok");
+  ExpectOk({"get", "k"}, "x\n");
+  EXPECT_EQ(Jkv({other, "get", "k"}).out, "y\n");
+  EXPECT_EQ(shell.Ask("begin"), "ok");
+  EXPECT_EQ(shell.Ask("@1 del k"), "ok");
+  EXPECT_EQ(shell.Ask("put k2 x"), "ok");
+  EXPECT_EQ(shell.Finish(), 0);  // end of input: rolled back in both
+  ExpectOk({"dump"}, "k x\n");
+  EXPECT_EQ(Jkv({other, "dump"}).out, "k y\n");
+}
+
+TEST_F(JkvTest, ShellRefusesOneFileTwiceAndMixedFamilies) {
+  ExpectError(Jkv({db_, "shell", db_}, "put a 1\n"),
+              "shell: " + db_ + " is given twice (databases 0 and 1); each database takes part "
+              "once");
+  ExpectError(Jkv({db_, "shell", dir_ + "/y.db", dir_ + "/./x.db"}, "put a 1\n"),
+              "shell: " + db_ + " and " + dir_ + "/./x.db are the same file (databases 0 and "
+              "2); each database takes part once");
+  ExpectError(Jkv({db_, "shell", "--journal=wal"}), "options go before DBPATH");
+  EXPECT_EQ(Jkv({db_, "get", "a"}).exit_code, 1);  // the refused shells ran nothing
+  // A database in the rollback family beside one in wal: begin is refused, saying why.
+  ASSERT_EQ(Jkv({"--journal=delete", db_, "put", "r", "1"}).exit_code, 0);
+  const std::string wal = dir_ + "/w.db";
+  const Result r = Jkv({db_, "shell", wal}, "begin\n@1 put w 1\nrollback\n@1 put w 1\n");
+  EXPECT_EQ(r.exit_code, 0) << r;
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  ASSERT_EQ(lines.size(), 5u) << r;
+  EXPECT_THAT(lines[0], AllOf(StartsWith("error: a transaction across databases needs every "
+                                         "database in the same journal family"),
+                              HasSubstr(db_ + " (delete)"), HasSubstr(wal + " (wal)"),
+                              HasSubstr("no protocol makes a commit atomic across both")));
+  EXPECT_THAT(lines[1], StartsWith("error: put: no transaction: the begin failed"));
+  EXPECT_EQ(lines[2], "ok");
+  EXPECT_EQ(lines[3], "ok");  // an autocommit on w.db alone
+  EXPECT_EQ(Jkv({wal, "get", "w"}).out, "1\n");
+}
+
 }  // namespace
 }  // namespace journalkv::tools

@@ -1,10 +1,14 @@
 #include "tools/shell.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -38,11 +42,22 @@ constexpr ShellCommand kShellCommands[] = {
     {"help", 0, 0, "help"},
 };
 
-std::string HelpAnswer() {
+std::string HelpAnswer(size_t n_dbs) {
   std::vector<absl::string_view> usages;
   for (const ShellCommand& c : kShellCommands) usages.push_back(c.usage);
-  return absl::StrCat("commands: ", absl::StrJoin(usages, ", "),
-                      ", quit, exit (jkv --help explains them)");
+  std::string answer = absl::StrCat("commands: ", absl::StrJoin(usages, ", "),
+                                    ", quit, exit (jkv --help explains them)");
+  if (n_dbs > 1) {
+    absl::StrAppend(&answer, "; @N before a command names database N, @0 to @", n_dbs - 1,
+                    " (without it @0); begin spans them all");
+  }
+  return answer;
+}
+
+// X2: the commands that work on every database.
+bool OnEveryDatabase(absl::string_view name) {
+  return name == "begin" || name == "commit" || name == "rollback" || name == "help" ||
+         name == "quit" || name == "exit";
 }
 
 absl::Status CheckArity(absl::string_view name, size_t n_args) {
@@ -58,13 +73,16 @@ absl::Status CheckArity(absl::string_view name, size_t n_args) {
 
 }  // namespace
 
-Shell::Shell(Db* db, std::ostream* out) : db_(db), out_(out) {}
+Shell::Shell(Db* db, std::ostream* out) : Shell(std::vector<Db*>{db}, out) {}
+
+Shell::Shell(std::vector<Db*> dbs, std::ostream* out) : dbs_(std::move(dbs)), out_(out) {}
 
 Shell::~Shell() { EndTransactions(); }
 
 void Shell::EndTransactions() {
-  read_txn_.reset();
+  read_txns_.clear();
   write_txn_.reset();  // rolls back unless committed
+  across_.reset();     // the same, in every database
   failed_begin_.reset();
 }
 
@@ -82,12 +100,24 @@ bool Shell::ExecuteLine(absl::string_view line) {
   absl::ConsumeSuffix(&line, "\r");
   if (line.empty()) return true;
   Fields args = SplitFields(line);
-  const absl::string_view name = args.front();
-  args.erase(args.begin());
-  const bool quit = (name == "quit" || name == "exit") && args.empty();
-  if (quit) EndTransactions();
+  Target target;
+  if (absl::StartsWith(args.front(), "@")) {
+    target = ParseTarget(args.front());
+    args.erase(args.begin());
+  }
   absl::StatusOr<std::string> answer = std::string("ok");
-  if (!quit) answer = Execute(name, args);
+  absl::string_view name;
+  if (args.empty()) {
+    answer = absl::InvalidArgumentError(absl::StrCat(
+        "\"", OneLine(line), "\" names a database but no command (write @N COMMAND ...)"));
+  } else {
+    name = args.front();
+    args.erase(args.begin());
+  }
+  const bool quit =
+      answer.ok() && (name == "quit" || name == "exit") && args.empty() && !target.has_value();
+  if (quit) EndTransactions();
+  if (!quit && answer.ok()) answer = Execute(name, args, target);
   if (answer.ok()) {
     *out_ << *answer << '\n';
   } else {
@@ -97,34 +127,78 @@ bool Shell::ExecuteLine(absl::string_view line) {
   return !quit;
 }
 
-absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields& args) {
+absl::StatusOr<size_t> Shell::ParseTarget(absl::string_view field) const {
+  absl::string_view digits = field.substr(1);
+  size_t n = 0;
+  const bool number = !digits.empty() && digits.size() <= 9 &&
+                      std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) &&
+                      absl::SimpleAtoi(digits, &n);
+  const std::string range =
+      dbs_.size() == 1 ? std::string("this shell has one database, @0")
+                       : absl::StrCat("this shell has ", dbs_.size(), " databases, @0 to @",
+                                      dbs_.size() - 1);
+  if (!number) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", OneLine(field), "\" is not a database: write @N with N a number (", range, ")"));
+  }
+  if (n >= dbs_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("@", n, ": no database ", n, ": ", range));
+  }
+  return n;
+}
+
+absl::StatusOr<size_t> Shell::Database(const Target& target) const {
+  if (!target.has_value()) return 0;
+  return *target;
+}
+
+absl::StatusOr<std::string> Shell::Execute(absl::string_view name, const Fields& args,
+                                           const Target& target) {
+  if (name == "begin") return Begin(args, target);
+  JKV_ASSIGN_OR_RETURN(const size_t n, Database(target));
+  if (target.has_value() && OnEveryDatabase(name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": @", n, " names a database, but ", name, " works on every database (write it ",
+        "without @N)"));
+  }
   if (name == "quit" || name == "exit") {
     return absl::InvalidArgumentError(absl::StrCat(name, " takes no arguments"));
   }
-  if (name == "begin") return Begin(args);
   JKV_RETURN_IF_ERROR(CheckArity(name, args.size()));
   if (name == "commit" || name == "rollback") return End(name);
-  if (name == "put") return Put(args);
-  if (name == "del") return Del(args);
-  if (name == "get") return Get(args);
-  if (name == "scan") return Scan(args);
-  if (name == "count") return Count();
-  if (name == "help") return HelpAnswer();
-  if (name == "stats") return absl::StrCat("stats ", StatsReport(db_->Stats()).Json());
+  if (name == "put") return Put(n, args);
+  if (name == "del") return Del(n, args);
+  if (name == "get") return Get(n, args);
+  if (name == "scan") return Scan(n, args);
+  if (name == "count") return Count(n);
+  if (name == "help") return HelpAnswer(dbs_.size());
+  if (name == "stats") return absl::StrCat("stats ", StatsReport(dbs_[n]->Stats()).Json());
+  return Checkpoint(n, args);
+}
+
+absl::StatusOr<std::string> Shell::Checkpoint(size_t n, const Fields& args) {
   std::optional<absl::string_view> mode;
   if (!args.empty()) mode = args[0];
-  JKV_ASSIGN_OR_RETURN(CheckpointResult r, Checkpoint(*db_, mode));
+  JKV_ASSIGN_OR_RETURN(CheckpointResult r, tools::Checkpoint(*dbs_[n], mode));
   return FormatCheckpoint(r);
 }
 
-absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
-  if (read_txn_ != nullptr || write_txn_ != nullptr) {
+absl::StatusOr<std::string> Shell::Begin(const Fields& args, const Target& target) {
+  if (!read_txns_.empty() || write_txn_ != nullptr || across_ != nullptr) {
     return absl::FailedPreconditionError(
         "begin: a transaction is already open (commit or rollback it first)");
   }
   // Any error, a malformed begin's included, leaves the shell in `failed`: the lines that
   // follow were meant for a transaction that is not open.
-  if (absl::Status s = OpenTransaction(args); !s.ok()) {
+  absl::Status s = Database(target).status();
+  if (s.ok() && target.has_value()) {
+    s = absl::InvalidArgumentError(absl::StrCat(
+        "begin: @", **target, " names a database, but begin opens the transaction on every ",
+        "database (write it without @N)"));
+  }
+  if (s.ok()) s = OpenTransaction(args);
+  if (!s.ok()) {
     failed_begin_ = s;
     return s;
   }
@@ -134,10 +208,19 @@ absl::StatusOr<std::string> Shell::Begin(const Fields& args) {
 
 absl::Status Shell::OpenTransaction(const Fields& args) {
   JKV_RETURN_IF_ERROR(CheckArity("begin", args.size()));
-  if (args.empty()) {
-    JKV_ASSIGN_OR_RETURN(write_txn_, db_->BeginWrite());
+  if (args.empty() && dbs_.size() == 1) {
+    JKV_ASSIGN_OR_RETURN(write_txn_, dbs_[0]->BeginWrite());
+  } else if (args.empty()) {
+    JKV_ASSIGN_OR_RETURN(across_, BeginWriteAcross(dbs_));  // X3
   } else if (args[0] == "read") {
-    JKV_ASSIGN_OR_RETURN(read_txn_, db_->BeginRead());
+    for (Db* db : dbs_) {  // X4
+      absl::StatusOr<std::unique_ptr<ReadTransaction>> txn = db->BeginRead();
+      if (!txn.ok()) {
+        read_txns_.clear();
+        return txn.status();
+      }
+      read_txns_.push_back(std::move(txn).value());
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "begin: expected \"begin\" or \"begin read\", got \"begin ", OneLine(args[0]), "\""));
@@ -146,10 +229,11 @@ absl::Status Shell::OpenTransaction(const Fields& args) {
 }
 
 absl::StatusOr<std::string> Shell::End(absl::string_view name) {
-  if (read_txn_ != nullptr) {
-    read_txn_.reset();
+  if (!read_txns_.empty()) {
+    read_txns_.clear();
     return std::string("ok");
   }
+  if (across_ != nullptr) return EndAcross(name);
   if (write_txn_ == nullptr && failed_begin_.has_value()) {
     const absl::Status begin = *std::exchange(failed_begin_, std::nullopt);
     if (name == "rollback") return std::string("ok");
@@ -174,57 +258,77 @@ absl::StatusOr<std::string> Shell::End(absl::string_view name) {
   return std::string("ok");
 }
 
+absl::StatusOr<std::string> Shell::EndAcross(absl::string_view name) {
+  if (name == "commit") {
+    // As with one database: a busy commit keeps the transaction open (the message says so).
+    // In wal and wal2 a commit that failed part-way names the databases that committed.
+    const absl::Status s = across_->Commit();
+    if (!s.ok() && across_->open()) return s;
+    across_.reset();
+    JKV_RETURN_IF_ERROR(s);
+    return std::string("ok");
+  }
+  std::unique_ptr<WriteAcross> across = std::move(across_);
+  JKV_RETURN_IF_ERROR(across->Rollback());
+  return std::string("ok");
+}
+
+WriteTransaction* Shell::WriteTxn(size_t n) {
+  if (across_ != nullptr) return &(*across_)[n];
+  return write_txn_.get();  // one database: n is 0
+}
+
 absl::Status Shell::CheckWritable(absl::string_view name) const {
   if (failed_begin_.has_value()) {
     return absl::FailedPreconditionError(
         absl::StrCat(name, ": no transaction: the begin failed (",
                      OneLine(failed_begin_->message()), "); send rollback to go on"));
   }
-  if (read_txn_ == nullptr) return absl::OkStatus();
+  if (read_txns_.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       name, ": the open transaction is read-only (begin read); commit or rollback it first"));
 }
 
-absl::StatusOr<std::string> Shell::Put(const Fields& args) {
+absl::StatusOr<std::string> Shell::Put(size_t n, const Fields& args) {
   JKV_RETURN_IF_ERROR(CheckWritable("put"));
   JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
   JKV_ASSIGN_OR_RETURN(std::string value, DecodeArg("value", args[1]));
-  if (write_txn_ != nullptr) {
-    JKV_RETURN_IF_ERROR(write_txn_->Put(key, value));
+  if (WriteTransaction* txn = WriteTxn(n); txn != nullptr) {
+    JKV_RETURN_IF_ERROR(txn->Put(key, value));
   } else {
-    JKV_RETURN_IF_ERROR(db_->Put(key, value));
+    JKV_RETURN_IF_ERROR(dbs_[n]->Put(key, value));
   }
   return std::string("ok");
 }
 
-absl::StatusOr<std::string> Shell::Del(const Fields& args) {
+absl::StatusOr<std::string> Shell::Del(size_t n, const Fields& args) {
   JKV_RETURN_IF_ERROR(CheckWritable("del"));
   JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
   // A missing key is not an error: the answer says which it was.
-  absl::StatusOr<bool> existed =
-      write_txn_ != nullptr ? write_txn_->Delete(key) : db_->Delete(key);
+  WriteTransaction* txn = WriteTxn(n);
+  absl::StatusOr<bool> existed = txn != nullptr ? txn->Delete(key) : dbs_[n]->Delete(key);
   JKV_RETURN_IF_ERROR(existed.status());
   return std::string(*existed ? "ok" : "missing");
 }
 
 template <typename Fn>
-absl::StatusOr<std::string> Shell::Read(Fn fn) {
-  if (write_txn_ != nullptr) return fn(*write_txn_);
-  if (read_txn_ != nullptr) return fn(*read_txn_);
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db_->BeginRead());
+absl::StatusOr<std::string> Shell::Read(size_t n, Fn fn) {
+  if (WriteTransaction* txn = WriteTxn(n); txn != nullptr) return fn(*txn);
+  if (!read_txns_.empty()) return fn(*read_txns_[n]);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, dbs_[n]->BeginRead());
   return fn(*txn);
 }
 
-absl::StatusOr<std::string> Shell::Get(const Fields& args) {
+absl::StatusOr<std::string> Shell::Get(size_t n, const Fields& args) {
   JKV_ASSIGN_OR_RETURN(std::string key, DecodeArg("key", args[0]));
-  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+  return Read(n, [&](auto& txn) -> absl::StatusOr<std::string> {
     JKV_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.Get(key));
     if (!value.has_value()) return std::string("missing");
     return absl::StrCat("value ", EncodeToken(*value));
   });
 }
 
-absl::StatusOr<std::string> Shell::Scan(const Fields& args) {
+absl::StatusOr<std::string> Shell::Scan(size_t n, const Fields& args) {
   std::optional<absl::string_view> from, to;
   if (args.size() > 0) from = args[0];
   if (args.size() > 1) to = args[1];
@@ -232,7 +336,7 @@ absl::StatusOr<std::string> Shell::Scan(const Fields& args) {
   if (args.size() > 2) {
     JKV_ASSIGN_OR_RETURN(range.limit, ParseNumber("LIMIT", args[2], UINT64_MAX));
   }
-  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+  return Read(n, [&](auto& txn) -> absl::StatusOr<std::string> {
     std::vector<std::string> lines;
     std::unique_ptr<Iterator> it = txn.NewIterator();
     JKV_RETURN_IF_ERROR(ForEachInRange(*it, range, [&](absl::string_view k, absl::string_view v) {
@@ -244,8 +348,8 @@ absl::StatusOr<std::string> Shell::Scan(const Fields& args) {
   });
 }
 
-absl::StatusOr<std::string> Shell::Count() {
-  return Read([&](auto& txn) -> absl::StatusOr<std::string> {
+absl::StatusOr<std::string> Shell::Count(size_t n) {
+  return Read(n, [&](auto& txn) -> absl::StatusOr<std::string> {
     JKV_ASSIGN_OR_RETURN(uint64_t n, txn.Count());
     return absl::StrCat("count ", n);
   });
