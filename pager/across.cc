@@ -90,13 +90,14 @@ absl::Status AcrossCommit::EachInTurn(absl::Span<WriteTxn* const> txns) {
   for (size_t i = 0; i < txns.size(); ++i) {
     WriteTxn& txn = *txns[i];
     absl::Status s = txn.CommitPages();
-    if (!s.ok() && Retryable(txn)) {
-      // A later participant is not worth keeping open once earlier ones committed: the
-      // transaction could not be retried as a whole anyway.
+    if (!s.ok() && Retryable(txn) && !committed.empty()) {
+      // A later participant is not kept open once earlier ones committed: the transaction
+      // could not be retried as a whole.
       txn.commit_retryable_ = false;
     }
     s = txn.FinishCommit(std::move(s));
     if (!s.ok()) {
+      if (!txn.finished()) return s;  // the first, busy and retryable: every one still open
       RollBackOpen(txns.subspan(i + 1));
       if (committed.empty()) return s;
       return absl::Status(
