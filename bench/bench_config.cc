@@ -49,7 +49,8 @@ const std::vector<FlagDef>& FlagDefs() {
        "manual is 0; it has no async, so its cases of an async policy are skipped, with a "
        "note on stderr); each is its own case; ignored by other modes"},
       {"workloads", "LIST", kQuickWorkloads,
-       "workloads (all but the YCSB ones, which --ycsb selects; see below)"},
+       "workloads (all but the YCSB ones, which --ycsb selects, and the multidb ones, run "
+       "only when named; see below)"},
       {"ycsb", "LIST", nullptr,
        "YCSB core workloads to run, letters A-F or all (workloads ycsb-a .. ycsb-f below): each "
        "loads --records records, then measures --operations operations, each its own "
@@ -107,7 +108,7 @@ const std::vector<FlagDef>& FlagDefs() {
        "--workloads), and YCSB's (--ycsb); flags given explicitly win over the preset"},
       {"full", nullptr, nullptr,
        "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5 "
-       "--records=100000 --operations=100000, every workload but YCSB's)"},
+       "--records=100000 --operations=100000, every workload but YCSB's and multidb's)"},
       {"help", nullptr, nullptr, "print this text"},
   };
   return *defs;
