@@ -49,7 +49,8 @@ const std::vector<FlagDef>& FlagDefs() {
        "manual is 0; it has no async, so its cases of an async policy are skipped, with a "
        "note on stderr); each is its own case; ignored by other modes"},
       {"workloads", "LIST", kQuickWorkloads,
-       "workloads (all but the YCSB ones, which --ycsb selects; see below)"},
+       "workloads (all but the YCSB ones, which --ycsb selects, and the multidb ones, run "
+       "only when named; see below)"},
       {"ycsb", "LIST", nullptr,
        "YCSB core workloads to run, letters A-F or all (workloads ycsb-a .. ycsb-f below): each "
        "loads --records records, then measures --operations operations, each its own "
@@ -61,6 +62,8 @@ const std::vector<FlagDef>& FlagDefs() {
       {"num", "N", "150", "operations per workload, keys loaded before read workloads (10000)"},
       {"value-size", "N", nullptr,
        "value bytes (100; the YCSB workloads 1000); keys are always 16 bytes"},
+      {"puts-per-db", "K", nullptr,
+       "the multidb workloads: new keys inserted into each database per transaction (10)"},
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
       {"writers", "N", nullptr,
@@ -105,7 +108,7 @@ const std::vector<FlagDef>& FlagDefs() {
        "--workloads), and YCSB's (--ycsb); flags given explicitly win over the preset"},
       {"full", nullptr, nullptr,
        "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5 "
-       "--records=100000 --operations=100000, every workload but YCSB's)"},
+       "--records=100000 --operations=100000, every workload but YCSB's and multidb's)"},
       {"help", nullptr, nullptr, "print this text"},
   };
   return *defs;
@@ -252,6 +255,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
     }
     return absl::OkStatus();
   }
+  if (name == "puts-per-db") return Number<uint64_t>(name, value, 1, 100000, &p.puts_per_db);
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
   if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
@@ -491,6 +495,17 @@ absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c,
     for (const EngineInfo* e : engines) {
       for (const ModeInfo& m : e->modes) {
         if (!ModeSelected(c.modes, *e, m.name)) continue;
+        if (AcrossDatabases(w) > 0 && !e->RunsAcross(m.name)) {
+          // LMDB has no transaction across files; memory and off no journal to make one.
+          if (skipped_out != nullptr) {
+            skipped_out->push_back(
+                {e->name, m.name, "", e->open_across == nullptr
+                                          ? "no transaction across database files"
+                                          : "no transaction across database files in this mode",
+                 w});
+          }
+          continue;
+        }
         for (const std::string& sync : c.syncs) {
           if (!e->runs_at(m.name, sync)) continue;
           const std::vector<std::string> none = {"none"};
@@ -504,7 +519,8 @@ absl::StatusOr<std::vector<CaseSpec>> ExpandCases(const BenchConfig& c,
   }
   if (cases.empty()) {
     return absl::InvalidArgumentError(
-        "no case to run: no selected engine has a selected mode at a selected sync level");
+        "no case to run: no selected engine has a selected mode at a selected sync level "
+        "(the multidb workloads: in a mode with transactions across databases)");
   }
   if (!c.filesystems.empty()) {
     // Each case once per file system, side by side.

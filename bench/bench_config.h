@@ -45,12 +45,15 @@ struct BenchConfig {
 absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args);
 
 // The cases of one engine's WAL mode that a checkpoint policy drops: the engine does not
-// support the policy (SQLite has no async:N/B), for the reason `why`.
+// support the policy (SQLite has no async:N/B), for the reason `why`; or, with `workload`
+// set, the cases of that one workload (a multidb workload on an engine or mode without
+// transactions across databases), every sync level.
 struct SkippedCases {
   std::string engine;
   std::string mode;
   std::string checkpoint;
   std::string why;
+  std::string workload;  // empty: every workload
 };
 
 // Every case the configuration asks for, workload by workload, each engine's modes in the

@@ -22,7 +22,8 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "records",
           "operations", "mean_us", "fsyncs_per_commit", "reader_max_us", "items", "fsync_calls",
           "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
-          "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit"]
+          "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit",
+          "databases", "puts_per_db"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
 FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
 # Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.

@@ -13,6 +13,11 @@ const ModeInfo* EngineInfo::FindMode(absl::string_view mode) const {
   return nullptr;
 }
 
+bool EngineInfo::RunsAcross(absl::string_view mode) const {
+  return open_across != nullptr &&
+         std::find(across_modes.begin(), across_modes.end(), mode) != across_modes.end();
+}
+
 EngineCounters EngineCounters::FromTable(const base::CounterValues& values, uint64_t db_writes) {
   EngineCounters c;
   for (const base::CounterInfo& row : base::kCounterTable) c[row.id] = values.Value(row.id);

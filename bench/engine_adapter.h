@@ -85,6 +85,24 @@ class Session {
     (void)mode;
     return true;
   }
+
+  // A session of an adapter opened across N databases (EngineInfo::open_across): its write
+  // transaction (BeginWrite .. Commit) is one transaction across all N, and these address
+  // database `db` in [0, N); Put, Get and the rest address database 0. Unimplemented on a
+  // session of one database; InvalidArgument for a `db` out of range.
+  virtual absl::Status PutIn(size_t db, absl::string_view key, absl::string_view value) {
+    (void)db, (void)key, (void)value;
+    return absl::UnimplementedError("this session has one database");
+  }
+  virtual absl::StatusOr<std::optional<std::string>> GetIn(size_t db, absl::string_view key) {
+    (void)db, (void)key;
+    return absl::UnimplementedError("this session has one database");
+  }
+  // The pairs database `db` holds (its own read transaction). REQUIRES: no transaction open.
+  virtual absl::StatusOr<uint64_t> CountIn(size_t db) {
+    (void)db;
+    return absl::UnimplementedError("this session has one database");
+  }
 };
 
 // What an engine counts about itself, from when the database was opened: every row of
@@ -153,8 +171,21 @@ struct EngineInfo {
   std::function<absl::StatusOr<std::unique_ptr<EngineAdapter>>(const std::string& dir,
                                                                const CaseConfig& config)>
       open;
+  // Transactions across several database files (the multidb workloads), where the engine has
+  // them: opens (creating) `databases` databases in `dir`, as one adapter whose Sessions write
+  // to all of them in one transaction (Session::PutIn): journalkv's BeginWriteAcross, SQLite's
+  // ATTACH. Null for an engine without them (LMDB: one environment file, no transaction
+  // across files). Runs only the modes in `across_modes` (journalkv's and SQLite's memory and
+  // off have no transaction across files; SQLite's WAL is atomic per file only, as journalkv's
+  // wal and wal2: they are measured, and the README says so).
+  std::function<absl::StatusOr<std::unique_ptr<EngineAdapter>>(
+      const std::string& dir, const CaseConfig& config, int databases)>
+      open_across;
+  std::vector<std::string> across_modes;
 
   const ModeInfo* FindMode(absl::string_view mode) const;
+  // Whether open_across runs `mode`.
+  bool RunsAcross(absl::string_view mode) const;
 };
 
 // The sync levels every engine accepts, in order of strength.

@@ -128,6 +128,7 @@ struct WorkloadEntry {
 absl::Status Contention(Ctx& c);  // contention.cc
 absl::Status CkptLat(Ctx& c);     // contention.cc
 std::vector<WorkloadEntry> YcsbEntries();  // ycsb.cc: ycsb-a .. ycsb-f
+std::vector<WorkloadEntry> MultiDbEntries();  // multidb.cc: multidb2, multidb4, multidb8
 
 }  // namespace journalkv::bench
 

@@ -203,6 +203,11 @@ std::optional<std::vector<CaseSpec>> Prepare(const BenchConfig& config) {
     return std::nullopt;
   }
   for (const SkippedCases& s : skipped) {
+    if (!s.workload.empty()) {
+      std::fprintf(stderr, "jkvbench: skipping %s/%s %s (every sync level): %s\n",
+                   s.engine.c_str(), s.mode.c_str(), s.workload.c_str(), s.why.c_str());
+      continue;
+    }
     std::fprintf(stderr, "jkvbench: skipping %s/%s/*/%s (every workload and sync level): %s\n",
                  s.engine.c_str(), s.mode.c_str(), s.checkpoint.c_str(), s.why.c_str());
   }

@@ -10,7 +10,8 @@
 # the flush floor of runs at sync full (and --floor-seconds=0 skipping it), and contention's
 # own-keys writers (--writer-keys=own) as threads and as processes. Where root may make loop
 # devices and mounts, --fs=xfs,ext4: each case once on each scratch file system, with the
-# device's bytes per commit; elsewhere that part says in one line why it is skipped.
+# device's bytes per commit; elsewhere that part says in one line why it is skipped. And the
+# multidb workloads (transactions across databases) on journalkv and SQLite.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -24,7 +25,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch --num=0 \
            --checkpoint=async:5 --checkpoint=async:5/5 --checkpoint=threshold:0 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
            --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
-           --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --bogus positional; do
+           --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --puts-per-db=0 \
+           --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"
@@ -34,11 +36,11 @@ grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
-            floor-seconds fs; do
+            floor-seconds fs puts-per-db; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2|atomic\*$' help.txt || fail "--help does not list journalkv's wal2 and atomic"
-for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f; do
+for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f multidb2 multidb4 multidb8; do
   grep -q "^  $w " help.txt || fail "--help does not describe $w"
 done
 
@@ -342,6 +344,31 @@ check_own "$work/out15/results.jsonl" threads 3 || fail "--writer-keys=own resul
   || { cat progress16.txt; fail "--writer-keys=own --processes failed"; }
 python3 "$checker" "$work/out16" --workloads=contention
 check_own "$work/out16/results.jsonl" processes 2 || fail "--writer-keys=own results (processes)"
+
+# The multidb workloads: each operation one transaction across 2 (4) databases, journalkv and
+# SQLite only (LMDB, and the modes memory and off, skipped, saying so). The records name the
+# databases and the puts per database; every case passed its count check (a case that fails
+# it is FAILED and jkvbench exits 1: multidb_test makes one fail).
+"$bench" --workloads=multidb2,multidb4 --sync=off --num=5 --puts-per-db=3 --out="$work/out17" \
+  >table17.txt 2>progress17.txt || { cat progress17.txt; fail "jkvbench multidb failed"; }
+cat table17.txt
+python3 "$checker" "$work/out17" --workloads=multidb2,multidb4 --engines=journalkv,sqlite
+grep -q 'skipping lmdb/default multidb2 (every sync level): no transaction across database files' \
+  progress17.txt || fail "multidb does not say why LMDB is left out"
+grep -q 'skipping sqlite/memory multidb4' progress17.txt || fail "multidb ran sqlite memory"
+grep -q 'across 4 dbs, 3 puts each' table17.txt || fail "the table does not show the databases"
+python3 - "$work/out17/results.jsonl" <<'PY' || fail "multidb results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+modes = {(r["engine"], r["workload"]): set() for r in rows}
+for r in rows:
+    modes[(r["engine"], r["workload"])].add(r["mode"])
+    assert r["databases"] == int(r["workload"][len("multidb"):]) and r["puts_per_db"] == 3, r
+    assert r["ops"] == r["commits"] == 5 and r["bytes_written"] > 0, r
+for w in ("multidb2", "multidb4"):
+    assert modes[("journalkv", w)] == {"delete", "truncate", "persist", "wal", "wal2"}, modes
+    assert modes[("sqlite", w)] == {"delete", "truncate", "persist", "wal"}, modes
+PY
 
 # The default temporary directory is removed at the end.
 "$bench" --engines=lmdb --workloads=readrandom --num=20 --out="$work/out2" >/dev/null 2>&1

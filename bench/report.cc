@@ -119,6 +119,10 @@ std::vector<Field>* MakeFields() {
       {"device_bytes_per_op", [](const CaseResult& r) { return Num(r.DeviceBytesPerOp()); }},
       {"device_bytes_per_commit",
        [](const CaseResult& r) { return Num(r.DeviceBytesPerCommit()); }},
+      {"databases", [](const CaseResult& r) { return Num(r.databases); }},
+      {"puts_per_db", [](const CaseResult& r) {
+         return Num(r.databases > 0 ? r.params.puts_per_db : 0);
+       }},
   };
   // The engine's counters over the phase (EngineCounters): one column per ticker and mark of
   // the counter table, named by its row (time rows in milliseconds), unless the harness
@@ -279,6 +283,10 @@ std::string TableRow(const CaseResult& r) {
     absl::StrAppend(&row, "  device ", HumanBytes(r.DeviceBytesPerOp()), "/op");
   }
   if (s.workload == "contention") absl::StrAppend(&row, ContentionDetail(r));
+  if (r.databases > 0) {
+    absl::StrAppend(&row, absl::StrFormat("  across %d dbs, %d puts each", r.databases,
+                                          r.params.puts_per_db));
+  }
   absl::StrAppend(&row, OpDetail(r));
   if (r.repeats > 1) {
     absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s, sd %s", r.repeats,

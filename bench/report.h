@@ -38,6 +38,9 @@
 //   floor_ratio                            commits_per_sec / floor_per_s for a case at sync
 //                                          full or extra that committed, else 0
 //   records operations                     the YCSB parameters (--records, --operations)
+//   databases puts_per_db                  the multidb workloads: the databases each
+//                                          transaction spans, keys inserted into each per
+//                                          transaction (--puts-per-db); 0 elsewhere
 //   <op>_ops <op>_p50_us <op>_p99_us       YCSB: each operation kind's count and latency, for
 //                                          op in read update insert scan rmw (0 where none)
 // The engine's own counters over the measured phase (EngineAdapter::Counters). Only journalkv

@@ -8,12 +8,20 @@
 // Write transactions begin with BEGIN IMMEDIATE (the write lock up front, like journalkv's
 // BeginWrite), read transactions with BEGIN (a snapshot from the first read). SQLITE_BUSY and
 // SQLITE_LOCKED become Unavailable("busy: ..."). The log is `<db>-journal` or `<db>-wal`.
+//
+// Across N databases (EngineInfo::open_across, the multidb workloads): `bench.sqlite` is the
+// main database and `bench<i>.sqlite` (i = 1..N-1) are ATTACHed to every connection as `d<i>`,
+// each configured as the main one (journal_mode, synchronous and cache_size per schema) with
+// its own kv table; one BEGIN IMMEDIATE .. COMMIT writes them all. In delete, truncate and
+// persist SQLite commits them through a super-journal (atomic across the files); in WAL it
+// commits each file's log in turn (atomic per file only). SQLite attaches at most 10.
 #include <sqlite3.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -59,14 +67,19 @@ struct Stmt {
 
 class SqliteSession final : public Session {
  public:
-  static absl::StatusOr<std::unique_ptr<SqliteSession>> Open(const std::string& path,
-                                                             const CaseConfig& config);
+  // `attached`: the databases ATTACHed as d1, d2, ... (empty: one database).
+  static absl::StatusOr<std::unique_ptr<SqliteSession>> Open(
+      const std::string& path, const CaseConfig& config,
+      const std::vector<std::string>& attached = {});
   ~SqliteSession() override {
     for (Stmt* s :
          {&begin_write_, &begin_read_, &commit_, &rollback_, &put_, &del_, &get_, &scan_}) {
       sqlite3_finalize(s->stmt);
       s->stmt = nullptr;
     }
+    puts_in_.clear();  // finalized before the connection closes
+    gets_in_.clear();
+    counts_in_.clear();
     sqlite3_close(db_);
   }
 
@@ -83,10 +96,18 @@ class SqliteSession final : public Session {
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override;
   absl::StatusOr<uint64_t> Scan(absl::string_view from, uint64_t limit, ScanVisitor visit) override;
   absl::StatusOr<bool> Checkpoint(absl::string_view mode) override;
+  absl::Status PutIn(size_t db, absl::string_view key, absl::string_view value) override;
+  absl::StatusOr<std::optional<std::string>> GetIn(size_t db, absl::string_view key) override;
+  absl::StatusOr<uint64_t> CountIn(size_t db) override;
 
  private:
   explicit SqliteSession(sqlite3* db) : db_(db) {}
   absl::Status Configure(const CaseConfig& config);
+  // Attaches `path` as d<index>, configured as the main database, with its own kv table, and
+  // prepares its statements.
+  absl::Status Attach(const std::string& path, size_t index, const CaseConfig& config);
+  absl::Status CheckIndex(size_t db) const;
+  absl::StatusOr<std::optional<std::string>> GetWith(Stmt& s, absl::string_view key);
   absl::Status Exec(const std::string& sql);
   absl::Status Prepare(Stmt& s, const char* sql);
   // Runs a statement that returns no rows, then resets it.
@@ -95,6 +116,8 @@ class SqliteSession final : public Session {
 
   sqlite3* const db_;
   Stmt begin_write_, begin_read_, commit_, rollback_, put_, del_, get_, scan_;
+  // Per database across (index 0: main): insert, point read, count. Empty with one database.
+  std::vector<std::unique_ptr<Stmt>> puts_in_, gets_in_, counts_in_;
 };
 
 // sqlite3_wal_checkpoint_v2 on the main database; outside WAL mode it does nothing and says
@@ -122,8 +145,8 @@ absl::StatusOr<bool> SqliteSession::Checkpoint(absl::string_view mode) {
   return SqliteError(db_, rc, "wal_checkpoint");
 }
 
-absl::StatusOr<std::unique_ptr<SqliteSession>> SqliteSession::Open(const std::string& path,
-                                                                   const CaseConfig& config) {
+absl::StatusOr<std::unique_ptr<SqliteSession>> SqliteSession::Open(
+    const std::string& path, const CaseConfig& config, const std::vector<std::string>& attached) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -134,7 +157,70 @@ absl::StatusOr<std::unique_ptr<SqliteSession>> SqliteSession::Open(const std::st
   }
   auto session = std::unique_ptr<SqliteSession>(new SqliteSession(db));
   JKV_RETURN_IF_ERROR(session->Configure(config));
+  if (!attached.empty()) {
+    for (size_t i = 0; i <= attached.size(); ++i) {
+      const std::string schema = i == 0 ? "main" : absl::StrCat("d", i);
+      if (i > 0) JKV_RETURN_IF_ERROR(session->Attach(attached[i - 1], i, config));
+      for (auto* v : {&session->puts_in_, &session->gets_in_, &session->counts_in_}) {
+        v->push_back(std::make_unique<Stmt>());
+      }
+      JKV_RETURN_IF_ERROR(session->Prepare(
+          *session->puts_in_.back(),
+          absl::StrCat("INSERT OR REPLACE INTO ", schema, ".kv(k, v) VALUES(?1, ?2)").c_str()));
+      JKV_RETURN_IF_ERROR(session->Prepare(
+          *session->gets_in_.back(), absl::StrCat("SELECT v FROM ", schema, ".kv WHERE k = ?1").c_str()));
+      JKV_RETURN_IF_ERROR(session->Prepare(*session->counts_in_.back(),
+                                           absl::StrCat("SELECT count(*) FROM ", schema, ".kv").c_str()));
+    }
+  }
   return session;
+}
+
+absl::Status SqliteSession::Attach(const std::string& path, size_t index,
+                                   const CaseConfig& config) {
+  std::string quoted;  // an SQL string literal: quotes doubled
+  for (const char c : path) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  const std::string schema = absl::StrCat("d", index);
+  JKV_RETURN_IF_ERROR(Exec(absl::StrCat("ATTACH DATABASE '", quoted, "' AS ", schema)));
+  JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA ", schema, ".journal_mode=", config.mode)));
+  JKV_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA ", schema, ".synchronous=", config.sync)));
+  JKV_RETURN_IF_ERROR(
+      Exec(absl::StrCat("PRAGMA ", schema, ".cache_size=-", config.cache_bytes >> 10)));
+  return Exec(absl::StrCat("CREATE TABLE IF NOT EXISTS ", schema,
+                           ".kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"));
+}
+
+absl::Status SqliteSession::CheckIndex(size_t db) const {
+  if (db >= puts_in_.size()) {
+    return puts_in_.empty() ? absl::UnimplementedError("this session has one database")
+                            : absl::InvalidArgumentError(absl::StrCat(
+                                  "database ", db, " of ", puts_in_.size(), " (sqlite attach)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteSession::PutIn(size_t db, absl::string_view key, absl::string_view value) {
+  JKV_RETURN_IF_ERROR(CheckIndex(db));
+  Stmt& s = *puts_in_[db];
+  JKV_RETURN_IF_ERROR(Bind(s, 1, key));
+  JKV_RETURN_IF_ERROR(Bind(s, 2, value));
+  return StepDone(s, "put");
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteSession::GetIn(size_t db,
+                                                                 absl::string_view key) {
+  JKV_RETURN_IF_ERROR(CheckIndex(db));
+  return GetWith(*gets_in_[db], key);
+}
+
+absl::StatusOr<uint64_t> SqliteSession::CountIn(size_t db) {
+  JKV_RETURN_IF_ERROR(CheckIndex(db));
+  Stmt& s = *counts_in_[db];
+  const int rc = sqlite3_step(s.stmt);
+  const sqlite3_int64 n = rc == SQLITE_ROW ? sqlite3_column_int64(s.stmt, 0) : 0;
+  sqlite3_reset(s.stmt);
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "count");
+  return static_cast<uint64_t>(n);
 }
 
 absl::Status SqliteSession::Configure(const CaseConfig& config) {
@@ -205,16 +291,21 @@ absl::Status SqliteSession::Commit() {
 }
 
 absl::StatusOr<std::optional<std::string>> SqliteSession::Get(absl::string_view key) {
-  JKV_RETURN_IF_ERROR(Bind(get_, 1, key));
-  const int rc = sqlite3_step(get_.stmt);
+  return GetWith(get_, key);
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteSession::GetWith(Stmt& s,
+                                                                  absl::string_view key) {
+  JKV_RETURN_IF_ERROR(Bind(s, 1, key));
+  const int rc = sqlite3_step(s.stmt);
   std::optional<std::string> value;
   if (rc == SQLITE_ROW) {
-    const void* data = sqlite3_column_blob(get_.stmt, 0);
-    const int size = sqlite3_column_bytes(get_.stmt, 0);
+    const void* data = sqlite3_column_blob(s.stmt, 0);
+    const int size = sqlite3_column_bytes(s.stmt, 0);
     value.emplace(static_cast<const char*>(data), static_cast<size_t>(size));
   }
-  sqlite3_reset(get_.stmt);
-  sqlite3_clear_bindings(get_.stmt);
+  sqlite3_reset(s.stmt);
+  sqlite3_clear_bindings(s.stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(db_, rc, "get");
   return value;
 }
@@ -242,17 +333,27 @@ absl::StatusOr<uint64_t> SqliteSession::Scan(absl::string_view from, uint64_t li
 
 class SqliteAdapter final : public EngineAdapter {
  public:
-  SqliteAdapter(std::string path, CaseConfig config, std::unique_ptr<SqliteSession> keeper)
-      : path_(std::move(path)), config_(std::move(config)), keeper_(std::move(keeper)) {}
+  SqliteAdapter(std::string path, std::vector<std::string> attached, CaseConfig config,
+                std::unique_ptr<SqliteSession> keeper)
+      : path_(std::move(path)),
+        attached_(std::move(attached)),
+        config_(std::move(config)),
+        keeper_(std::move(keeper)) {}
 
   absl::string_view name() const override { return "sqlite"; }
   absl::StatusOr<std::unique_ptr<Session>> NewSession() override {
     if (keeper_ == nullptr) return absl::FailedPreconditionError("sqlite adapter is closed");
-    JKV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteSession> s, SqliteSession::Open(path_, config_));
+    JKV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteSession> s,
+                         SqliteSession::Open(path_, config_, attached_));
     return std::unique_ptr<Session>(std::move(s));
   }
+  // Every database's journal or log (a super-journal lives only during a commit).
   uint64_t LogBytes() override {
-    return FileSizeOrZero(path_ + "-journal") + FileSizeOrZero(path_ + "-wal");
+    uint64_t bytes = FileSizeOrZero(path_ + "-journal") + FileSizeOrZero(path_ + "-wal");
+    for (const std::string& p : attached_) {
+      bytes += FileSizeOrZero(p + "-journal") + FileSizeOrZero(p + "-wal");
+    }
+    return bytes;
   }
   absl::Status Close() override {
     keeper_.reset();
@@ -261,6 +362,7 @@ class SqliteAdapter final : public EngineAdapter {
 
  private:
   const std::string path_;
+  const std::vector<std::string> attached_;  // ATTACHed as d1, d2, ... (empty: one database)
   const CaseConfig config_;
   // The connection that created the table, held open for the adapter's life so the database
   // stays configured (and in WAL mode the -wal file is not checkpointed away between
@@ -272,7 +374,26 @@ absl::StatusOr<std::unique_ptr<EngineAdapter>> OpenSqlite(const std::string& dir
                                                           const CaseConfig& config) {
   const std::string path = dir + "/bench.sqlite";
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteSession> keeper, SqliteSession::Open(path, config));
-  return std::make_unique<SqliteAdapter>(path, config, std::move(keeper));
+  return std::make_unique<SqliteAdapter>(path, std::vector<std::string>{}, config,
+                                         std::move(keeper));
+}
+
+// SQLite attaches at most SQLITE_MAX_ATTACHED (10 unless compiled otherwise) databases.
+constexpr int kMaxAttached = 10;
+
+absl::StatusOr<std::unique_ptr<EngineAdapter>> OpenSqliteAcross(const std::string& dir,
+                                                                const CaseConfig& config,
+                                                                int databases) {
+  if (databases < 1 || databases > kMaxAttached + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite: ", databases, " databases across; ATTACH allows 1 to ", kMaxAttached + 1));
+  }
+  const std::string path = dir + "/bench.sqlite";
+  std::vector<std::string> attached;
+  for (int i = 1; i < databases; ++i) attached.push_back(absl::StrCat(dir, "/bench", i, ".sqlite"));
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<SqliteSession> keeper,
+                       SqliteSession::Open(path, config, attached));
+  return std::make_unique<SqliteAdapter>(path, std::move(attached), config, std::move(keeper));
 }
 
 }  // namespace
@@ -286,6 +407,9 @@ EngineInfo SqliteEngine() {
     return AutocheckpointPages(policy).status();
   };
   info.open = OpenSqlite;
+  // A super-journal needs a journal file: memory and off have no transaction across files.
+  info.open_across = OpenSqliteAcross;
+  info.across_modes = {"delete", "truncate", "persist", "wal"};
   return info;
 }
 

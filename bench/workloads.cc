@@ -232,6 +232,7 @@ const std::vector<WorkloadEntry>& Entries() {
   static const auto* const entries = [] {
     auto* v = new std::vector<WorkloadEntry>(BuiltinEntries());
     for (WorkloadEntry& e : YcsbEntries()) v->push_back(std::move(e));
+    for (WorkloadEntry& e : MultiDbEntries()) v->push_back(std::move(e));
     return v;
   }();
   return *entries;
@@ -246,7 +247,9 @@ const WorkloadEntry* FindEntry(absl::string_view name) {
 
 // The expected size of the data, for engines that reserve space up front.
 uint64_t ExpectedBytes(const CaseSpec& spec, const WorkloadParams& p) {
-  const uint64_t pairs = IsYcsbWorkload(spec.workload) ? p.records + p.operations : p.num;
+  const uint64_t pairs = IsYcsbWorkload(spec.workload) ? p.records + p.operations
+                         : AcrossDatabases(spec.workload) > 0 ? p.num * p.puts_per_db
+                                                              : p.num;
   return std::max<uint64_t>(pairs, 10000) * (16 + p.value_size + 64);
 }
 
@@ -292,11 +295,22 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   config.checkpoint = spec.checkpoint == "none" ? "default" : spec.checkpoint;
   config.cache_bytes = uint64_t{effective.cache_mib} << 20;
   config.expected_bytes = ExpectedBytes(spec, effective);
-  JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> adapter, engine.open(dir, config));
+  // A multidb workload opens its databases across (engine_adapter.h, open_across).
+  const int across = AcrossDatabases(spec.workload);
+  if (across > 0 && !engine.RunsAcross(spec.mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        spec.workload, ": ", engine.name, " has no transaction across databases in mode ",
+        spec.mode));
+  }
+  const auto open = [&]() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> {
+    if (across > 0) return engine.open_across(dir, config, across);
+    return engine.open(dir, config);
+  };
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> adapter, open());
   CaseResult result;
   result.spec = spec;
   result.params = effective;
-  const OpenAnotherFn open_another = [&] { return engine.open(dir, config); };
+  const OpenAnotherFn open_another = open;
   absl::Status s = RunWith(*entry, *adapter, result, effective, progress, open_another, dir);
   absl::Status closed = adapter->Close();
   JKV_RETURN_IF_ERROR(s);

@@ -19,7 +19,8 @@
 // workloads, ycsb.h: 1000 bytes unless --value-size is given).
 //
 // The workloads live in workloads.cc (the single-connection ones and the registry),
-// contention.cc (contention, ckptlat) and ycsb.cc (ycsb-a .. ycsb-f), over harness.h.
+// contention.cc (contention, ckptlat), ycsb.cc (ycsb-a .. ycsb-f) and multidb.cc (multidb2,
+// multidb4, multidb8: transactions across several databases), over harness.h.
 //
 // Thread-safety: RunCase runs one case at a time; contention starts its own threads.
 #ifndef JOURNALKV_BENCH_WORKLOADS_H_
@@ -62,6 +63,8 @@ struct WorkloadParams {
   uint64_t records = 100000;
   uint64_t operations = 100000;
   uint32_t ycsb_value_size = 1000;
+  // The multidb workloads (multidb.cc): keys inserted into each database per transaction.
+  uint64_t puts_per_db = 10;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
 };
@@ -117,6 +120,7 @@ struct CaseResult {
   // of its own.
   int64_t device_bytes = -1;
   std::vector<SeriesPoint> series;  // writelat only
+  int databases = 0;  // multidb: the databases each transaction spans (0 elsewhere)
   // With --repeat: how many rounds ran and their lowest and highest ops/s (this result is the
   // median round's); 1 and this round's own ops/s otherwise.
   int repeats = 1;
@@ -168,6 +172,10 @@ struct WorkloadInfo {
 // Every workload, in the order jkvbench runs them.
 const std::vector<WorkloadInfo>& Workloads();
 bool IsWorkload(absl::string_view name);
+// The databases a multidb workload's transactions span (multidb4: 4); 0 for the other
+// workloads, which open one database. Its cases run only on engines with open_across, in
+// their across_modes (engine_adapter.h).
+int AcrossDatabases(absl::string_view workload);
 
 // Runs one case in `dir` (created empty beforehand by the caller, who removes it afterwards).
 absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spec,
