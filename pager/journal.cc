@@ -10,6 +10,7 @@
 #include "base/hash.h"
 #include "base/status_macros.h"
 #include "pager/db_format.h"
+#include "pager/super_journal.h"
 #include "vfs/sync.h"
 
 namespace journalkv::pager {
@@ -157,7 +158,42 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
   return do_sync ? SyncDir(*fs, path, "recovery: journal end") : absl::OkStatus();
 }
 
+// S7: after this recoverer ended its own journal durably, removes the super-journal when no
+// listed participant's journal names it any more (and syncs its directory).
+absl::Status RemoveSuperIfUnnamed(vfs::FileSystem* fs, const std::string& super_path,
+                                  const SuperJournal& super, SyncLevel sync) {
+  for (const std::string& db_path : super.paths) {
+    JKV_ASSIGN_OR_RETURN(
+        const bool named, JournalNamesSuper(fs, db_path + "-journal", super_path, super.nonce));
+    if (named) return absl::OkStatus();  // that participant's recovery rolls back and removes it
+  }
+  absl::Status s = fs->Delete(super_path);
+  if (absl::IsNotFound(s)) return absl::OkStatus();  // another recoverer removed it (S7)
+  JKV_RETURN_IF_ERROR(s);
+  // S7/S8: the removal durable, or a power loss brings back a super-journal no journal names
+  // (garbage, S8); synced so that recovery leaves nothing behind when it can.
+  return sync != SyncLevel::kOff ? SyncDir(*fs, super_path, "S7 super-journal removal (recovery)")
+                                 : absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& journal_path,
+                                       const std::string& super_path, uint64_t super_nonce) {
+  absl::StatusOr<std::unique_ptr<vfs::File>> file =
+      fs->Open(journal_path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kJournal});
+  if (absl::IsNotFound(file.status())) return false;
+  JKV_RETURN_IF_ERROR(file.status());
+  std::vector<uint8_t> header(kJournalHeaderSize);
+  absl::Status s = (*file)->Read(0, absl::MakeSpan(header));
+  if (absl::IsOutOfRange(s)) return false;
+  JKV_RETURN_IF_ERROR(s);
+  std::optional<JournalHeader> decoded = DecodeJournalHeader(header);
+  if (!decoded.has_value()) return false;
+  // A damaged super field may be this super-journal's: keep it (S8 at worst).
+  if (decoded->super_damaged) return true;
+  return decoded->super_path == super_path && decoded->super_nonce == super_nonce;
+}
 
 Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
                  uint32_t page_size)
@@ -167,6 +203,7 @@ Journal::~Journal() = default;
 
 void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   header_ = JournalHeader{page_size_, NewNonce(), orig_pages, kJournalHeaderSize};
+  rewrite_header_ = false;
   start_counter_ = change_counter;
   written_ = false;
   synced_since_last_write_ = false;
@@ -174,6 +211,12 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   seal_offset_.reset();
   pending_.clear();
   memory_images_.clear();
+}
+
+void Journal::NameSuper(const std::string& super_path, uint64_t super_nonce) {
+  header_.super_path = super_path;
+  header_.super_nonce = super_nonce;
+  rewrite_header_ = written_;
 }
 
 void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
@@ -254,6 +297,20 @@ absl::Status Journal::Flush(const Seal* seal) {
   const uint64_t seal_in_body = body.size();
   if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
   std::string buffer;
+  if (rewrite_header_) {
+    // S3: the header naming the super-journal is durable before the seal is written: under
+    // the old header (same nonce) a seal whose database pages all landed would make this
+    // participant look complete while the others roll back.
+    buffer.resize(kJournalHeaderSize);
+    EncodeJournalHeader(header_, absl::MakeSpan(reinterpret_cast<uint8_t*>(buffer.data()),
+                                                buffer.size()));
+    JKV_RETURN_IF_ERROR(file_->Write(0, AsBytes(buffer)));
+    if (sync_ != SyncLevel::kOff) {
+      JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kData, "S3 journal header names super"));
+    }
+    buffer.clear();
+    rewrite_header_ = false;
+  }
   if (!written_) {
     // The whole size is known only when this is the transaction's one and only flush.
     header_.records_offset =
@@ -408,8 +465,20 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
     return absl::DataLossError(absl::StrCat(journal_path, ": journal page size ", page_size,
                                             " differs from the database's ", *db_page_size));
   }
+  if (parsed->header.super_damaged) {
+    return absl::DataLossError(absl::StrCat(
+        journal_path, ": the journal's super-journal fields (a transaction across databases) "
+                      "are damaged, so whether its transaction committed is unknown"));
+  }
   bool complete = false;
-  if (parsed->seal.has_value()) {
+  std::optional<SuperJournal> super;  // S5: set when the super-journal is there, this nonce's
+  if (!parsed->header.super_path.empty()) {
+    JKV_ASSIGN_OR_RETURN(super, ReadSuperJournal(fs, parsed->header.super_path));
+    if (super.has_value() && super->nonce != parsed->header.super_nonce) super.reset();
+    // S5: gone (or another transaction's): committed, or undone durably (S6, S7); present:
+    // not committed, whatever the seal says.
+    complete = !super.has_value();
+  } else if (parsed->seal.has_value()) {
     JKV_ASSIGN_OR_RETURN(complete, SealedPagesPresent(*parsed->seal, page_size, db));
   }
   if (read_only) {
@@ -437,6 +506,9 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
   }
   JKV_DCHECK(db_synced || sync == SyncLevel::kOff);  // I3 after a rollback, I6 either way
   JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
+  if (super.has_value()) {
+    JKV_RETURN_IF_ERROR(RemoveSuperIfUnnamed(fs, parsed->header.super_path, *super, sync));
+  }
   return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
 }
 

@@ -50,6 +50,12 @@ class Journal {
   // written the journal) since this one last did.
   void Begin(uint32_t orig_pages, uint64_t change_counter);
 
+  // Names the super-journal of a transaction across databases (super_journal.h) in this
+  // journal's header from the next Flush on. When the header is already in the file (the
+  // transaction spilled), that Flush rewrites it and syncs it before anything else (S3).
+  // REQUIRES: the super-journal is durable (S2); `super_path` fits (kMaxSuperPathSize).
+  void NameSuper(const std::string& super_path, uint64_t super_nonce);
+
   // Queues the original image (a whole page) of a page the transaction is about to write to the
   // database file for the first time.
   void AddOriginal(PageNo page_no, absl::Span<const uint8_t> image);
@@ -107,6 +113,7 @@ class Journal {
   bool dir_synced_once_ = false;     // TRUNCATE/PERSIST: the file's directory entry is durable
   JournalHeader header_;
   bool written_ = false;    // the header of this transaction is in the file
+  bool rewrite_header_ = false;  // NameSuper after the header was written: Flush rewrites it
   bool synced_since_last_write_ = false;  // file and directory entry (flushed(), I1)
   uint64_t end_offset_ = 0;  // where the next record goes
   // Where this transaction's seal starts in the file, once Flush has tried to write it (the
@@ -140,6 +147,11 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
                                                std::optional<uint32_t> db_page_size,
                                                JournalMode mode, SyncLevel sync,
                                                AccessMode access);
+
+// Whether the journal at `journal_path` has a valid header naming the super-journal
+// `super_path` with `super_nonce` (super_journal.h S7). False when there is no journal.
+absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& journal_path,
+                                       const std::string& super_path, uint64_t super_nonce);
 
 // True when a journal file with a valid header exists (cheap pre-check before locking).
 absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path);

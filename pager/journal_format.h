@@ -21,7 +21,18 @@
 //   28     | 4    | sector_size    | 512
 //   32     | 8    | records_offset | file offset of the first record, >= 512
 //   40     | 8    | checksum       | XXH3-64 of bytes [0, 40), seed 0
-//   48     | 464  | zero           |
+//   48     | 4    | super_len      | L: length of the super-journal's path; 0: none (a single
+//          |      |                | database's transaction; every journal older than this
+//          |      |                | field has zeros here). L <= kMaxSuperPathSize
+//   52     | 8    | super_nonce    | the super-journal's nonce (super_journal.h)
+//   60     | 8    | super_checksum | XXH3-64 of bytes [48, 60) and the L path bytes, seed 0;
+//          |      |                | 0 when L = 0
+//   68     | L    | super_path     | the super-journal's path (a transaction across databases,
+//          |      |                | super_journal.h S3, S5)
+//   68+L   | rest | zero           |
+//
+// A header whose super fields do not check (L too long, checksum wrong) is valid but damaged:
+// recovery refuses it (DataLoss) rather than guess whether its transaction committed.
 //
 // record (an original page image, written before the database page is overwritten):
 //
@@ -94,11 +105,19 @@ inline constexpr uint64_t RecordSize(uint32_t page_size) {
   return kRecordPrefixSize + page_size + kRecordChecksumSize;
 }
 
+inline constexpr uint32_t kSuperFieldsOffset = 48;
+inline constexpr uint32_t kMaxSuperPathSize = kJournalHeaderSize - 68;
+
 struct JournalHeader {
   uint32_t page_size = 0;
   uint64_t nonce = 0;
   uint32_t orig_pages = 0;
   uint64_t records_offset = kJournalHeaderSize;
+  // The super-journal this transaction belongs to (empty: none), and its nonce.
+  std::string super_path;
+  uint64_t super_nonce = 0;
+  // Decoding only: the super fields were not zeros yet did not check.
+  bool super_damaged = false;
 };
 
 struct SealEntry {

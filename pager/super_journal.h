@@ -1,0 +1,127 @@
+// The super-journal: how a write transaction across several databases in the rollback journal
+// modes (DELETE, TRUNCATE, PERSIST) commits atomically (across.h; the coordinator is
+// rollback_across.cc, recovery is RecoverJournal in journal.cc). This comment is the
+// specification of the protocol and of the file; keep it exact.
+//
+// The file. A small file `<first participant's path>-super-<16 hex digits>` (random), in the
+// directory of the first participant in the canonical order. All integers little-endian:
+//
+//   offset | size | field      | meaning
+//   -------+------+------------+---------------------------------------------------------
+//   0      | 8    | magic      | "jkvsupr\x01" (kSuperJournalMagic)
+//   8      | 4    | version    | 1
+//   12     | 4    | n          | number of participants, >= 2
+//   16     | 8    | nonce      | random per transaction; every participant's journal header
+//          |      |            | names the super-journal by path and this nonce
+//   24     | ...  | paths      | n x (length: 4, the database's path as its pager opened it)
+//   ...    | 8    | checksum   | XXH3-64 of every byte before it, seed 0
+//
+// A file that is shorter, whose magic, version or checksum does not check, is not a
+// super-journal (it is never synced torn: S2).
+//
+// Each participant's journal header names the super-journal (journal_format.h: bytes 48..):
+// its path and nonce. A journal naming none (zeros, as every journal before this protocol)
+// is a single database's.
+//
+// The commit, in order (rollback_across.cc, AcrossCommit::Rollback):
+//   1. EXCLUSIVE on every participant, in the canonical order, before anything is written.
+//      Busy here leaves every transaction open and whole (retry or roll back).
+//   2. The super-journal is written, synced, and its directory synced (S2).
+//   3. Each participant's journal: a journal that already holds spilled records has its
+//      header rewritten to name the super-journal and synced first (S3); then the originals
+//      and the seal, written and synced with the header naming the super-journal (S3, pager I1).
+//   4. Each participant's database pages written and synced (pager I2).
+//   5. The commit point: the super-journal is removed and its directory synced (S4).
+//   6. Each journal ends by its mode (unsynced below EXTRA, as a single database's: S5), and
+//      each participant publishes its pages and ends.
+// A failure in 2..5 undoes every participant in this process (Journal::RollBack: the
+// originals restored and synced); the super-journal is removed once every participant is
+// restored durably (S6), or left when an undo failed (the next opener rolls back).
+//
+// Invariants (sync: every one at sync OFF for a process crash only; the super-journal and
+// its directory are synced unless every participant is at sync OFF):
+//   S1  A participant's database file is written by the commit only after the super-journal
+//       and every participant's journal naming it are durable (2, 3 before 4). So while no
+//       database holds a page of the transaction, any crash leaves at worst journals to roll
+//       back of untouched databases.
+//   S2  The super-journal, and its directory entry, are durable before any journal names it:
+//       a journal that names a super-journal never outlives the super-journal's creation by
+//       a power loss, so "the super-journal is gone" means only "it was removed" (S4, S6, S7).
+//   S3  A journal header names the super-journal durably before the journal's seal (and so
+//       before its database is written): a participant that spilled rewrites its header and
+//       syncs it before appending the seal, because the seal under the old header (same
+//       nonce) would otherwise make a half-committed transaction look complete (the stale
+//       journal rule of journal_format.h) while another participant rolls back.
+//   S4  The commit point is the durable removal of the super-journal (its directory synced),
+//       made only after every participant's database pages are durable (4 before 5). Before
+//       it every participant rolls back after a crash; after it none does.
+//   S5  Recovery of a journal that names a super-journal (RecoverJournal):
+//         - gone, or of another nonce: the transaction committed (S4) or was undone durably
+//           (S6, S7): the database file is synced (pager I6) and the journal discarded
+//           without touching the database, whatever its seal says;
+//         - present with this nonce: the transaction did not commit: this database is rolled
+//           back even if its seal checks (the stale rule does not apply while the
+//           super-journal exists), then the journal is ended durably.
+//       The nonce, not the list of paths, says that the journal belongs to the super-journal:
+//       a participant reopened by another spelling of its path is still rolled back.
+//   S6  The super-journal is removed (undone transaction) only when no listed participant's
+//       journal may still roll back into it: after every participant's in-process undo has
+//       restored its database durably (a journal that comes back after a power loss then
+//       finds the super-journal gone and is discarded over an already restored database), or
+//       by recovery (S7).
+//   S7  A recoverer removes the super-journal, and syncs its directory, only after ending its
+//       own journal durably and then finding that no listed participant's journal names it
+//       (reading their headers). Two recoverers of different participants at once: each ends
+//       its own journal before reading the others', so at least the later of the two sees
+//       both ended and removes it (a second removal finds nothing: fine). A recovery that
+//       opens one database only leaves the super-journal for the others, whose journals
+//       still name it and roll them back when they are opened. A crash during recovery
+//       leaves the super-journal (removal is last), so the journals still naming it roll
+//       back again (idempotent: the originals are written again).
+//   S8  A super-journal that no journal names (a crash between 2 and 3, or between a
+//       recoverer's end of its journal and the removal) is garbage: harmless, since nothing
+//       consults it but a journal naming its path and nonce, and names are never reused.
+//       It is left on disk (a leak of one small file).
+// Limits: the super-journal's path must fit in the journal header (kMaxSuperPathSize bytes);
+// a longer one refuses the commit before anything is written. Paths are as the pagers opened
+// them: a relative path is resolved against the working directory, so recovery must run in
+// the same directory as the commit for relative paths (as for the databases themselves).
+#ifndef JOURNALKV_PAGER_SUPER_JOURNAL_H_
+#define JOURNALKV_PAGER_SUPER_JOURNAL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "vfs/vfs.h"
+
+namespace journalkv::pager {
+
+inline constexpr char kSuperJournalMagic[8] = {'j', 'k', 'v', 's', 'u', 'p', 'r', 1};
+inline constexpr uint32_t kSuperJournalVersion = 1;
+
+struct SuperJournal {
+  uint64_t nonce = 0;
+  std::vector<std::string> paths;  // the participants' database paths
+};
+
+std::string EncodeSuperJournal(const SuperJournal& super);
+// std::nullopt when `bytes` are not a whole super-journal.
+std::optional<SuperJournal> DecodeSuperJournal(absl::Span<const uint8_t> bytes);
+
+// The super-journal at `path`: std::nullopt when there is no file there. DataLoss (naming
+// the file) when it is there but is not a whole super-journal.
+absl::StatusOr<std::optional<SuperJournal>> ReadSuperJournal(vfs::FileSystem* fs,
+                                                            const std::string& path);
+
+// A new super-journal path for a transaction whose first participant is `first_db_path`.
+std::string NewSuperJournalPath(const std::string& first_db_path);
+// A random nonce.
+uint64_t NewSuperNonce();
+
+}  // namespace journalkv::pager
+
+#endif  // JOURNALKV_PAGER_SUPER_JOURNAL_H_
