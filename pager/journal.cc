@@ -478,6 +478,14 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
     // S5: gone (or another transaction's): committed, or undone durably (S6, S7); present:
     // not committed, whatever the seal says.
     complete = !super.has_value();
+    if (complete && !read_only && sync != SyncLevel::kOff) {
+      // S5: the super-journal's absence durable before this journal is discarded: its
+      // removal (the commit point) may be in the OS only (its writer died before the
+      // directory sync), and a power loss after this discard would bring it back to roll
+      // the other participants back while this database keeps the transaction.
+      JKV_RETURN_IF_ERROR(
+          SyncDir(*fs, parsed->header.super_path, "S5 super-journal absence (recovery)"));
+    }
   } else if (parsed->seal.has_value()) {
     JKV_ASSIGN_OR_RETURN(complete, SealedPagesPresent(*parsed->seal, page_size, db));
   }

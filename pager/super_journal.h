@@ -57,8 +57,12 @@
 //       it every participant rolls back after a crash; after it none does.
 //   S5  Recovery of a journal that names a super-journal (RecoverJournal):
 //         - gone, or of another nonce: the transaction committed (S4) or was undone durably
-//           (S6, S7): the database file is synced (pager I6) and the journal discarded
-//           without touching the database, whatever its seal says;
+//           (S6, S7): the super-journal's directory is synced first (its removal may be in
+//           the OS only: the committer died between the removal and its directory sync, and
+//           a power loss after this discard would bring it back for the other participants,
+//           which would roll back what this one keeps; the crash sweep found this), then the
+//           database file is synced (pager I6) and the journal discarded without touching
+//           the database, whatever its seal says;
 //         - present with this nonce: the transaction did not commit: this database is rolled
 //           back even if its seal checks (the stale rule does not apply while the
 //           super-journal exists), then the journal is ended durably.

@@ -1,0 +1,101 @@
+// Crash sweeps of transactions across two and three databases in the rollback journal modes
+// (pager/super_journal.h; the driver and what it asserts: tests/across_sweep.h): DELETE,
+// TRUNCATE and PERSIST at sync FULL and NORMAL (and EXTRA at two databases), power loss and
+// process crash after every mutation of the workload (a sample in the default tier), recovery
+// in both orders and one database alone first, and crashes during recovery. Then the
+// sync-removal checks: each sync of the commit sequence that the protocol needs (the
+// super-journal's, its directory's, the commit point's directory sync) taken away makes the
+// sweep find a broken state.
+#include <string>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/across_sweep.h"
+
+namespace journalkv::testing {
+namespace {
+
+using pager::JournalMode;
+using vfs::SyncLevel;
+
+const char* SyncName(SyncLevel s) {
+  switch (s) {
+    case SyncLevel::kOff: return "off";
+    case SyncLevel::kNormal: return "normal";
+    case SyncLevel::kFull: return "full";
+    case SyncLevel::kExtra: return "extra";
+  }
+  return "?";
+}
+
+using Param = std::tuple<JournalMode, SyncLevel, int>;
+
+class AcrossCrashSweepTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(AcrossCrashSweepTest, AllOrNone) {
+  const auto [mode, sync, dbs] = GetParam();
+  AcrossConfig config;
+  config.name = absl::StrCat(pager::JournalModeName(mode), "_", SyncName(sync), "_", dbs, "db");
+  config.mode = mode;
+  config.sync = sync;
+  config.dbs = dbs;
+  AcrossCounts counts = RunAcrossSweep(config);
+  EXPECT_EQ(counts.failure, "");
+  // Not vacuous: crashes mid-commit that landed and that were undone, every kind, one
+  // database recovered alone first, crashed recoveries.
+  EXPECT_GT(counts.landed, 0u) << counts.Summary();
+  EXPECT_GT(counts.undone, 0u) << counts.Summary();
+  for (uint64_t k : counts.by_kind) EXPECT_GT(k, 0u) << counts.Summary();
+  EXPECT_GT(counts.lone_first, 0u) << counts.Summary();
+  EXPECT_GT(counts.recovery_crashes, 0u) << counts.Summary();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rollback, AcrossCrashSweepTest,
+    ::testing::Combine(::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
+                                         JournalMode::kPersist),
+                       ::testing::Values(SyncLevel::kFull, SyncLevel::kNormal),
+                       ::testing::Values(2, 3)),
+    [](const auto& info) {
+      return absl::StrCat(pager::JournalModeName(std::get<0>(info.param)), "_",
+                          SyncName(std::get<1>(info.param)), "_", std::get<2>(info.param), "db");
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Extra, AcrossCrashSweepTest,
+    ::testing::Combine(::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
+                                         JournalMode::kPersist),
+                       ::testing::Values(SyncLevel::kExtra), ::testing::Values(2)),
+    [](const auto& info) {
+      return absl::StrCat(pager::JournalModeName(std::get<0>(info.param)), "_extra_2db");
+    });
+
+// Each sync the protocol adds, removed, breaks the guarantee somewhere in the sweep.
+class AcrossSyncRemovalTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AcrossSyncRemovalTest, SweepFails) {
+  AcrossConfig config;
+  config.name = absl::StrCat("persist_full_3db_without_", GetParam());
+  config.mode = JournalMode::kPersist;
+  config.sync = SyncLevel::kFull;
+  config.dbs = 3;
+  config.all_points = true;
+  config.skip_sites = {GetParam()};
+  AcrossCounts counts = RunAcrossSweep(config);
+  EXPECT_NE(counts.failure, "") << "the sweep passed without the sync at " << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sites, AcrossSyncRemovalTest,
+                         ::testing::Values("S2 super-journal", "S2 super-journal directory",
+                                           "S4 super-journal removal (commit point)"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace journalkv::testing

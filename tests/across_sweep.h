@@ -1,0 +1,71 @@
+// The crash sweep of transactions across databases in the rollback journal modes (the
+// super-journal protocol, pager/super_journal.h): a small dedicated driver, since the
+// single-database harness (tests/crash_sweep.h) judges one file.
+//
+// The workload: two or three databases (/d1/a.db, /d1/b.db, /d2/c.db: the third in another
+// directory, so that no journal's directory sync covers the super-journal's) get five
+// transactions with different sets of participants, one of them spilling (more dirty pages
+// than the cache) in one database, and the last a single database's commit. Each transaction
+// t stamps the pages it writes with t and sets meta 0 to t in each participant.
+//
+// A sweep stops the workload after its k-th mutation (FaultInjectingFileSystem::
+// CrashAfterMutations), for every k (half of them under a sanitizer), and then:
+//   power loss          SimulatePowerLoss(seed), then recovery;
+//   process crash       SimulateProcessCrash, then recovery;
+//   crash, power loss   a process crash, a clean recovery, a power loss, a second recovery,
+//                       which must find exactly what the first recovery found (I6, S5, S7).
+// Recovery opens the databases in the forward order, the reverse order, or one database alone
+// first (opened, read, closed) and then the others. After every crash, every database must be
+// at the same transaction, and that transaction must be the last acknowledged one or the one
+// in flight ("all or none", and every acknowledged commit survives). Recovery itself is
+// crashed too: for a sample of the states whose recovery writes anything, after each of the
+// mutations a clean recovery makes, by a process crash and by a power loss, and recovering
+// once more must still give all or none. Default tier: every crash point with one power-loss
+// seed, every recovery order, and ten states' recoveries crashed per first crash kind (a
+// sanitizer build: half the points, one order each, two states). Long tier (--config=long):
+// three power-loss seeds per point and kind, and every state's recovery crashed.
+//
+// Sync removal: `skip_sites` names sync call sites (vfs/sync.h `site`) whose syncs are made
+// to do nothing (FaultInjectingFileSystem::SkipSyncs, by the ordinals a clean run gives
+// them); such a sweep is expected to find a state that breaks the guarantee.
+#ifndef JOURNALKV_TESTS_ACROSS_SWEEP_H_
+#define JOURNALKV_TESTS_ACROSS_SWEEP_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "pager/journal_mode.h"
+#include "pager/pager_options.h"
+
+namespace journalkv::testing {
+
+struct AcrossConfig {
+  std::string name;
+  pager::JournalMode mode = pager::JournalMode::kDelete;
+  vfs::SyncLevel sync = vfs::SyncLevel::kFull;
+  int dbs = 2;
+  std::set<std::string> skip_sites;  // sync removal (see above)
+  bool power_loss = true;            // sweep power losses (not at sync OFF)
+  bool all_points = false;           // every crash point in every tier (sync removal)
+};
+
+struct AcrossCounts {
+  uint64_t points = 0;            // crash points
+  uint64_t states = 0;            // crash states verified
+  uint64_t by_kind[3] = {0, 0, 0};  // power loss, process crash, crash then power loss
+  uint64_t lone_first = 0;        // of them, recovered one database alone first
+  uint64_t recovery_crashes = 0;  // states verified after a crash during recovery
+  uint64_t landed = 0;            // crashes mid-commit that recovered to the new transaction
+  uint64_t undone = 0;            // crashes mid-commit that recovered to the earlier one
+  std::string failure;            // the first state that broke the guarantee (empty: none)
+
+  std::string Summary() const;
+};
+
+// Runs the sweep of `config` and returns what it checked; stops at the first failure.
+AcrossCounts RunAcrossSweep(const AcrossConfig& config);
+
+}  // namespace journalkv::testing
+
+#endif  // JOURNALKV_TESTS_ACROSS_SWEEP_H_
