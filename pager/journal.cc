@@ -69,6 +69,27 @@ absl::StatusOr<std::optional<ParsedJournal>> ParseJournal(vfs::File* file,
       offset += record.size();
       continue;
     }
+    if (kind == kRecordKindSuper && page_no == 0) {
+      uint8_t fixed[20];
+      s = file->Read(offset, absl::MakeSpan(fixed));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const uint32_t len = base::DecodeFixed32(fixed + 8);
+      if (len == 0 || len > kMaxSuperPathSize) break;
+      std::vector<uint8_t> rec(20 + len + 8);
+      s = file->Read(offset, absl::MakeSpan(rec));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const size_t body = 20 + len;
+      if (base::DecodeFixed64(rec.data() + body) != base::Xxh3(rec.data(), body, header->nonce)) {
+        break;
+      }
+      // Names the super-journal as the header's fields would (journal_format.h).
+      parsed.header.super_path.assign(reinterpret_cast<const char*>(rec.data() + 20), len);
+      parsed.header.super_nonce = base::DecodeFixed64(fixed + 12);
+      offset += rec.size();
+      continue;
+    }
     if (kind == kRecordKindSeal && page_no == 0) {
       uint8_t count_bytes[8];
       s = file->Read(offset + 8, absl::MakeSpan(count_bytes));
@@ -184,15 +205,14 @@ absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& j
       fs->Open(journal_path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kJournal});
   if (absl::IsNotFound(file.status())) return false;
   JKV_RETURN_IF_ERROR(file.status());
-  std::vector<uint8_t> header(kJournalHeaderSize);
-  absl::Status s = (*file)->Read(0, absl::MakeSpan(header));
-  if (absl::IsOutOfRange(s)) return false;
-  JKV_RETURN_IF_ERROR(s);
-  std::optional<JournalHeader> decoded = DecodeJournalHeader(header);
-  if (!decoded.has_value()) return false;
-  // A damaged super field may be this super-journal's: keep it (S8 at worst).
-  if (decoded->super_damaged) return true;
-  return decoded->super_path == super_path && decoded->super_nonce == super_nonce;
+  // The header or a super record (a journal that spilled) may name it.
+  absl::StatusOr<std::optional<ParsedJournal>> parsed = ParseJournal(file->get(), journal_path);
+  // A journal that cannot be read may be this super-journal's: keep it (S8 at worst).
+  if (!parsed.ok()) return true;
+  if (!parsed->has_value()) return false;
+  const JournalHeader& h = (*parsed)->header;
+  if (h.super_damaged) return true;
+  return h.super_path == super_path && h.super_nonce == super_nonce;
 }
 
 Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
@@ -203,7 +223,6 @@ Journal::~Journal() = default;
 
 void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   header_ = JournalHeader{page_size_, NewNonce(), orig_pages, kJournalHeaderSize};
-  rewrite_header_ = false;
   start_counter_ = change_counter;
   written_ = false;
   synced_since_last_write_ = false;
@@ -214,9 +233,17 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
 }
 
 void Journal::NameSuper(const std::string& super_path, uint64_t super_nonce) {
-  header_.super_path = super_path;
-  header_.super_nonce = super_nonce;
-  rewrite_header_ = written_;
+  if (!written_) {
+    header_.super_path = super_path;
+    header_.super_nonce = super_nonce;
+    return;
+  }
+  // S3: never the header rewritten in place (a power loss may leave its sector garbage, and
+  // the whole journal of a database holding spilled pages with it): a record after the
+  // spilled ones, before the commit's records and seal, so the seal is read only past it.
+  std::string record;
+  AppendSuperRecord(header_.nonce, super_path, super_nonce, &record);
+  pending_ = record + pending_;
 }
 
 void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
@@ -297,20 +324,6 @@ absl::Status Journal::Flush(const Seal* seal) {
   const uint64_t seal_in_body = body.size();
   if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
   std::string buffer;
-  if (rewrite_header_) {
-    // S3: the header naming the super-journal is durable before the seal is written: under
-    // the old header (same nonce) a seal whose database pages all landed would make this
-    // participant look complete while the others roll back.
-    buffer.resize(kJournalHeaderSize);
-    EncodeJournalHeader(header_, absl::MakeSpan(reinterpret_cast<uint8_t*>(buffer.data()),
-                                                buffer.size()));
-    JKV_RETURN_IF_ERROR(file_->Write(0, AsBytes(buffer)));
-    if (sync_ != SyncLevel::kOff) {
-      JKV_RETURN_IF_ERROR(SyncFile(*file_, vfs::SyncKind::kData, "S3 journal header names super"));
-    }
-    buffer.clear();
-    rewrite_header_ = false;
-  }
   if (!written_) {
     // The whole size is known only when this is the transaction's one and only flush.
     header_.records_offset =

@@ -51,9 +51,10 @@ class Journal {
   void Begin(uint32_t orig_pages, uint64_t change_counter);
 
   // Names the super-journal of a transaction across databases (super_journal.h) in this
-  // journal's header from the next Flush on. When the header is already in the file (the
-  // transaction spilled), that Flush rewrites it and syncs it before anything else (S3).
-  // REQUIRES: the super-journal is durable (S2); `super_path` fits (kMaxSuperPathSize).
+  // journal: in its header when the next Flush writes the header, else (the transaction
+  // spilled, its header is in the file) in a super record that Flush writes before the other
+  // queued records and the seal (S3). REQUIRES: the super-journal is durable (S2);
+  // `super_path` fits (kMaxSuperPathSize); before the records of the commit are queued.
   void NameSuper(const std::string& super_path, uint64_t super_nonce);
 
   // Queues the original image (a whole page) of a page the transaction is about to write to the
@@ -113,7 +114,6 @@ class Journal {
   bool dir_synced_once_ = false;     // TRUNCATE/PERSIST: the file's directory entry is durable
   JournalHeader header_;
   bool written_ = false;    // the header of this transaction is in the file
-  bool rewrite_header_ = false;  // NameSuper after the header was written: Flush rewrites it
   bool synced_since_last_write_ = false;  // file and directory entry (flushed(), I1)
   uint64_t end_offset_ = 0;  // where the next record goes
   // Where this transaction's seal starts in the file, once Flush has tried to write it (the

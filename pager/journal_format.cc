@@ -72,6 +72,21 @@ void AppendRecord(uint64_t nonce, PageNo page_no, absl::Span<const uint8_t> imag
   EncodeFixed64(p + body, base::Xxh3(p, body, nonce));
 }
 
+void AppendSuperRecord(uint64_t nonce, const std::string& super_path, uint64_t super_nonce,
+                       std::string* out) {
+  const size_t start = out->size();
+  const size_t len = std::min<size_t>(super_path.size(), kMaxSuperPathSize);
+  const size_t body = 20 + len;
+  out->resize(start + body + 8);
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data()) + start;
+  EncodeFixed32(p, 0);
+  EncodeFixed32(p + 4, kRecordKindSuper);
+  EncodeFixed32(p + 8, static_cast<uint32_t>(len));
+  EncodeFixed64(p + 12, super_nonce);
+  std::memcpy(p + 20, super_path.data(), len);
+  EncodeFixed64(p + body, base::Xxh3(p, body, nonce));
+}
+
 void AppendSeal(uint64_t nonce, const Seal& seal, std::string* out) {
   const size_t start = out->size();
   const size_t body = 16 + kSealEntrySize * seal.entries.size();

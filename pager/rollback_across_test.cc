@@ -156,24 +156,35 @@ TEST_P(RollbackAcrossTest, BusyLeavesEveryTransactionOpenAndRetryable) {
   EXPECT_EQ(TagOf(paths_[1]), 5u);
 }
 
-std::atomic<int> s3_syncs{0};
+vfs::FaultInjectingFileSystem* crash_fs = nullptr;
+std::atomic<int> db_syncs{0};
 
 TEST_P(RollbackAcrossTest, SpilledTransactionNamesTheSuperJournal) {
   OpenAll(3);
   auto txns = Write(7, 60);  // 60 pages, cache 16: every participant spilled
-  s3_syncs = 0;
+  // Crash right after the last database sync, before the commit point: each journal must name
+  // the super-journal (in a super record after its spilled records, S3), so that each is
+  // rolled back though its seal checks.
+  crash_fs = &fs_;
+  db_syncs = 0;
   vfs::SetSyncObserverForTesting([](const char* site) {
-    if (std::strncmp(site, "S3 ", 3) == 0) ++s3_syncs;
+    if (std::strcmp(site, "I2 database") == 0 && ++db_syncs == 3) {
+      crash_fs->CrashAfterMutations(1);
+    }
   });
-  absl::Status s = CommitAcross(Raw(txns));
+  EXPECT_FALSE(CommitAcross(Raw(txns)).ok());
   vfs::SetSyncObserverForTesting(nullptr);
-  ASSERT_THAT(s, IsOk());
-  // Each spilled journal's header was rewritten naming the super-journal, synced before its
-  // seal (S3).
-  EXPECT_EQ(s3_syncs.load(), 3);
   txns.clear();
   pagers_.clear();
-  for (const std::string& p : paths_) EXPECT_EQ(TagOf(p), 7u);
+  fs_.SimulateProcessCrash();
+  for (const std::string& p : paths_) EXPECT_EQ(TagOf(p), 0u) << p;
+  // And the same transaction committed.
+  OpenAll(3);
+  txns = Write(8, 60);
+  ASSERT_THAT(CommitAcross(Raw(txns)), IsOk());
+  txns.clear();
+  pagers_.clear();
+  for (const std::string& p : paths_) EXPECT_EQ(TagOf(p), 8u) << p;
 }
 
 // A failure after the super-journal was written undoes every participant, and the
@@ -213,9 +224,6 @@ TEST_P(RollbackAcrossTest, TooLongPathIsRefusedBeforeAnythingIsWritten) {
   EXPECT_TRUE(SuperJournals().empty());
 }
 
-vfs::FaultInjectingFileSystem* crash_fs = nullptr;
-std::atomic<int> db_syncs{0};
-
 // Recovery (S5, S7): a crash after every database was synced but before the commit point
 // rolls every participant back, even though each seal checks; opening one database first
 // rolls it back and leaves the super-journal for the others, whose journals still name it.
@@ -232,7 +240,9 @@ TEST_P(RollbackAcrossTest, CrashBeforeCommitPointRollsBackEach) {
     crash_fs = &fs_;
     db_syncs = 0;
     vfs::SetSyncObserverForTesting([](const char* site) {
-      if (std::strcmp(site, "I2 database") == 0 && ++db_syncs == 3) crash_fs->CrashAfterMutations(1);
+      if (std::strcmp(site, "I2 database") == 0 && ++db_syncs == 3) {
+        crash_fs->CrashAfterMutations(1);
+      }
     });
     EXPECT_FALSE(CommitAcross(Raw(txns)).ok());
     vfs::SetSyncObserverForTesting(nullptr);

@@ -19,17 +19,17 @@
 // A file that is shorter, whose magic, version or checksum does not check, is not a
 // super-journal (it is never synced torn: S2).
 //
-// Each participant's journal header names the super-journal (journal_format.h: bytes 48..):
-// its path and nonce. A journal naming none (zeros, as every journal before this protocol)
-// is a single database's.
+// Each participant's journal names the super-journal (journal_format.h: the header's bytes
+// 48.., or a super record): its path and nonce. A journal naming none (zeros, as every
+// journal before this protocol) is a single database's.
 //
 // The commit, in order (rollback_across.cc, AcrossCommit::Rollback):
 //   1. EXCLUSIVE on every participant, in the canonical order, before anything is written.
 //      Busy here leaves every transaction open and whole (retry or roll back).
 //   2. The super-journal is written, synced, and its directory synced (S2).
-//   3. Each participant's journal: a journal that already holds spilled records has its
-//      header rewritten to name the super-journal and synced first (S3); then the originals
-//      and the seal, written and synced with the header naming the super-journal (S3, pager I1).
+//   3. Each participant's journal names the super-journal, in one flush with the originals
+//      and the seal, synced (pager I1): in the header it writes, or, for a journal that
+//      already holds spilled records, in a super record written after them (S3).
 //   4. Each participant's database pages written and synced (pager I2).
 //   5. The commit point: the super-journal is removed and its directory synced (S4).
 //   6. Each journal ends by its mode (unsynced below EXTRA, as a single database's: S5), and
@@ -47,11 +47,17 @@
 //   S2  The super-journal, and its directory entry, are durable before any journal names it:
 //       a journal that names a super-journal never outlives the super-journal's creation by
 //       a power loss, so "the super-journal is gone" means only "it was removed" (S4, S6, S7).
-//   S3  A journal header names the super-journal durably before the journal's seal (and so
-//       before its database is written): a participant that spilled rewrites its header and
-//       syncs it before appending the seal, because the seal under the old header (same
-//       nonce) would otherwise make a half-committed transaction look complete (the stale
-//       journal rule of journal_format.h) while another participant rolls back.
+//   S3  A journal names the super-journal before its seal, in the order a reader reads it:
+//       in its header, or in a super record (journal_format.h) after the records spilled
+//       before the commit and before the commit's records and seal. The header of a journal
+//       that spilled is never rewritten in place: a power loss may leave an unsynced sector
+//       as garbage, and with a garbage header the whole journal, and the rollback of the
+//       spilled pages already in the database, would be lost (the crash sweep found this
+//       when this protocol rewrote the header). A reader stops at the first record that does
+//       not check, so a seal is read only past the super record: a power loss that keeps the
+//       seal and drops the super record leaves a journal without seal, hot, rolled back. No
+//       sync of its own: the flush's (pager I1) makes both durable before the database is
+//       written.
 //   S4  The commit point is the durable removal of the super-journal (its directory synced),
 //       made only after every participant's database pages are durable (4 before 5). Before
 //       it every participant rolls back after a crash; after it none does.

@@ -3,9 +3,10 @@
 // single-database harness (tests/crash_sweep.h) judges one file.
 //
 // The workload: two or three databases (/d1/a.db, /d1/b.db, /d2/c.db: the third in another
-// directory, so that no journal's directory sync covers the super-journal's) get five
-// transactions with different sets of participants, one of them spilling (more dirty pages
-// than the cache) in one database, and the last a single database's commit. Each transaction
+// directory, so that no journal's directory sync covers the super-journal's) get six
+// transactions with different sets of participants, two of them spilling (more dirty pages
+// than the cache) in one database (one growing it, one rewriting pages only, so that its
+// commit writes page 1 as its spill did), and the last a single database's commit. Each transaction
 // t stamps the pages it writes with t and sets meta 0 to t in each participant.
 //
 // A sweep stops the workload after its k-th mutation (FaultInjectingFileSystem::
@@ -21,13 +22,16 @@
 // crashed too: for a sample of the states whose recovery writes anything, after each of the
 // mutations a clean recovery makes, by a process crash and by a power loss, and recovering
 // once more must still give all or none. Default tier: every crash point with one power-loss
-// seed, every recovery order, and ten states' recoveries crashed per first crash kind (a
+// seed, every recovery order, and the recoveries crashed of every state past a commit point
+// (one that recovered to the transaction in flight) and of ten other states per first crash
+// kind (a
 // sanitizer build: half the points, one order each, two states). Long tier (--config=long):
 // three power-loss seeds per point and kind, and every state's recovery crashed.
 //
 // Sync removal: `skip_sites` names sync call sites (vfs/sync.h `site`) whose syncs are made
-// to do nothing (FaultInjectingFileSystem::SkipSyncs, by the ordinals a clean run gives
-// them); such a sweep is expected to find a state that breaks the guarantee.
+// to do nothing, in the workload and in recovery (the sync observer has the file system skip
+// each one, FaultInjectingFileSystem::SkipSyncs); such a sweep is expected to find a state
+// that breaks the guarantee.
 #ifndef JOURNALKV_TESTS_ACROSS_SWEEP_H_
 #define JOURNALKV_TESTS_ACROSS_SWEEP_H_
 
@@ -48,6 +52,11 @@ struct AcrossConfig {
   std::set<std::string> skip_sites;  // sync removal (see above)
   bool power_loss = true;            // sweep power losses (not at sync OFF)
   bool all_points = false;           // every crash point in every tier (sync removal)
+  int power_loss_seeds = 1;          // per point and kind, at least (the long tier: 3)
+  bool one_order = false;            // a random recovery order per state, in every tier
+  // DiskModel::unsynced_entries_may_survive: a power loss keeps a prefix of each directory's
+  // unsynced creates and deletes (a metadata journal) instead of undoing them all.
+  bool entries_may_survive = false;
 };
 
 struct AcrossCounts {
