@@ -496,8 +496,10 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
       // removal (the commit point) may be in the OS only (its writer died before the
       // directory sync), and a power loss after this discard would bring it back to roll
       // the other participants back while this database keeps the transaction.
-      JKV_RETURN_IF_ERROR(
-          SyncDir(*fs, parsed->header.super_path, "S5 super-journal absence (recovery)"));
+      absl::Status synced =
+          SyncDir(*fs, parsed->header.super_path, "S5 super-journal absence (recovery)");
+      // No directory at all: nothing there to come back either.
+      if (!absl::IsNotFound(synced)) JKV_RETURN_IF_ERROR(synced);
     }
   } else if (parsed->seal.has_value()) {
     JKV_ASSIGN_OR_RETURN(complete, SealedPagesPresent(*parsed->seal, page_size, db));

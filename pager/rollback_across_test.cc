@@ -272,27 +272,32 @@ TEST_P(RollbackAcrossTest, JournalNamingAGoneSuperJournalIsCommitted) {
     ASSERT_THAT(CommitAcross(Raw(txns)), IsOk());
   }
   pagers_.clear();
-  // A journal for a whose header names a super-journal that does not exist, holding a record
-  // of page 2 with garbage: rolled back it would break page 2.
-  JournalHeader h;
-  h.page_size = 512;
-  h.nonce = 99;
-  h.orig_pages = 1;
-  h.super_path = "/d1/a.db-super-0000000000000001";
-  h.super_nonce = 5;
-  std::string bytes(kJournalHeaderSize, '\0');
-  EncodeJournalHeader(h, absl::MakeSpan(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()));
-  std::vector<uint8_t> garbage(512, 0xab);
-  AppendRecord(h.nonce, PageNo(2), garbage, &bytes);
-  {
-    auto f = fs_.Open(paths_[0] + "-journal", {vfs::OpenMode::kCreate, vfs::FileKind::kJournal});
-    ASSERT_THAT(f, IsOk());
-    ASSERT_THAT((*f)->Write(0, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                   bytes.size())),
-                IsOk());
+  // In the database's directory, and in one that does not exist (moved away: nothing there
+  // to come back after a power loss either).
+  for (const char* super_path :
+       {"/d1/a.db-super-0000000000000001", "/gone/a.db-super-0000000000000001"}) {
+    // A journal for a whose header names a super-journal that does not exist, holding a record
+    // of page 2 with garbage: rolled back it would break page 2.
+    JournalHeader h;
+    h.page_size = 512;
+    h.nonce = 99;
+    h.orig_pages = 1;
+    h.super_path = super_path;
+    h.super_nonce = 5;
+    std::string bytes(kJournalHeaderSize, '\0');
+    EncodeJournalHeader(h, absl::MakeSpan(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()));
+    std::vector<uint8_t> garbage(512, 0xab);
+    AppendRecord(h.nonce, PageNo(2), garbage, &bytes);
+    {
+      auto f = fs_.Open(paths_[0] + "-journal", {vfs::OpenMode::kCreate, vfs::FileKind::kJournal});
+      ASSERT_THAT(f, IsOk());
+      ASSERT_THAT((*f)->Write(0, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                     bytes.size())),
+                  IsOk());
+    }
+    EXPECT_EQ(TagOf(paths_[0]), 1u);  // not rolled back (and the page check passed)
+    EXPECT_EQ(Exists(paths_[0] + "-journal"), GetParam() != JournalMode::kDelete);
   }
-  EXPECT_EQ(TagOf(paths_[0]), 1u);  // not rolled back (and the page check passed)
-  EXPECT_EQ(Exists(paths_[0] + "-journal"), GetParam() != JournalMode::kDelete);
 }
 
 TEST_P(RollbackAcrossTest, DamagedSuperFieldsAreRefused) {
