@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -261,6 +262,46 @@ TEST_P(RollbackAcrossTest, CrashBeforeCommitPointRollsBackEach) {
   EXPECT_EQ(Exists(super), (true));
   EXPECT_EQ(TagOf(paths_[2]), 1u);  // the last one removes it
   EXPECT_EQ(Exists(super), (false));
+}
+
+// Two recoverers of different participants at once (S7): whatever the interleaving, both
+// databases are rolled back and one of them removes the super-journal.
+TEST_P(RollbackAcrossTest, ConcurrentRecoverersRemoveTheSuperJournal) {
+  for (int round = 0; round < 20; ++round) {
+    OpenAll(2);
+    {
+      auto txns = Write(1, 2);
+      ASSERT_THAT(CommitAcross(Raw(txns)), IsOk());
+    }
+    {
+      auto txns = Write(2, 3);
+      crash_fs = &fs_;
+      db_syncs = 0;
+      vfs::SetSyncObserverForTesting([](const char* site) {
+        if (std::strcmp(site, "I2 database") == 0 && ++db_syncs == 2) {
+          crash_fs->CrashAfterMutations(1);
+        }
+      });
+      EXPECT_FALSE(CommitAcross(Raw(txns)).ok());
+      vfs::SetSyncObserverForTesting(nullptr);
+      txns.clear();
+      pagers_.clear();
+    }
+    fs_.SimulateProcessCrash();
+    const std::string super = SuperJournals().back();
+    ASSERT_TRUE(Exists(super));
+    uint32_t tags[2] = {0, 0};
+    std::thread other([&] { tags[1] = TagOf(paths_[1]); });
+    tags[0] = TagOf(paths_[0]);
+    other.join();
+    EXPECT_EQ(tags[0], 1u);
+    EXPECT_EQ(tags[1], 1u);
+    EXPECT_FALSE(Exists(super)) << "round " << round;
+    // Start over on fresh files.
+    for (const std::string& p : paths_) {
+      for (const std::string& f : {p, p + "-journal"}) (void)fs_.Delete(f);
+    }
+  }
 }
 
 // After the commit point, a journal that names the gone super-journal is discarded without
