@@ -15,6 +15,9 @@
 // database is restored durably, RollBack unseals the journal (pager I12), so that the next
 // opener rolls it back instead of taking the failed commit as complete.
 //
+// A transaction across databases (super_journal.h) names its super-journal in the journal
+// (NameSuper), and recovery then follows S5 and S7 instead of the seal.
+//
 // MEMORY and OFF keep original images in memory only (needed when a transaction that spilled is
 // rolled back); they never create a file and are not crash-atomic.
 //

@@ -87,6 +87,23 @@ TEST(AcrossCrashSweepEntriesTest, AllOrNone) {
   }
 }
 
+// Sync OFF promises nothing against a power loss, but a process crash still leaves every
+// database at one transaction (the super-journal is then not synced at all: S2, S4).
+TEST(AcrossCrashSweepOffTest, ProcessCrashIsAllOrNone) {
+  for (JournalMode mode : {JournalMode::kDelete, JournalMode::kTruncate, JournalMode::kPersist}) {
+    AcrossConfig config;
+    config.name = absl::StrCat(pager::JournalModeName(mode), "_off_3db");
+    config.mode = mode;
+    config.sync = SyncLevel::kOff;
+    config.dbs = 3;
+    config.power_loss = false;
+    AcrossCounts counts = RunAcrossSweep(config);
+    EXPECT_EQ(counts.failure, "");
+    EXPECT_GT(counts.by_kind[1], 0u);
+    EXPECT_GT(counts.recovery_crashes, 0u);
+  }
+}
+
 // Each sync the protocol adds, removed, breaks the guarantee somewhere in the sweep.
 class AcrossSyncRemovalTest : public ::testing::TestWithParam<const char*> {};
 

@@ -377,6 +377,7 @@ void Sweep::CrashRecovery(uint64_t point, Kind kind, uint64_t seed) {
   }
   for (uint64_t m = 1; m < recovery_mutations && !failed(); ++m) {
     for (Kind second : {kProcessCrash, kPowerLoss}) {
+      if (second == kPowerLoss && !config_.power_loss) continue;
       std::unique_ptr<World> w = RunTo(point);
       if (w == nullptr) return;
       const std::vector<uint32_t> allowed = Allowed(*w);
