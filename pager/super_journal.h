@@ -11,13 +11,14 @@
 //   0      | 8    | magic      | "jkvsupr\x01" (kSuperJournalMagic)
 //   8      | 4    | version    | 1
 //   12     | 4    | n          | number of participants, >= 2
-//   16     | 8    | nonce      | random per transaction; every participant's journal header
-//          |      |            | names the super-journal by path and this nonce
+//   16     | 8    | nonce      | random per transaction; every participant's journal names
+//          |      |            | the super-journal by path and this nonce
 //   24     | ...  | paths      | n x (length: 4, the database's path as its pager opened it)
 //   ...    | 8    | checksum   | XXH3-64 of every byte before it, seed 0
 //
 // A file that is shorter, whose magic, version or checksum does not check, is not a
-// super-journal (it is never synced torn: S2).
+// super-journal; it is never torn under a journal that names it (S2), except after a power
+// loss at sync OFF, which promises nothing: recovery then refuses it (DataLoss, naming it).
 //
 // Each participant's journal names the super-journal (journal_format.h: the header's bytes
 // 48.., or a super record): its path and nonce. A journal naming none (zeros, as every
@@ -36,7 +37,8 @@
 //      each participant publishes its pages and ends.
 // A failure in 2..5 undoes every participant in this process (Journal::RollBack: the
 // originals restored and synced); the super-journal is removed once every participant is
-// restored durably (S6), or left when an undo failed (the next opener rolls back).
+// restored durably (S6), or left when an undo failed (the next opener rolls back). A failed
+// sync in 2..5 puts every participant's handle in its error state (pager I7).
 //
 // Invariants (sync: every one at sync OFF for a process crash only; the super-journal and
 // its directory are synced unless every participant is at sync OFF):
@@ -68,7 +70,8 @@
 //           a power loss after this discard would bring it back for the other participants,
 //           which would roll back what this one keeps; the crash sweep found this), then the
 //           database file is synced (pager I6) and the journal discarded without touching
-//           the database, whatever its seal says;
+//           the database, whatever its seal says (a directory that is gone as well needs no
+//           sync: nothing there can come back);
 //         - present with this nonce: the transaction did not commit: this database is rolled
 //           back even if its seal checks (the stale rule does not apply while the
 //           super-journal exists), then the journal is ended durably.
@@ -78,10 +81,11 @@
 //       journal may still roll back into it: after every participant's in-process undo has
 //       restored its database durably (a journal that comes back after a power loss then
 //       finds the super-journal gone and is discarded over an already restored database), or
-//       by recovery (S7).
+//       by recovery (S7). The removal's directory sync (here and in S7) only keeps a garbage
+//       file from coming back (S8): the crash sweep passes without it.
 //   S7  A recoverer removes the super-journal, and syncs its directory, only after ending its
 //       own journal durably and then finding that no listed participant's journal names it
-//       (reading their headers). Two recoverers of different participants at once: each ends
+//       (reading their journals: header and super record). Two recoverers of different participants at once: each ends
 //       its own journal before reading the others', so at least the later of the two sees
 //       both ended and removes it (a second removal finds nothing: fine). A recovery that
 //       opens one database only leaves the super-journal for the others, whose journals
