@@ -4,7 +4,7 @@
 // the participants' journal family, which must be the same for all of them:
 //   - rollback (DELETE, TRUNCATE, PERSIST): atomic across the databases after any crash. A
 //     super-journal lists the participants and each journal names it; its removal is the
-//     commit point (rollback_across.cc).
+//     commit point (pager/super_journal.h, J1..J8; rollback_across.cc).
 //   - atomic: atomic across the databases after any crash. Every participant's batch is
 //     prepared durably, then one super record naming each participant is written and synced
 //     (the commit point), then each batch is committed; recovery rolls the batches of a

@@ -10,6 +10,7 @@
 #include "base/hash.h"
 #include "base/status_macros.h"
 #include "pager/db_format.h"
+#include "pager/super_journal.h"
 #include "vfs/sync.h"
 
 namespace journalkv::pager {
@@ -66,6 +67,27 @@ absl::StatusOr<std::optional<ParsedJournal>> ParseJournal(vfs::File* file,
       }
       parsed.records.push_back({PageNo(page_no), offset + kRecordPrefixSize});
       offset += record.size();
+      continue;
+    }
+    if (kind == kRecordKindSuper && page_no == 0) {
+      uint8_t fixed[20];
+      s = file->Read(offset, absl::MakeSpan(fixed));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const uint32_t len = base::DecodeFixed32(fixed + 8);
+      if (len == 0 || len > kMaxSuperPathSize) break;
+      std::vector<uint8_t> rec(20 + len + 8);
+      s = file->Read(offset, absl::MakeSpan(rec));
+      if (absl::IsOutOfRange(s)) break;
+      JKV_RETURN_IF_ERROR(s);
+      const size_t body = 20 + len;
+      if (base::DecodeFixed64(rec.data() + body) != base::Xxh3(rec.data(), body, header->nonce)) {
+        break;
+      }
+      // Names the super-journal as the header's fields would (journal_format.h).
+      parsed.header.super_path.assign(reinterpret_cast<const char*>(rec.data() + 20), len);
+      parsed.header.super_nonce = base::DecodeFixed64(fixed + 12);
+      offset += rec.size();
       continue;
     }
     if (kind == kRecordKindSeal && page_no == 0) {
@@ -157,7 +179,41 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
   return do_sync ? SyncDir(*fs, path, "recovery: journal end") : absl::OkStatus();
 }
 
+// J7: after this recoverer ended its own journal durably, removes the super-journal when no
+// listed participant's journal names it any more (and syncs its directory).
+absl::Status RemoveSuperIfUnnamed(vfs::FileSystem* fs, const std::string& super_path,
+                                  const SuperJournal& super, SyncLevel sync) {
+  for (const std::string& db_path : super.paths) {
+    JKV_ASSIGN_OR_RETURN(
+        const bool named, JournalNamesSuper(fs, db_path + "-journal", super_path, super.nonce));
+    if (named) return absl::OkStatus();  // that participant's recovery rolls back and removes it
+  }
+  absl::Status s = fs->Delete(super_path);
+  if (absl::IsNotFound(s)) return absl::OkStatus();  // another recoverer removed it (J7)
+  JKV_RETURN_IF_ERROR(s);
+  // J7/J8: the removal durable, or a power loss brings back a super-journal no journal names
+  // (garbage, J8); synced so that recovery leaves nothing behind when it can.
+  return sync != SyncLevel::kOff ? SyncDir(*fs, super_path, "J7 super-journal removal (recovery)")
+                                 : absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& journal_path,
+                                       const std::string& super_path, uint64_t super_nonce) {
+  absl::StatusOr<std::unique_ptr<vfs::File>> file =
+      fs->Open(journal_path, {vfs::OpenMode::kReadOnly, vfs::FileKind::kJournal});
+  if (absl::IsNotFound(file.status())) return false;
+  JKV_RETURN_IF_ERROR(file.status());
+  // The header or a super record (a journal that spilled) may name it.
+  absl::StatusOr<std::optional<ParsedJournal>> parsed = ParseJournal(file->get(), journal_path);
+  // A journal that cannot be read may be this super-journal's: keep it (J8 at worst).
+  if (!parsed.ok()) return true;
+  if (!parsed->has_value()) return false;
+  const JournalHeader& h = (*parsed)->header;
+  if (h.super_damaged) return true;
+  return h.super_path == super_path && h.super_nonce == super_nonce;
+}
 
 Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
                  uint32_t page_size)
@@ -174,6 +230,20 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   seal_offset_.reset();
   pending_.clear();
   memory_images_.clear();
+}
+
+void Journal::NameSuper(const std::string& super_path, uint64_t super_nonce) {
+  if (!written_) {
+    header_.super_path = super_path;
+    header_.super_nonce = super_nonce;
+    return;
+  }
+  // J3: never the header rewritten in place (a power loss may leave its sector garbage, and
+  // the whole journal of a database holding spilled pages with it): a record after the
+  // spilled ones, before the commit's records and seal, so the seal is read only past it.
+  std::string record;
+  AppendSuperRecord(header_.nonce, super_path, super_nonce, &record);
+  pending_ = record + pending_;
 }
 
 void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
@@ -408,8 +478,30 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
     return absl::DataLossError(absl::StrCat(journal_path, ": journal page size ", page_size,
                                             " differs from the database's ", *db_page_size));
   }
+  if (parsed->header.super_damaged) {
+    return absl::DataLossError(absl::StrCat(
+        journal_path, ": the journal's super-journal fields (a transaction across databases) "
+                      "are damaged, so whether its transaction committed is unknown"));
+  }
   bool complete = false;
-  if (parsed->seal.has_value()) {
+  std::optional<SuperJournal> super;  // J5: set when the super-journal is there, this nonce's
+  if (!parsed->header.super_path.empty()) {
+    JKV_ASSIGN_OR_RETURN(super, ReadSuperJournal(fs, parsed->header.super_path));
+    if (super.has_value() && super->nonce != parsed->header.super_nonce) super.reset();
+    // J5: gone (or another transaction's): committed, or undone durably (J6, J7); present:
+    // not committed, whatever the seal says.
+    complete = !super.has_value();
+    if (complete && !read_only && sync != SyncLevel::kOff) {
+      // J5: the super-journal's absence durable before this journal is discarded: its
+      // removal (the commit point) may be in the OS only (its writer died before the
+      // directory sync), and a power loss after this discard would bring it back to roll
+      // the other participants back while this database keeps the transaction.
+      absl::Status synced =
+          SyncDir(*fs, parsed->header.super_path, "J5 super-journal absence (recovery)");
+      // No directory at all: nothing there to come back either.
+      if (!absl::IsNotFound(synced)) JKV_RETURN_IF_ERROR(synced);
+    }
+  } else if (parsed->seal.has_value()) {
     JKV_ASSIGN_OR_RETURN(complete, SealedPagesPresent(*parsed->seal, page_size, db));
   }
   if (read_only) {
@@ -437,6 +529,9 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
   }
   JKV_DCHECK(db_synced || sync == SyncLevel::kOff);  // I3 after a rollback, I6 either way
   JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
+  if (super.has_value()) {
+    JKV_RETURN_IF_ERROR(RemoveSuperIfUnnamed(fs, parsed->header.super_path, *super, sync));
+  }
   return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
 }
 

@@ -15,6 +15,9 @@
 // database is restored durably, RollBack unseals the journal (pager I12), so that the next
 // opener rolls it back instead of taking the failed commit as complete.
 //
+// A transaction across databases (super_journal.h) names its super-journal in the journal
+// (NameSuper), and recovery then follows J5 and J7 instead of the seal.
+//
 // MEMORY and OFF keep original images in memory only (needed when a transaction that spilled is
 // rolled back); they never create a file and are not crash-atomic.
 //
@@ -49,6 +52,13 @@ class Journal {
   // is the database's at the start: it tells whether another connection has committed (and
   // written the journal) since this one last did.
   void Begin(uint32_t orig_pages, uint64_t change_counter);
+
+  // Names the super-journal of a transaction across databases (super_journal.h) in this
+  // journal: in its header when the next Flush writes the header, else (the transaction
+  // spilled, its header is in the file) in a super record that Flush writes before the other
+  // queued records and the seal (J3). REQUIRES: the super-journal is durable (J2);
+  // `super_path` fits (kMaxSuperPathSize); before the records of the commit are queued.
+  void NameSuper(const std::string& super_path, uint64_t super_nonce);
 
   // Queues the original image (a whole page) of a page the transaction is about to write to the
   // database file for the first time.
@@ -140,6 +150,11 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
                                                std::optional<uint32_t> db_page_size,
                                                JournalMode mode, SyncLevel sync,
                                                AccessMode access);
+
+// Whether the journal at `journal_path` has a valid header naming the super-journal
+// `super_path` with `super_nonce` (super_journal.h J7). False when there is no journal.
+absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& journal_path,
+                                       const std::string& super_path, uint64_t super_nonce);
 
 // True when a journal file with a valid header exists (cheap pre-check before locking).
 absl::StatusOr<bool> JournalHeaderValid(vfs::FileSystem* fs, const std::string& journal_path);

@@ -1,5 +1,6 @@
 #include "pager/journal_format.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/endian.h"
@@ -23,6 +24,13 @@ void EncodeJournalHeader(const JournalHeader& h, absl::Span<uint8_t> out) {
   EncodeFixed32(p + 28, kJournalSectorSize);
   EncodeFixed64(p + 32, h.records_offset);
   EncodeFixed64(p + 40, base::Xxh3(p, 40, 0));
+  if (!h.super_path.empty()) {
+    const size_t len = std::min<size_t>(h.super_path.size(), kMaxSuperPathSize);
+    EncodeFixed32(p + 48, static_cast<uint32_t>(len));
+    EncodeFixed64(p + 52, h.super_nonce);
+    std::memcpy(p + 68, h.super_path.data(), len);
+    EncodeFixed64(p + 60, base::Xxh3Pair(p + 48, 12, p + 68, len, 0));
+  }
 }
 
 std::optional<JournalHeader> DecodeJournalHeader(absl::Span<const uint8_t> in) {
@@ -37,6 +45,18 @@ std::optional<JournalHeader> DecodeJournalHeader(absl::Span<const uint8_t> in) {
   h.orig_pages = DecodeFixed32(p + 24);
   h.records_offset = DecodeFixed64(p + 32);
   if (h.records_offset < kJournalHeaderSize) return std::nullopt;
+  if (in.size() < kJournalHeaderSize) return h;
+  const uint32_t len = DecodeFixed32(p + 48);
+  const uint64_t nonce = DecodeFixed64(p + 52);
+  const uint64_t sum = DecodeFixed64(p + 60);
+  if (len == 0 && nonce == 0 && sum == 0) return h;  // no super-journal
+  if (len == 0 || len > kMaxSuperPathSize ||
+      sum != base::Xxh3Pair(p + 48, 12, p + 68, len, 0)) {
+    h.super_damaged = true;
+    return h;
+  }
+  h.super_path.assign(reinterpret_cast<const char*>(p + 68), len);
+  h.super_nonce = nonce;
   return h;
 }
 
@@ -49,6 +69,21 @@ void AppendRecord(uint64_t nonce, PageNo page_no, absl::Span<const uint8_t> imag
   EncodeFixed32(p + 4, kRecordKindPage);
   std::memcpy(p + kRecordPrefixSize, image.data(), image.size());
   const size_t body = kRecordPrefixSize + image.size();
+  EncodeFixed64(p + body, base::Xxh3(p, body, nonce));
+}
+
+void AppendSuperRecord(uint64_t nonce, const std::string& super_path, uint64_t super_nonce,
+                       std::string* out) {
+  const size_t start = out->size();
+  const size_t len = std::min<size_t>(super_path.size(), kMaxSuperPathSize);
+  const size_t body = 20 + len;
+  out->resize(start + body + 8);
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data()) + start;
+  EncodeFixed32(p, 0);
+  EncodeFixed32(p + 4, kRecordKindSuper);
+  EncodeFixed32(p + 8, static_cast<uint32_t>(len));
+  EncodeFixed64(p + 12, super_nonce);
+  std::memcpy(p + 20, super_path.data(), len);
   EncodeFixed64(p + body, base::Xxh3(p, body, nonce));
 }
 

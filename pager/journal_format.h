@@ -21,7 +21,18 @@
 //   28     | 4    | sector_size    | 512
 //   32     | 8    | records_offset | file offset of the first record, >= 512
 //   40     | 8    | checksum       | XXH3-64 of bytes [0, 40), seed 0
-//   48     | 464  | zero           |
+//   48     | 4    | super_len      | L: length of the super-journal's path; 0: none (a single
+//          |      |                | database's transaction; every journal older than this
+//          |      |                | field has zeros here). L <= kMaxSuperPathSize
+//   52     | 8    | super_nonce    | the super-journal's nonce (super_journal.h)
+//   60     | 8    | super_checksum | XXH3-64 of bytes [48, 60) and the L path bytes, seed 0;
+//          |      |                | 0 when L = 0
+//   68     | L    | super_path     | the super-journal's path (a transaction across databases,
+//          |      |                | super_journal.h J3, J5)
+//   68+L   | rest | zero           |
+//
+// A header whose super fields do not check (L too long, checksum wrong) is valid but damaged:
+// recovery refuses it (DataLoss) rather than guess whether its transaction committed.
 //
 // record (an original page image, written before the database page is overwritten):
 //
@@ -31,6 +42,20 @@
 //   4      | 4    | kind      | 1 (kRecordKindPage)
 //   8      | P    | image     | the page as it was before the transaction, trailer included
 //   8+P    | 8    | checksum  | XXH3-64 of bytes [0, 8+P) of the record, seeded with nonce
+//
+// super record (a transaction across databases whose journal already held records when its
+// commit began, super_journal.h J3: the header is never rewritten in place, so the journal
+// names the super-journal here instead, after the records spilled before the commit and
+// before the commit's own records and seal):
+//
+//   offset | size | field       | meaning
+//   -------+------+-------------+----------------------------------------------------------
+//   0      | 4    | zero        | 0 (not a page number)
+//   4      | 4    | kind        | 3 (kRecordKindSuper)
+//   8      | 4    | L           | length of the super-journal's path, 1..kMaxSuperPathSize
+//   12     | 8    | super_nonce | the super-journal's nonce
+//   20     | L    | super_path  | the super-journal's path
+//   20+L   | 8    | checksum    | XXH3-64 of bytes [0, 20+L) of the record, seeded with nonce
 //
 // seal (written with the last records, before the first database page of the final commit
 // phase; it lists every page the transaction writes to the database file):
@@ -54,7 +79,8 @@
 // journal is synced, its header is the durable one and older journals are dead.)
 //
 // Reading: a reader takes the header (invalid header: no journal), then records while each
-// checks; the first record that does not check, or the end of the file, ends the journal.
+// checks; the first record that does not check, or the end of the file, ends the journal. A
+// super record that checks names the super-journal as the header's fields would.
 //
 // A journal is *hot* (its transaction must be rolled back) when its header is valid and no live
 // writer holds the RESERVED lock, unless it has a valid seal and every sealed page in the
@@ -86,6 +112,7 @@ inline constexpr uint32_t kJournalSectorSize = 512;
 // On disk: never renumber.
 inline constexpr uint32_t kRecordKindPage = 1;
 inline constexpr uint32_t kRecordKindSeal = 2;
+inline constexpr uint32_t kRecordKindSuper = 3;
 inline constexpr uint32_t kRecordPrefixSize = 8;
 inline constexpr uint32_t kRecordChecksumSize = 8;
 inline constexpr uint32_t kSealEntrySize = 12;
@@ -94,11 +121,19 @@ inline constexpr uint64_t RecordSize(uint32_t page_size) {
   return kRecordPrefixSize + page_size + kRecordChecksumSize;
 }
 
+inline constexpr uint32_t kSuperFieldsOffset = 48;
+inline constexpr uint32_t kMaxSuperPathSize = kJournalHeaderSize - 68;
+
 struct JournalHeader {
   uint32_t page_size = 0;
   uint64_t nonce = 0;
   uint32_t orig_pages = 0;
   uint64_t records_offset = kJournalHeaderSize;
+  // The super-journal this transaction belongs to (empty: none), and its nonce.
+  std::string super_path;
+  uint64_t super_nonce = 0;
+  // Decoding only: the super fields were not zeros yet did not check.
+  bool super_damaged = false;
 };
 
 struct SealEntry {
@@ -119,6 +154,9 @@ std::optional<JournalHeader> DecodeJournalHeader(absl::Span<const uint8_t> in);
 // Appends one record to `out`. `image` is a whole page (P bytes).
 void AppendRecord(uint64_t nonce, PageNo page_no, absl::Span<const uint8_t> image,
                   std::string* out);
+// Appends a super record naming `super_path` (at most kMaxSuperPathSize bytes) to `out`.
+void AppendSuperRecord(uint64_t nonce, const std::string& super_path, uint64_t super_nonce,
+                       std::string* out);
 // Appends the seal to `out`.
 void AppendSeal(uint64_t nonce, const Seal& seal, std::string* out);
 

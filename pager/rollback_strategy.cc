@@ -3,6 +3,7 @@
 // The SHARED / RESERVED / EXCLUSIVE locks of readers and writers are InPlaceStrategy's
 // (in_place_strategy.cc), which it shares with atomic batches.
 #include "pager/rollback_strategy.h"
+#include "pager/rollback_txn.h"
 
 #include <algorithm>
 #include <cstring>
@@ -23,46 +24,6 @@
 namespace journalkv::pager {
 
 using vfs::SyncFile;
-
-class RollbackWriteTxn final : public WriteTxn {
- public:
-  RollbackWriteTxn(RollbackStrategy* strategy, PagerCore* core, const DbHeader& header)
-      : WriteTxn(core, header), strategy_(strategy) {
-    strategy_->journal_.Begin(header.page_count, header.change_counter);
-  }
-  ~RollbackWriteTxn() override { Rollback().IgnoreError(); }  // a failure is sticky
-
- private:
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override {
-    return strategy_->CleanPage(page_no);
-  }
-  bool KeepsOriginal(PageNo page_no) const override { return !journaled_.contains(page_no.value()); }
-  bool HasWritten() const override { return spilled_; }
-  JournalFamily family() const override { return JournalFamily::kRollback; }
-  absl::Status SpillPages() override;
-  absl::Status CommitPages() override;
-  absl::Status UndoWrites(bool* clear_cache) override;
-  void EndWrite(bool clear_cache) override { strategy_->EndWrite(clear_cache); }
-  void DropPagesPast(uint32_t page_count) override {
-    // The seal lists only pages of the commit: a spilled page past its end, cut off by the
-    // commit (I11), would make a complete journal look hot to recovery.
-    absl::erase_if(spilled_trailers_, [&](const auto& e) { return e.first > page_count; });
-  }
-
-  absl::Status WritePages(std::vector<PageNo>& pages);
-  // Page 1 with the header `header` as a dirty page, its original kept unless journaled.
-  absl::Status DirtyPage1(const DbHeader& header);
-
-  RollbackStrategy* const strategy_;
-  bool spilled_ = false;    // some pages of this transaction are in the database file
-  bool exclusive_ = false;  // holds the EXCLUSIVE lock
-  bool page1_marked_ = false;  // a spill wrote page 1 with the new change counter (I5)
-  // What this transaction did to the database file, for the debug checks of I2 and I5.
-  enum class DbWrites { kNone, kUnsynced, kSynced };
-  DbWrites db_writes_ = DbWrites::kNone;
-  absl::flat_hash_set<uint32_t> journaled_;  // original already in the journal
-  absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
-};
 
 RollbackStrategy::RollbackStrategy(PagerCore* core, JournalMode mode)
     : InPlaceStrategy(core),
@@ -145,9 +106,17 @@ absl::Status RollbackWriteTxn::SpillPages() {
 }
 
 absl::Status RollbackWriteTxn::CommitPages() {
-  DbHeader new_header = header_;
-  ++new_header.change_counter;
-  JKV_RETURN_IF_ERROR(DirtyPage1(new_header));
+  JKV_RETURN_IF_ERROR(LockForCommit());
+  JKV_RETURN_IF_ERROR(FlushJournal());
+  JKV_RETURN_IF_ERROR(WriteDatabase());
+  Publish();
+  return absl::OkStatus();
+}
+
+absl::Status RollbackWriteTxn::LockForCommit() {
+  new_header_ = header_;
+  ++new_header_.change_counter;
+  JKV_RETURN_IF_ERROR(DirtyPage1(new_header_));
   if (!exclusive_) {
     // Busy here leaves everything as it was (RESERVED held, the pages in memory, page 1's new
     // counter computed again from header_ at the next try): the commit can be retried.
@@ -158,27 +127,36 @@ absl::Status RollbackWriteTxn::CommitPages() {
     }
     exclusive_ = true;
   }
+  return absl::OkStatus();
+}
+
+absl::Status RollbackWriteTxn::FlushJournal() {
+  JKV_DCHECK(exclusive_);
   Journal& journal = strategy_->journal_;
   // OFF keeps no originals for a commit, so a commit that fails half-way cannot be undone.
   const bool keep_originals = core_->options_.journal_mode != JournalMode::kOff;
-  Seal seal;
-  seal.new_pages = new_header.page_count;
-  std::vector<PageNo> pages;
+  seal_ = Seal{};
+  seal_.new_pages = new_header_.page_count;
+  commit_pages_.clear();
   for (auto& [n, dirty] : dirty_) {
     if (keep_originals && dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));
     }
     SealPage(PageNo(n), Whole(*dirty.buffer));
-    seal.entries.push_back({PageNo(n), StoredPageChecksum(Whole(*dirty.buffer))});
+    seal_.entries.push_back({PageNo(n), StoredPageChecksum(Whole(*dirty.buffer))});
     spilled_trailers_.erase(n);
-    pages.push_back(PageNo(n));
+    commit_pages_.push_back(PageNo(n));
   }
-  for (const auto& [n, trailer] : spilled_trailers_) seal.entries.push_back({PageNo(n), trailer});
-  JKV_RETURN_IF_ERROR(journal.Flush(&seal));
+  for (const auto& [n, trailer] : spilled_trailers_) seal_.entries.push_back({PageNo(n), trailer});
+  return journal.Flush(&seal_);
+}
+
+absl::Status RollbackWriteTxn::WriteDatabase() {
   spilled_ = true;  // the database file is about to change
-  JKV_RETURN_IF_ERROR(WritePages(pages));
+  JKV_RETURN_IF_ERROR(WritePages(commit_pages_));
   if (core_->options_.sync != SyncLevel::kOff) {
-    // Every page of the transaction durable before its journal may end: I2.
+    // Every page of the transaction durable before its journal may end: I2 (and, across
+    // databases, before the super-journal's removal: J4).
     JKV_RETURN_IF_ERROR(SyncFile(*core_->db_file_, vfs::SyncKind::kData, "I2 database"));
     db_writes_ = DbWrites::kSynced;
   }
@@ -188,23 +166,27 @@ absl::Status RollbackWriteTxn::CommitPages() {
     // pages past the new end are no longer any state's. A cut that fails, or that a power
     // loss undoes, leaves a tail past page_count, which nothing reads (`jkv info` counts it
     // as reclaimable): the commit stands either way.
-    (void)core_->db_file_->Truncate(uint64_t{new_header.page_count} * new_header.page_size);
+    (void)core_->db_file_->Truncate(uint64_t{new_header_.page_count} * new_header_.page_size);
   }
-  // The transaction is durable now (I4): failing to end the journal does not undo it. The
-  // journal is left complete and sealed, so the next opener discards it, and the next
-  // transaction overwrites it.
-  const int journal_end_failures = journal.Finish(Journal::Outcome::kCommitted).ok() ? 0 : 1;
-  commit_record_.pages = static_cast<uint32_t>(seal.entries.size());
-  commit_record_.change_counter = new_header.change_counter;
+  return absl::OkStatus();
+}
+
+void RollbackWriteTxn::Publish() {
+  // The transaction is durable now (I4; across databases, J4): failing to end the journal
+  // does not undo it. The journal is left complete and sealed, so the next opener discards
+  // it, and the next transaction overwrites it.
+  const int journal_end_failures =
+      strategy_->journal_.Finish(Journal::Outcome::kCommitted).ok() ? 0 : 1;
+  commit_record_.pages = static_cast<uint32_t>(seal_.entries.size());
+  commit_record_.change_counter = new_header_.change_counter;
   {  // published: the cache holds the new pages, the header is the new one
     base::MutexLock lock(&core_->mu_);
     for (auto& [n, dirty] : dirty_) core_->cache_.Insert(PageNo(n), dirty.buffer);
-    core_->header_ = new_header;
+    core_->header_ = new_header_;
     core_->counters_.AddOwned(base::Counter::kCommits);
     core_->counters_.AddOwned(base::Counter::kJournalEndFailures, journal_end_failures);
   }
   End(/*clear_cache=*/false);
-  return absl::OkStatus();
 }
 
 absl::Status RollbackWriteTxn::UndoWrites(bool* clear_cache) {
