@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "pager/atomic_strategy.h"
+#include "pager/pager_core.h"
 #include "pager/txn.h"
 #include "vfs/vfs.h"
 
@@ -44,6 +45,11 @@ class AtomicWriteTxn final : public WriteTxn {
   // After a commit whose batch is committed: the cache, the header and the counters take the
   // new state, the file is cut when the transaction shrank it (A5), and the transaction ends.
   void Publish(bool durable);
+  // Whether the database file's batches are the emulated ones (MemFileSystem and the
+  // fault-injecting file system: no flush to wait for, and a crash sweep that replays).
+  bool emulated() const {
+    return core_->db_file_->atomic_write_kind() == vfs::AtomicWriteKind::kEmulated;
+  }
   // A commit across databases failed after its commit point for this participant before its
   // batch was committed: the batch is left prepared for the recovery (M4) and the pager enters
   // its error state with `error`.
