@@ -254,15 +254,20 @@ absl::StatusOr<std::optional<PreparedRecord>> ReadPreparedRecord(FileSystem& fs,
                        fs.Open(side, OpenOptions{OpenMode::kReadOnly, FileKind::kOther}));
   JKV_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
   if (size < kPreparedHeader + 8) return std::nullopt;
+  // A side file that shrinks under the read (its batch ending) is no prepared batch.
   uint8_t header[kPreparedHeader];
-  JKV_RETURN_IF_ERROR(file->Read(0, absl::MakeSpan(header)));
+  absl::Status read = file->Read(0, absl::MakeSpan(header));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
   const uint64_t total = base::DecodeFixed64(header + 8);
   if (std::memcmp(header, kPreparedMagic, 8) != 0 || total > size ||
       total < kPreparedHeader + 8) {
     return std::nullopt;
   }
   std::vector<uint8_t> blob(total);
-  JKV_RETURN_IF_ERROR(file->Read(0, absl::MakeSpan(blob)));
+  read = file->Read(0, absl::MakeSpan(blob));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
   if (base::DecodeFixed64(blob.data() + total - 8) != base::Xxh3(blob.data(), total - 8, 0)) {
     return std::nullopt;  // torn by a power loss during its prepare: never prepared
   }

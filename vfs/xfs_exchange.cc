@@ -301,8 +301,12 @@ absl::StatusOr<std::optional<PreparedTrailer>> ReadPreparedTrailer(int shadow_fd
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < kFooterSize || size % block_size != 0) return std::nullopt;
+  // A shadow that shrinks under the read (a live writer's batch ending: a reader asks without
+  // the writer's locks, pager/atomic_across.h M5) is no prepared batch: a short read says so.
   uint8_t footer[kFooterSize];
-  JKV_RETURN_IF_ERROR(PreadAll(shadow_fd, shadow_path, size - kFooterSize, absl::MakeSpan(footer)));
+  absl::Status read = PreadAll(shadow_fd, shadow_path, size - kFooterSize, absl::MakeSpan(footer));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
   if (std::memcmp(footer + 24, kTrailerMagic, 8) != 0) return std::nullopt;
   PreparedTrailer trailer;
   const uint32_t note_size = base::DecodeFixed32(footer);
@@ -314,9 +318,11 @@ absl::StatusOr<std::optional<PreparedTrailer>> ReadPreparedTrailer(int shadow_fd
     return std::nullopt;
   }
   trailer.note.resize(note_size);
-  JKV_RETURN_IF_ERROR(PreadAll(
-      shadow_fd, shadow_path, size - trailer_size,
-      absl::MakeSpan(reinterpret_cast<uint8_t*>(trailer.note.data()), trailer.note.size())));
+  read = PreadAll(shadow_fd, shadow_path, size - trailer_size,
+                  absl::MakeSpan(reinterpret_cast<uint8_t*>(trailer.note.data()),
+                                 trailer.note.size()));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
   if (base::DecodeFixed64(footer + 32) != TrailerChecksum(trailer.note, footer)) {
     return std::nullopt;  // not whole: a crash during its prepare, never prepared
   }
