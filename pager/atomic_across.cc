@@ -78,12 +78,28 @@ absl::StatusOr<uint64_t> ReadCounterAt(vfs::FileSystem& fs, const std::string& p
   return ReadCounter(*file);
 }
 
-// The first participant of `record` that does not carry its counter yet, or nullopt (M5, M7).
+// `path` as stored by a file in folder `dir` (a note names its record, a record its
+// participants): its name alone when it is in `dir`, so that databases kept in one folder can
+// be moved, copied or mounted elsewhere together; as given otherwise.
+std::string StoredPath(const std::string& path, const std::string& dir) {
+  if (dir == "." || vfs::DirName(path) != dir) return path;
+  return path.substr(dir.size() + (dir.back() == '/' ? 0 : 1));
+}
+// The path a stored name means to a file in folder `dir`.
+std::string ResolvedPath(const std::string& stored, const std::string& dir) {
+  if (stored.find('/') != std::string::npos || dir == ".") return stored;
+  return dir.back() == '/' ? dir + stored : dir + "/" + stored;
+}
+
+// The first participant of `record` (read from `record_path`) that does not carry its counter
+// yet, or nullopt (M5, M7).
 absl::StatusOr<std::optional<std::string>> Unresolved(vfs::FileSystem& fs,
-                                                      const SuperRecord& record) {
+                                                      const SuperRecord& record,
+                                                      const std::string& record_path) {
   for (const SuperRecord::Participant& p : record.participants) {
-    JKV_ASSIGN_OR_RETURN(uint64_t counter, ReadCounterAt(fs, p.path));
-    if (counter < p.new_counter) return p.path;
+    const std::string path = ResolvedPath(p.path, vfs::DirName(record_path));
+    JKV_ASSIGN_OR_RETURN(uint64_t counter, ReadCounterAt(fs, path));
+    if (counter < p.new_counter) return path;
   }
   return std::nullopt;
 }
@@ -99,7 +115,7 @@ absl::Status ClearRecordFile(vfs::FileSystem& fs, const std::string& path) {
 void ClearRecordIfResolved(vfs::FileSystem& fs, const std::string& path, uint64_t nonce) {
   absl::StatusOr<std::optional<SuperRecord>> record = ReadSuperRecord(fs, path);
   if (!record.ok() || !record->has_value() || (*record)->nonce != nonce) return;
-  absl::StatusOr<std::optional<std::string>> open = Unresolved(fs, **record);
+  absl::StatusOr<std::optional<std::string>> open = Unresolved(fs, **record, path);
   if (!open.ok() || open->has_value()) return;
   (void)ClearRecordFile(fs, path);  // unsynced: a record that comes back is resolved (M4)
 }
@@ -232,6 +248,9 @@ absl::Status RecoverPreparedLocked(PagerCore& core, absl::Time deadline) {
     s = again.status();
     if (s.ok() && again->has_value()) {
       note = DecodeAcrossNote(**again);
+      if (note.has_value()) {
+        note->record_path = ResolvedPath(note->record_path, vfs::DirName(core.path_));
+      }
       bool apply = false;
       if (note.has_value()) {
         absl::StatusOr<uint64_t> counter = ReadCounter(file);
@@ -314,7 +333,7 @@ absl::Status AcrossCommit::Atomic(absl::Span<WriteTxn* const> txns) {
     absl::StatusOr<std::optional<SuperRecord>> last = ReadSuperRecord(fs, record_path);
     if (!last.ok()) return abort_all(last.status());
     if (last->has_value()) {
-      absl::StatusOr<std::optional<std::string>> open = Unresolved(fs, **last);
+      absl::StatusOr<std::optional<std::string>> open = Unresolved(fs, **last, record_path);
       if (!open.ok()) return abort_all(open.status());
       if (open->has_value()) {
         return abort_all(absl::FailedPreconditionError(absl::StrCat(
@@ -327,9 +346,13 @@ absl::Status AcrossCommit::Atomic(absl::Span<WriteTxn* const> txns) {
   // M1: every batch prepared, its note naming the record and the counters.
   SuperRecord record;
   record.nonce = NewNonce();
-  for (AtomicWriteTxn* txn : t) record.participants.push_back({txn->path(), txn->new_counter()});
+  for (AtomicWriteTxn* txn : t) {
+    record.participants.push_back(
+        {StoredPath(txn->path(), vfs::DirName(record_path)), txn->new_counter()});
+  }
   const std::vector<absl::Status> prepared = ForEachParticipant(t, [&](size_t i) {
-    AcrossNote note{record_path, record.nonce, t[i]->base_counter(), t[i]->new_counter()};
+    AcrossNote note{StoredPath(record_path, vfs::DirName(t[i]->path())), record.nonce,
+                    t[i]->base_counter(), t[i]->new_counter()};
     return t[i]->PrepareBatch(EncodeAcrossNote(note));
   });
   for (size_t i = 0; i < t.size(); ++i) {

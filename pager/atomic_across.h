@@ -62,9 +62,11 @@
 // kept: each step starts when every participant finished the one before); on the emulated
 // batches they run in turn, so that a crash sweep replays.
 //
-// Limits: the record names participants by the paths their pagers were opened with, and the
-// note names the record likewise (open the databases by the same absolute paths in every
-// process); a read-only connection cannot roll forward (it needs a read-write one first).
+// Names: a note names its record, and a record its participants, by the name alone when the
+// two are in one folder (so databases kept in one folder can be moved or mounted elsewhere
+// together: a power cut's image is checked mounted elsewhere), else by the path the pager was
+// opened with (then open them by the same absolute paths in every process). A read-only
+// connection cannot roll forward (it needs a read-write one first).
 #ifndef JOURNALKV_PAGER_ATOMIC_ACROSS_H_
 #define JOURNALKV_PAGER_ATOMIC_ACROSS_H_
 
@@ -88,7 +90,7 @@ absl::Status RecoverPreparedLocked(PagerCore& core, absl::Time deadline)
 
 // The note of a prepared batch (M1) and the super record (M2), as stored (atomic_across.cc).
 struct AcrossNote {
-  std::string record_path;
+  std::string record_path;  // as stored: see "Names" above
   uint64_t nonce = 0;
   uint64_t base_counter = 0;
   uint64_t new_counter = 0;
