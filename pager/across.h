@@ -8,7 +8,7 @@
 //   - atomic: atomic across the databases after any crash. Every participant's batch is
 //     prepared durably, then one super record naming each participant is written and synced
 //     (the commit point), then each batch is committed; recovery rolls the batches of a
-//     surviving record forward (atomic_across.cc).
+//     surviving record forward (atomic_across.h, Y1..Y7).
 //   - WAL and WAL2: atomic per database only (as SQLite's ATTACH in WAL mode): each participant
 //     commits in turn; a crash between two of them can leave one database changed and another
 //     not. A commit that fails part-way says which databases committed.

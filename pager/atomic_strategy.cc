@@ -11,39 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "pager/atomic_across.h"
+#include "pager/atomic_txn.h"
 #include "pager/pager_internal.h"
 #include "pager/txn.h"
 #include "vfs/sync.h"
 #include "vfs/vfs.h"
 
 namespace journalkv::pager {
-
-class AtomicWriteTxn final : public WriteTxn {
- public:
-  AtomicWriteTxn(AtomicStrategy* strategy, PagerCore* core, const DbHeader& header)
-      : WriteTxn(core, header), strategy_(strategy) {}
-  ~AtomicWriteTxn() override { Rollback().IgnoreError(); }  // a failure is sticky
-
- private:
-  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
-  bool KeepsOriginal(PageNo) const override { return false; }  // a rollback drops the batch
-  bool HasWritten() const override { return !spilled_.empty(); }
-  JournalFamily family() const override { return JournalFamily::kAtomic; }
-  absl::Status SpillPages() override;
-  absl::Status CommitPages() override;
-  absl::Status UndoWrites(bool* clear_cache) override;
-  void EndWrite(bool clear_cache) override { strategy_->EndWrite(clear_cache); }
-
-  // The transaction's batch, begun at its first spill or at its commit.
-  absl::Status EnsureBatch();
-  // Seals every dirty page and writes it into the batch (page order).
-  absl::Status WriteDirtyPages();
-
-  AtomicStrategy* const strategy_;
-  std::unique_ptr<vfs::AtomicBatch> batch_;
-  absl::flat_hash_set<uint32_t> spilled_;  // pages whose image is in the batch, not in dirty_
-  bool batch_failed_ = false;               // the batch's commit failed (A4)
-};
 
 void AtomicStrategy::Close() {
   // FULL and EXTRA commits are durable already; OFF never flushes.
@@ -54,6 +29,10 @@ void AtomicStrategy::Close() {
   // A failure loses nothing this connection acknowledged as durable (FULL and EXTRA commits
   // are; NORMAL promised no more): there is no one left to tell.
   (void)vfs::SyncFile(*core_->db_file_, vfs::SyncKind::kData, "A5 atomic close");
+}
+
+absl::Status AtomicStrategy::AfterSharedLocked(absl::Time deadline) {
+  return RecoverPreparedLocked(*core_, deadline);
 }
 
 std::unique_ptr<WriteTxn> AtomicStrategy::NewWriteTxnLocked(const DbHeader& header) {
@@ -101,58 +80,83 @@ absl::Status AtomicWriteTxn::SpillPages() {
   return absl::OkStatus();
 }
 
-absl::Status AtomicWriteTxn::CommitPages() {
+absl::Status AtomicWriteTxn::StageBatch() {
   // Page 1 with the new header, the change counter advanced (A2).
-  DbHeader new_header = header_;
-  ++new_header.change_counter;
+  new_header_ = header_;
+  ++new_header_.change_counter;
   DirtyPage& page1 = dirty_[1];  // page 1 holds the header and nothing else (db_format.h)
   page1.buffer = std::make_shared<PageBuffer>(core_->page_size_);
-  EncodeDbHeader(new_header, Whole(*page1.buffer));
+  EncodeDbHeader(new_header_, Whole(*page1.buffer));
   // Every page of the transaction joins its batch (A1); until the batch commits, the file is
   // untouched and readers read on.
   JKV_RETURN_IF_ERROR(EnsureBatch());
-  JKV_RETURN_IF_ERROR(WriteDirtyPages());
+  return WriteDirtyPages();
+}
+
+absl::Status AtomicWriteTxn::AcquireExclusive() {
   // EXCLUSIVE only around the batch's commit: no reader anywhere reads across it. Busy here
   // leaves the transaction whole (the batch open, RESERVED held): the commit can be retried.
-  if (absl::Status s = strategy_->AcquireExclusive(); !s.ok()) {
-    commit_retryable_ = absl::IsUnavailable(s);
-    return s;
-  }
-  // A5: durable when Commit returns at FULL and EXTRA, atomic only at NORMAL and OFF; a commit
-  // that shrinks the file is durable before the cut (except at OFF, which does not cut).
-  const SyncLevel sync = core_->options_.sync;
-  const bool cut = shrunk_ && sync != SyncLevel::kOff;
-  const bool durable = sync == SyncLevel::kFull || sync == SyncLevel::kExtra || cut;
-  absl::flat_hash_set<uint32_t> written = spilled_;
-  for (const auto& [n, dirty] : dirty_) written.insert(n);
+  absl::Status s = strategy_->AcquireExclusive();
+  if (!s.ok()) commit_retryable_ = absl::IsUnavailable(s);
+  return s;
+}
+
+absl::Status AtomicWriteTxn::PrepareBatch(absl::string_view note) {
+  return batch_->Prepare(note);
+}
+
+absl::Status AtomicWriteTxn::CommitBatch(bool durable, const char* site) {
   absl::Status committed = vfs::CommitAtomicBatch(
-      *batch_, durable ? vfs::BatchSync::kDurable : vfs::BatchSync::kAtomicOnly,
-      "A5 atomic commit");
-  batch_.reset();  // ended, whatever the outcome
+      *batch_, durable ? vfs::BatchSync::kDurable : vfs::BatchSync::kAtomicOnly, site);
+  batch_.reset();  // ended, whatever the outcome (a prepared one stays prepared on failure)
   if (!committed.ok()) {
     // A4: the file holds the whole batch or none of it; this connection cannot tell which.
     batch_failed_ = true;
     base::MutexLock lock(&core_->mu_);
     core_->SetStickyError(committed);
-    return committed;
   }
-  if (cut) {
+  return committed;
+}
+
+void AtomicWriteTxn::LeavePrepared(const absl::Status& error) {
+  batch_.reset();  // destroyed, not aborted: a prepared batch stays for the recovery (vfs.h)
+  batch_failed_ = true;
+  base::MutexLock lock(&core_->mu_);
+  core_->SetStickyError(error);
+}
+
+void AtomicWriteTxn::Publish(bool durable) {
+  if (shrunk_ && core_->options_.sync != SyncLevel::kOff) {
     // The pages past the new end are no longer any state's (I11's role): a cut that fails, or
     // that a power loss undoes, leaves a tail nothing reads. The commit stands either way.
-    (void)core_->db_file_->Truncate(uint64_t{new_header.page_count} * new_header.page_size);
+    (void)core_->db_file_->Truncate(uint64_t{new_header_.page_count} * new_header_.page_size);
   }
+  absl::flat_hash_set<uint32_t> written = spilled_;
+  for (const auto& [n, dirty] : dirty_) written.insert(n);
   commit_record_.pages = static_cast<uint32_t>(written.size());
-  commit_record_.change_counter = new_header.change_counter;
+  commit_record_.change_counter = new_header_.change_counter;
   {  // published: the cache holds the new pages (A3: none of the spilled), the header is new
     base::MutexLock lock(&core_->mu_);
     for (uint32_t n : spilled_) core_->cache_.Erase(PageNo(n));
     for (auto& [n, dirty] : dirty_) core_->cache_.Insert(PageNo(n), dirty.buffer);
-    core_->header_ = new_header;
+    core_->header_ = new_header_;
     core_->counters_.AddOwned(base::Counter::kCommits);
     core_->counters_.AddOwned(base::Counter::kAtomicCommits);
     if (durable) core_->counters_.AddOwned(base::Counter::kDurableAtomicCommits);
   }
   End(/*clear_cache=*/false);
+}
+
+absl::Status AtomicWriteTxn::CommitPages() {
+  JKV_RETURN_IF_ERROR(StageBatch());
+  JKV_RETURN_IF_ERROR(AcquireExclusive());
+  // A5: durable when Commit returns at FULL and EXTRA, atomic only at NORMAL and OFF; a
+  // commit that shrinks the file is durable before the cut (except at OFF, which does not cut).
+  const SyncLevel sync = core_->options_.sync;
+  const bool cut = shrunk_ && sync != SyncLevel::kOff;
+  const bool durable = sync == SyncLevel::kFull || sync == SyncLevel::kExtra || cut;
+  JKV_RETURN_IF_ERROR(CommitBatch(durable, "A5 atomic commit"));
+  Publish(durable);
   return absl::OkStatus();
 }
 
@@ -259,6 +263,17 @@ class AtomicFamilyOps final : public JournalFamilyOps {
       if (!*shared) return absl::InternalError("converting the ROLLBACK-OPEN lock failed");
     }
     base::MutexLock lock(&core.mu_);
+    // Y5 at open (atomic_across.h): decide a prepared batch a commit across databases left,
+    // under SHARED taken for it, before the strategy starts from the lock Open left.
+    if (core.lock_.level() == LockLevel::kNone) {
+      const absl::Time deadline = core.Deadline();
+      JKV_RETURN_IF_ERROR(core.Retry(deadline, false, "another connection is writing the database",
+                                     &DbLock::TryShared));
+      absl::Status recovered = RecoverPreparedLocked(core, deadline);
+      absl::Status released = core.lock_.Release();
+      JKV_RETURN_IF_ERROR(recovered);
+      JKV_RETURN_IF_ERROR(released);
+    }
     return std::unique_ptr<JournalStrategy>(new AtomicStrategy(&core));
   }
 };

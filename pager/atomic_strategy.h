@@ -31,7 +31,10 @@
 //   A6. The database's page size is a multiple of the file's atomic_write_block_size() (an
 //       exchange moves whole blocks): checked at open (AtomicFamily's Enter).
 //
-// A commit, top to bottom: AtomicWriteTxn::CommitPages in atomic_strategy.cc.
+// A commit, top to bottom: AtomicWriteTxn::CommitPages in atomic_strategy.cc. A commit across
+// databases in this family: atomic_across.h (Y1..Y7), which also has the one recovery this
+// family has: a prepared batch that such a commit left, rolled forward or discarded at open
+// and when a connection takes the database from idle (AfterSharedLocked).
 #ifndef JOURNALKV_PAGER_ATOMIC_STRATEGY_H_
 #define JOURNALKV_PAGER_ATOMIC_STRATEGY_H_
 
@@ -65,6 +68,10 @@ class AtomicStrategy final : public InPlaceStrategy {
 
  private:
   std::unique_ptr<WriteTxn> NewWriteTxnLocked(const DbHeader& header) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
+  // Y5 (atomic_across.h): a prepared batch a commit across databases left is decided before
+  // any transaction from idle.
+  absl::Status AfterSharedLocked(absl::Time deadline) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
 };
 

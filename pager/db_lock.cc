@@ -89,6 +89,16 @@ absl::Status DbLock::DowngradeToShared() {
   return absl::OkStatus();
 }
 
+absl::Status DbLock::DowngradeToReserved() {
+  if (level_ != LockLevel::kExclusive) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(bool ok, file_->TryLock(kSharedFirst, kSharedSize, LockMode::kShared));
+  if (!ok) return absl::InternalError("downgrading the database lock to RESERVED failed");
+  JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, 1));
+  pending_held_ = false;
+  level_ = LockLevel::kReserved;
+  return absl::OkStatus();
+}
+
 absl::Status DbLock::Release() {
   if (level_ == LockLevel::kNone && !pending_held_) return absl::OkStatus();
   JKV_RETURN_IF_ERROR(file_->Unlock(kPendingByte, kSharedSize + 2));

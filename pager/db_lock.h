@@ -77,6 +77,9 @@ class DbLock {
   bool waiting() const { return waiting_; }
   // Any level -> kShared (drops RESERVED and PENDING).
   absl::Status DowngradeToShared();
+  // kExclusive -> kReserved (the SHARED range back to shared, PENDING dropped): a commit
+  // across databases that found another participant busy (atomic_across.h, Y6).
+  absl::Status DowngradeToReserved();
   // Gives up a PENDING lock taken by a TryExclusive that did not succeed.
   absl::Status DropPending();
   // Any level -> kNone.

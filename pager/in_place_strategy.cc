@@ -62,6 +62,7 @@ void InPlaceStrategy::EnterLocked(State to) {
   JKV_DCHECK((from == S::kIdle && to == S::kShared) ||
              ((from == S::kIdle || from == S::kShared) && to == S::kReserved) ||
              (from == S::kReserved && to == S::kExclusive) ||
+             (from == S::kExclusive && to == S::kReserved) ||  // ReleaseExclusive (across)
              ((from == S::kReserved || from == S::kExclusive) &&
               (to == S::kShared || to == S::kIdle)) ||
              (from == S::kShared && to == S::kIdle) ||
@@ -152,7 +153,8 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> InPlaceStrategy::CleanPage(Pag
 absl::Status InPlaceStrategy::AcquireSharedLocked(absl::Time deadline) {
   JKV_RETURN_IF_ERROR(core_->Retry(deadline, false, "another connection is writing the database",
                             &DbLock::TryShared));
-  absl::Status s = ValidateCacheLocked(deadline);
+  absl::Status s = AfterSharedLocked(deadline);
+  if (s.ok()) s = ValidateCacheLocked(deadline);
   if (!s.ok()) core_->lock_.Release().IgnoreError();  // the caller gives up; the error is s
   return s;
 }
@@ -191,7 +193,9 @@ absl::Status InPlaceStrategy::AcquireReservedLocked(absl::Time deadline) {
       if (!shared) {
         JKV_ASSIGN_OR_RETURN(shared, core_->lock_.TryShared());
         if (shared) {
-          if (absl::Status s = ValidateCacheLocked(deadline); !s.ok()) {
+          absl::Status s = AfterSharedLocked(deadline);
+          if (s.ok()) s = ValidateCacheLocked(deadline);
+          if (!s.ok()) {
             core_->lock_.Release().IgnoreError();  // giving up; s is the error to report
             return s;
           }
@@ -232,6 +236,20 @@ absl::Status InPlaceStrategy::AcquireExclusive() {
     core_->cv_.NotifyAll();
   }
   return s;
+}
+
+absl::Status InPlaceStrategy::ReleaseExclusive() {
+  base::MutexLock lock(&core_->mu_);
+  if (state_ != State::kExclusive) return absl::OkStatus();
+  absl::Status s = core_->lock_.DowngradeToReserved();
+  if (!s.ok()) {
+    core_->SetStickyError(s);
+    return s;
+  }
+  writer_exclusive_ = false;
+  EnterLocked(State::kReserved);
+  core_->cv_.NotifyAll();
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ class InPlaceStrategy : public JournalStrategy {
   // RESERVED -> EXCLUSIVE: waits for this pager's readers, then for every other connection's.
   // Unavailable ("busy: ...") after the busy timeout, with RESERVED kept.
   absl::Status AcquireExclusive() ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // EXCLUSIVE -> RESERVED, the transaction kept: a commit across databases that found another
+  // participant busy gives this one's EXCLUSIVE back before it reports busy (atomic_across.h).
+  absl::Status ReleaseExclusive() ABSL_LOCKS_EXCLUDED(core_->mu_);
   // The committed image of a page, through the cache. REQUIRES: SHARED or more held.
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
@@ -53,6 +56,13 @@ class InPlaceStrategy : public JournalStrategy {
   // taken).
   virtual std::unique_ptr<WriteTxn> NewWriteTxnLocked(const DbHeader& header)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_) = 0;
+  // Called each time this connection has just taken SHARED from no lock (a read or write
+  // transaction from idle), before the cache is checked: the atomic family's recovery of a
+  // prepared batch (atomic_across.h, Y5). REQUIRES: SHARED held; may take and give back more.
+  virtual absl::Status AfterSharedLocked(absl::Time /*deadline*/)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_) {
+    return absl::OkStatus();
+  }
 
  private:
   // Waits on the core's cv_ until `done()` or the deadline (Unavailable "busy:

@@ -36,6 +36,8 @@
 //                                 |   reader drops to IDLE between tries, see "Writers take
 //                                 |   turns" in docs/design-notes.md)
 //   RESERVED -> EXCLUSIVE         | AcquireExclusive (WriteTxn::Commit, WriteTxn::Spill)
+//   EXCLUSIVE -> RESERVED         | ReleaseExclusive (ATOMIC only: a commit across databases
+//                                 |   that found another participant busy, atomic_across.h)
 //   any -> SHARED or IDLE         | EndWrite, EndRead
 //   any -> ERROR (sticky)         | SetStickyError: a failure after the database file was
 //                                 |   touched, or any failed sync (I7)

@@ -9,8 +9,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/endian.h"
+#include "base/hash.h"
 #include "base/status_macros.h"
 #include "vfs/errno_status.h"
+#include "vfs/sync.h"
+#include "vfs/xfs_exchange.h"
 
 namespace journalkv::vfs {
 
@@ -133,6 +137,10 @@ void EmulatedBatch::End() {
 
 absl::Status EmulatedBatch::Write(uint64_t offset, absl::Span<const uint8_t> data) {
   JKV_RETURN_IF_ERROR(CheckOpen("write"));
+  if (prepared_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(file_->path(), ": write into an atomic batch that was prepared"));
+  }
   buffer_.Write(offset, data);
   stats_->AddWrite(kind_, data.size());
   return absl::OkStatus();
@@ -155,12 +163,161 @@ absl::Status EmulatedBatch::Commit(BatchSync sync) {
   End();
   JKV_RETURN_IF_ERROR(apply_(buffer_, sync));
   stats_->AddAtomicCommit(kind_, sync == BatchSync::kDurable);
+  // Applied: the prepared copy is no longer needed. A failure (or a crash first) leaves it;
+  // its recovery finds the file already holding the batch (vfs.h).
+  if (prepared_) (void)ClearPreparedRecord(*side_fs_, file_->path());
   return absl::OkStatus();
 }
 
 absl::Status EmulatedBatch::Abort() {
   JKV_RETURN_IF_ERROR(CheckOpen("abort"));
   End();
+  if (prepared_) return ClearPreparedRecord(*side_fs_, file_->path());
+  return absl::OkStatus();
+}
+
+absl::Status EmulatedBatch::Prepare(absl::string_view note) {
+  JKV_RETURN_IF_ERROR(CheckOpen("prepare"));
+  if (side_fs_ == nullptr) return AtomicBatch::Prepare(note);
+  if (note.size() > kMaxPreparedNote) {
+    return absl::InvalidArgumentError(absl::StrCat(file_->path(), ": atomic batch prepare: a note of ",
+                                                   note.size(), " bytes (at most ",
+                                                   kMaxPreparedNote, ")"));
+  }
+  JKV_RETURN_IF_ERROR(WritePreparedRecord(*side_fs_, file_->path(), note, buffer_));
+  prepared_ = true;
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The emulated batch's prepared batch (batch_overlay.h)
+
+namespace {
+
+constexpr char kPreparedMagic[8] = {'J', 'K', 'V', 'P', 'R', 'E', 'P', '1'};
+constexpr size_t kPreparedHeader = 8 + 8 + 4 + 4;
+
+void Put64(std::vector<uint8_t>& out, uint64_t v) {
+  uint8_t b[8];
+  base::EncodeFixed64(b, v);
+  out.insert(out.end(), b, b + 8);
+}
+void Put32(std::vector<uint8_t>& out, uint32_t v) {
+  uint8_t b[4];
+  base::EncodeFixed32(b, v);
+  out.insert(out.end(), b, b + 4);
+}
+
+}  // namespace
+
+absl::Status PreparedBatchLeftError(const std::string& path, const std::string& shadow) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, ": atomic batch: a prepared batch is left in ", shadow,
+      " (a commit across databases died between its prepare and its commit); its recovery "
+      "must decide it first (the pager does, when a connection takes the database from idle)"));
+}
+
+absl::Status WritePreparedRecord(FileSystem& fs, const std::string& db_path,
+                                 absl::string_view note, const BatchBuffer& batch) {
+  std::vector<uint8_t> blob(kPreparedMagic, kPreparedMagic + 8);
+  Put64(blob, 0);  // total, filled in below
+  Put32(blob, static_cast<uint32_t>(note.size()));
+  Put32(blob, static_cast<uint32_t>(batch.chunks().size()));
+  blob.insert(blob.end(), note.begin(), note.end());
+  for (const auto& [offset, data] : batch.chunks()) {
+    Put64(blob, offset);
+    Put64(blob, data.size());
+    blob.insert(blob.end(), data.begin(), data.end());
+  }
+  base::EncodeFixed64(blob.data() + 8, blob.size() + 8);
+  Put64(blob, base::Xxh3(blob.data(), blob.size(), 0));
+  const std::string side = ShadowPath(db_path);
+  JKV_ASSIGN_OR_RETURN(const bool existed, fs.Exists(side));
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                       fs.Open(side, OpenOptions{OpenMode::kCreate, FileKind::kOther}));
+  JKV_RETURN_IF_ERROR(file->Write(0, blob));
+  // Y1 (pager/atomic_across.h): the prepared batch whole and durable before the commit point.
+  JKV_RETURN_IF_ERROR(SyncFile(*file, SyncKind::kData, "Y1 prepared batch"));
+  if (!existed) {
+    // Y1: and its name, once (the file stays, emptied, between prepares).
+    JKV_RETURN_IF_ERROR(SyncDir(fs, side, "Y1 prepared batch (created)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<PreparedRecord>> ReadPreparedRecord(FileSystem& fs,
+                                                                 const std::string& db_path) {
+  const std::string side = ShadowPath(db_path);
+  JKV_ASSIGN_OR_RETURN(const bool exists, fs.Exists(side));
+  if (!exists) return std::nullopt;
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                       fs.Open(side, OpenOptions{OpenMode::kReadOnly, FileKind::kOther}));
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  if (size < kPreparedHeader + 8) return std::nullopt;
+  // A side file that shrinks under the read (its batch ending) is no prepared batch.
+  uint8_t header[kPreparedHeader];
+  absl::Status read = file->Read(0, absl::MakeSpan(header));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
+  const uint64_t total = base::DecodeFixed64(header + 8);
+  if (std::memcmp(header, kPreparedMagic, 8) != 0 || total > size ||
+      total < kPreparedHeader + 8) {
+    return std::nullopt;
+  }
+  std::vector<uint8_t> blob(total);
+  read = file->Read(0, absl::MakeSpan(blob));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
+  if (base::DecodeFixed64(blob.data() + total - 8) != base::Xxh3(blob.data(), total - 8, 0)) {
+    return std::nullopt;  // torn by a power loss during its prepare: never prepared
+  }
+  PreparedRecord record;
+  const uint32_t note_size = base::DecodeFixed32(blob.data() + 16);
+  const uint32_t chunks = base::DecodeFixed32(blob.data() + 20);
+  size_t at = kPreparedHeader;
+  auto fits = [&](uint64_t n) { return at + n <= total - 8; };
+  if (!fits(note_size)) return std::nullopt;
+  record.note.assign(reinterpret_cast<const char*>(blob.data() + at), note_size);
+  at += note_size;
+  for (uint32_t i = 0; i < chunks; ++i) {
+    if (!fits(16)) return std::nullopt;
+    const uint64_t offset = base::DecodeFixed64(blob.data() + at);
+    const uint64_t bytes = base::DecodeFixed64(blob.data() + at + 8);
+    at += 16;
+    if (!fits(bytes)) return std::nullopt;
+    record.batch.Write(offset, absl::MakeConstSpan(blob.data() + at, bytes));
+    at += bytes;
+  }
+  return record;
+}
+
+absl::Status ClearPreparedRecord(FileSystem& fs, const std::string& db_path) {
+  const std::string side = ShadowPath(db_path);
+  JKV_ASSIGN_OR_RETURN(const bool exists, fs.Exists(side));
+  if (!exists) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                       fs.Open(side, OpenOptions{OpenMode::kReadWrite, FileKind::kOther}));
+  JKV_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  if (size == 0) return absl::OkStatus();
+  return file->Truncate(0);
+}
+
+absl::Status CheckNoPreparedRecord(FileSystem& fs, const std::string& db_path) {
+  JKV_ASSIGN_OR_RETURN(std::optional<PreparedRecord> record, ReadPreparedRecord(fs, db_path));
+  if (record.has_value()) return PreparedBatchLeftError(db_path, ShadowPath(db_path));
+  return absl::OkStatus();
+}
+
+absl::Status CommitEmulatedPrepared(FileSystem& fs, File& file, const EmulatedBatch::Apply& apply,
+                                    BatchSync sync, IoStats* stats, FileKind kind) {
+  JKV_ASSIGN_OR_RETURN(std::optional<PreparedRecord> record, ReadPreparedRecord(fs, file.path()));
+  if (!record.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(file.path(), ": no prepared atomic batch in ", ShadowPath(file.path())));
+  }
+  JKV_RETURN_IF_ERROR(apply(record->batch, sync));
+  stats->AddAtomicCommit(kind, sync == BatchSync::kDurable);
+  (void)ClearPreparedRecord(fs, file.path());  // as EmulatedBatch::Commit
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,21 +68,52 @@ class BatchBuffer {
   BatchRanges ranges_;
 };
 
+// The emulated batch's prepared batch (AtomicBatch::Prepare): a side file `<path>-shadow`
+// (ShadowPath) written through the batch's own file system, so that the fault-injecting file
+// system's power-loss model decides what of it survives as of any other file. Its content:
+//   "JKVPREP1" | total bytes u64 | note bytes u32 | chunks u32 | note |
+//   per chunk: offset u64, size u64, bytes | Xxh3 of everything before, u64
+// (little-endian). One write at offset 0 and one fdatasync make it durable (the file stays,
+// emptied, between prepares; its directory entry is synced once, when the prepare creates
+// it). Anything that does not check (empty, torn by a power loss mid-prepare) is no prepared
+// batch. A prepared batch is emptied by a truncate to 0, unsynced.
+struct PreparedRecord {
+  std::string note;
+  BatchBuffer batch;
+};
+absl::Status WritePreparedRecord(FileSystem& fs, const std::string& db_path,
+                                 absl::string_view note, const BatchBuffer& batch);
+absl::StatusOr<std::optional<PreparedRecord>> ReadPreparedRecord(FileSystem& fs,
+                                                                 const std::string& db_path);
+absl::Status ClearPreparedRecord(FileSystem& fs, const std::string& db_path);
+// FailedPrecondition when `db_path` has a prepared batch left (BeginAtomicBatch's refusal).
+absl::Status CheckNoPreparedRecord(FileSystem& fs, const std::string& db_path);
+// FailedPrecondition: "<path>: atomic batch: a prepared batch is left in <shadow> ...".
+absl::Status PreparedBatchLeftError(const std::string& path, const std::string& shadow);
+
 // A batch buffered in memory and applied by `apply` at Commit: the kEmulated batch. `apply`
 // must apply every chunk as one step (under the file's lock) or none of them. `open` is the
 // File's one-batch-at-a-time flag, set by the caller before construction and cleared when the
-// batch ends.
+// batch ends. `side_fs`: the file system its prepared batch is written through (the File's
+// own; null: Prepare is Unimplemented).
 class EmulatedBatch final : public AtomicBatch {
  public:
   using Apply = std::function<absl::Status(const BatchBuffer&, BatchSync)>;
-  EmulatedBatch(File* file, IoStats* stats, FileKind kind, std::atomic<bool>* open, Apply apply)
-      : file_(file), stats_(stats), kind_(kind), open_(open), apply_(std::move(apply)) {}
+  EmulatedBatch(File* file, IoStats* stats, FileKind kind, std::atomic<bool>* open, Apply apply,
+                FileSystem* side_fs = nullptr)
+      : file_(file),
+        stats_(stats),
+        kind_(kind),
+        open_(open),
+        apply_(std::move(apply)),
+        side_fs_(side_fs) {}
   ~EmulatedBatch() override { End(); }
 
   absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override;
   absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override;
   absl::Status Commit(BatchSync sync) override;
   absl::Status Abort() override;
+  absl::Status Prepare(absl::string_view note) override;
 
  private:
   absl::Status CheckOpen(absl::string_view op) const;
@@ -92,9 +124,16 @@ class EmulatedBatch final : public AtomicBatch {
   const FileKind kind_;
   std::atomic<bool>* const open_;
   const Apply apply_;
+  FileSystem* const side_fs_;
   bool ended_ = false;
+  bool prepared_ = false;
   BatchBuffer buffer_;
 };
+
+// File::CommitPreparedBatch of an emulated file: reads the prepared batch of `file` through
+// `fs`, applies it with `apply` and clears it. FailedPrecondition when there is none.
+absl::Status CommitEmulatedPrepared(FileSystem& fs, File& file, const EmulatedBatch::Apply& apply,
+                                    BatchSync sync, IoStats* stats, FileKind kind);
 
 // FailedPrecondition: "<path>: <op> of an atomic batch that has ended (committed or aborted)".
 absl::Status BatchEndedError(const std::string& path, absl::string_view op);

@@ -102,6 +102,9 @@ class FaultInjectingFile final : public File {
   absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     if (read_only_) return ReadOnlyError(path(), "atomic batch");
+    // The prepared batch is a side file of this file system, so the power-loss model decides
+    // what of it survives (batch_overlay.h).
+    JKV_RETURN_IF_ERROR(CheckNoPreparedRecord(*fs_, path()));
     if (batch_open_.exchange(true, std::memory_order_acq_rel)) {
       return BatchAlreadyOpenError(path());
     }
@@ -109,7 +112,31 @@ class FaultInjectingFile final : public File {
         this, &fs_->stats(), kind_, &batch_open_,
         [this](const BatchBuffer& batch, BatchSync sync) {
           return fs_->FileCommitBatch(*this, batch, sync);
-        });
+        },
+        fs_);
+  }
+  absl::StatusOr<std::optional<std::string>> PreparedBatch() override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    if (read_only_) return std::nullopt;
+    JKV_ASSIGN_OR_RETURN(std::optional<PreparedRecord> record, ReadPreparedRecord(*fs_, path()));
+    if (!record.has_value()) return std::nullopt;
+    return std::move(record->note);
+  }
+  absl::Status CommitPreparedBatch(BatchSync sync) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    if (read_only_) return ReadOnlyError(path(), "atomic batch commit");
+    if (batch_open_.load(std::memory_order_acquire)) return BatchAlreadyOpenError(path());
+    return CommitEmulatedPrepared(
+        *fs_, *this,
+        [this](const BatchBuffer& batch, BatchSync s) {
+          return fs_->FileCommitBatch(*this, batch, s);
+        },
+        sync, &fs_->stats(), kind_);
+  }
+  absl::Status DiscardPreparedBatch() override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    if (read_only_) return ReadOnlyError(path(), "atomic batch discard");
+    return ClearPreparedRecord(*fs_, path());
   }
   const std::string& path() const override { return base_->path(); }
 

@@ -59,9 +59,10 @@ absl::StatusOr<uint64_t> LockEnd(const std::string& path, uint64_t offset, uint6
 
 class MemFile final : public File {
  public:
-  MemFile(std::string path, std::shared_ptr<MemNode> node, const OpenOptions& options,
-          IoStats* stats, uint64_t max_bytes)
-      : path_(std::move(path)),
+  MemFile(MemFileSystem* fs, std::string path, std::shared_ptr<MemNode> node,
+          const OpenOptions& options, IoStats* stats, uint64_t max_bytes)
+      : fs_(fs),
+        path_(std::move(path)),
         node_(std::move(node)),
         kind_(options.kind),
         read_only_(options.mode == OpenMode::kReadOnly),
@@ -97,9 +98,28 @@ class MemFile final : public File {
     return read_only_ ? AtomicWriteKind::kNone : AtomicWriteKind::kEmulated;
   }
   absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;
+  // The prepared batch lives in a side file of this file system (batch_overlay.h).
+  absl::StatusOr<std::optional<std::string>> PreparedBatch() override {
+    if (read_only_) return std::nullopt;
+    JKV_ASSIGN_OR_RETURN(std::optional<PreparedRecord> record, ReadPreparedRecord(*fs_, path_));
+    if (!record.has_value()) return std::nullopt;
+    return std::move(record->note);
+  }
+  absl::Status CommitPreparedBatch(BatchSync sync) override {
+    if (read_only_) return ReadOnlyError(path_, "atomic batch commit");
+    if (batch_open_.load(std::memory_order_acquire)) return BatchAlreadyOpenError(path_);
+    return CommitEmulatedPrepared(
+        *fs_, *this, [this](const BatchBuffer& batch, BatchSync) { return ApplyBatch(batch); },
+        sync, stats_, kind_);
+  }
+  absl::Status DiscardPreparedBatch() override {
+    if (read_only_) return ReadOnlyError(path_, "atomic batch discard");
+    return ClearPreparedRecord(*fs_, path_);
+  }
   const std::string& path() const override { return path_; }
 
  private:
+  MemFileSystem* const fs_;
   // Applies every chunk of a committed batch under the node's lock: one step.
   absl::Status ApplyBatch(const BatchBuffer& batch);
 
@@ -173,10 +193,11 @@ absl::Status MemFile::Truncate(uint64_t size_bytes) {
 
 absl::StatusOr<std::unique_ptr<AtomicBatch>> MemFile::BeginAtomicBatch() {
   if (read_only_) return ReadOnlyError(path_, "atomic batch");
+  JKV_RETURN_IF_ERROR(CheckNoPreparedRecord(*fs_, path_));
   if (batch_open_.exchange(true, std::memory_order_acq_rel)) return BatchAlreadyOpenError(path_);
   return std::make_unique<EmulatedBatch>(
       this, stats_, kind_, &batch_open_,
-      [this](const BatchBuffer& batch, BatchSync) { return ApplyBatch(batch); });
+      [this](const BatchBuffer& batch, BatchSync) { return ApplyBatch(batch); }, fs_);
 }
 
 absl::Status MemFile::ApplyBatch(const BatchBuffer& batch) {
@@ -260,7 +281,7 @@ absl::StatusOr<std::unique_ptr<File>> MemFileSystem::Open(const std::string& pat
   } else if (options.mode == OpenMode::kCreateExclusive) {
     return ErrnoToStatus(EEXIST, context);
   }
-  return std::make_unique<MemFile>(path, it->second, options, &stats(),
+  return std::make_unique<MemFile>(this, path, it->second, options, &stats(),
                                    max_file_bytes_.load(std::memory_order_relaxed));
 }
 

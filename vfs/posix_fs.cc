@@ -93,6 +93,20 @@ class PosixFile final : public File {
   AtomicWriteKind atomic_write_kind() const override { return atomic_.kind; }
   uint64_t atomic_write_block_size() const override { return atomic_.block_size; }
   absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;
+  // Prepared batches: XFS only (in the shadow, xfs_exchange.h); none elsewhere.
+  absl::StatusOr<std::optional<std::string>> PreparedBatch() override {
+    if (atomic_.kind != AtomicWriteKind::kXfsExchangeRange) return std::nullopt;
+    return XfsPreparedNote(path_, atomic_.block_size);
+  }
+  absl::Status CommitPreparedBatch(BatchSync sync) override {
+    if (atomic_.kind != AtomicWriteKind::kXfsExchangeRange) return File::CommitPreparedBatch(sync);
+    if (batch_open_.load(std::memory_order_acquire)) return BatchAlreadyOpenError(path_);
+    return CommitXfsPreparedBatch(this, fd_, atomic_.block_size, stats_, kind_, sync);
+  }
+  absl::Status DiscardPreparedBatch() override {
+    if (atomic_.kind != AtomicWriteKind::kXfsExchangeRange) return absl::OkStatus();
+    return DiscardXfsPreparedBatch(path_);
+  }
   const std::string& path() const override { return path_; }
 
  private:

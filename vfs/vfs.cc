@@ -46,6 +46,12 @@ absl::Status AtomicBatchUnsupportedError(const std::string& path, absl::string_v
       "; it needs XFS with the exchange-range feature on Linux 6.10+, or F2FS"));
 }
 
+absl::Status AtomicBatch::Prepare(absl::string_view) {
+  return absl::UnimplementedError(
+      "atomic batch prepare: this file system's batches cannot be prepared (a transaction "
+      "across databases in atomic mode needs XFS exchange-range or the emulated batch)");
+}
+
 IoCounts IoStats::Snapshot(FileKind k) const {
   const Atomic& a = counts_[static_cast<int>(k)];
   IoCounts c;

@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -159,6 +160,22 @@ class AtomicBatch {
   virtual absl::Status Commit(BatchSync sync) = 0;
   // Drops the batch: the file is as before Begin. Ends the batch.
   virtual absl::Status Abort() = 0;
+
+  // Prepares the batch for a commit across files (pager/atomic_across.h, Y1..Y7): makes every
+  // write of the batch, and `note` (at most kMaxPreparedNote bytes, the caller's), durable
+  // where only this file's recovery looks (XFS: in the shadow, past the batch's range; the
+  // emulated batch: a side file `<path>-shadow` written and synced through its file system).
+  // Once Prepare returns OK the batch is a *prepared batch*: it survives a process crash and
+  // a power loss, File::PreparedBatch() of any File of this path (in any process) returns
+  // `note`, and File::CommitPreparedBatch applies it (all or nothing, as Commit) or
+  // File::DiscardPreparedBatch drops it. After Prepare the batch takes no more Writes
+  // (FailedPrecondition); Read, Commit and Abort work as before: Commit applies the batch and
+  // then clears the prepared batch (a crash between the two leaves it: the caller's recovery
+  // must tell from the file that it was applied), Abort drops both. Destroying a prepared
+  // batch without Commit or Abort leaves the prepared batch in place, as a crash does; so
+  // does a failed Commit. Unimplemented where the mechanism has none (F2FS).
+  static constexpr size_t kMaxPreparedNote = 16384;
+  virtual absl::Status Prepare(absl::string_view note);
 };
 
 class File {
@@ -216,9 +233,26 @@ class File {
   virtual uint64_t atomic_write_block_size() const { return 1; }
   // Starts a batch. Unimplemented where the file has none (AtomicBatchUnsupportedError),
   // FailedPrecondition on a read-only File or while another batch of this File is open.
+  // FailedPrecondition too while a prepared batch is left (PreparedBatch below): a batch
+  // would empty the shadow that holds it before its recovery decided.
   virtual absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() {
     return AtomicBatchUnsupportedError(path(), "");
   }
+  // A prepared batch (AtomicBatch::Prepare) left by a batch that was neither committed nor
+  // aborted (its process died, or its commit failed): its note, or nullopt when there is none
+  // (also for a prepared batch that is not whole: a crash during Prepare). Cheap when there is
+  // none (one stat of the shadow), since readers ask at every read transaction from idle.
+  // nullopt where the file has no batches.
+  virtual absl::StatusOr<std::optional<std::string>> PreparedBatch() { return std::nullopt; }
+  // Applies the prepared batch as AtomicBatch::Commit would (all or nothing; durable when it
+  // returns with kDurable) and then clears it (a crash between leaves it, as above).
+  // FailedPrecondition when there is none or a batch of this File is open.
+  virtual absl::Status CommitPreparedBatch(BatchSync /*sync*/) {
+    return absl::FailedPreconditionError(absl::StrCat(path(), ": no prepared atomic batch"));
+  }
+  // Drops the prepared batch, if any (not made durable: a power loss may bring it back, so
+  // the caller's decision must not depend on its being gone).
+  virtual absl::Status DiscardPreparedBatch() { return absl::OkStatus(); }
 
   virtual const std::string& path() const = 0;
 };

@@ -15,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/endian.h"
+#include "base/hash.h"
 #include "base/status_macros.h"
 #include "vfs/batch_overlay.h"
 #include "vfs/errno_status.h"
@@ -72,8 +74,9 @@ absl::Status TruncateFd(int fd, const std::string& path, uint64_t size) {
 class XfsExchangeBatch final : public AtomicBatch {
  public:
   XfsExchangeBatch(File* db, int db_fd, std::string shadow_path, int shadow_fd, uint64_t block_size,
-                   IoStats* stats, FileKind kind, std::atomic<bool>* open)
-      : db_(db),
+                   IoStats* stats, FileKind kind, std::atomic<bool>* open, bool created)
+      : created_(created),
+        db_(db),
         db_fd_(db_fd),
         shadow_path_(std::move(shadow_path)),
         shadow_fd_(shadow_fd),
@@ -84,15 +87,24 @@ class XfsExchangeBatch final : public AtomicBatch {
   XfsExchangeBatch(const XfsExchangeBatch&) = delete;
   XfsExchangeBatch& operator=(const XfsExchangeBatch&) = delete;
   ~XfsExchangeBatch() override {
-    if (shadow_fd_ >= 0) (void)Abort();  // an error here cannot be reported; Begin resets it
+    if (shadow_fd_ < 0) return;
+    if (prepared_) {  // a prepared batch stays for its recovery, as after a crash (vfs.h)
+      ::close(shadow_fd_);
+      open_->store(false, std::memory_order_release);
+      return;
+    }
+    (void)Abort();  // an error here cannot be reported; Begin resets it
   }
 
   absl::Status Write(uint64_t offset, absl::Span<const uint8_t> data) override;
   absl::Status Read(uint64_t offset, absl::Span<uint8_t> out) override;
   absl::Status Commit(BatchSync sync) override;
   absl::Status Abort() override;
+  absl::Status Prepare(absl::string_view note) override;
 
  private:
+  bool created_;    // Begin created the shadow: its name is not durable yet
+  bool prepared_ = false;
   absl::Status CheckOpen(absl::string_view op) const {
     return shadow_fd_ < 0 ? BatchEndedError(db_->path(), op) : absl::OkStatus();
   }
@@ -113,6 +125,10 @@ class XfsExchangeBatch final : public AtomicBatch {
 
 absl::Status XfsExchangeBatch::Write(uint64_t offset, absl::Span<const uint8_t> data) {
   JKV_RETURN_IF_ERROR(CheckOpen("write"));
+  if (prepared_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db_->path(), ": write into an atomic batch that was prepared"));
+  }
   if (offset % block_size_ != 0 || data.size() % block_size_ != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         db_->path(), ": atomic batch write of ", data.size(), " bytes at offset ", offset,
@@ -174,7 +190,15 @@ absl::Status XfsExchangeBatch::Commit(BatchSync sync) {
     // exchange would swap the old blocks back.
     if (::ioctl(db_fd_, kXfsIocExchangeRange, &args) != 0) {
       const int err = errno;
-      (void)EmptyShadowAndEnd();
+      if (prepared_) {
+        // Whether it exchanged is not known (EINTR, EIO): the prepared batch stays for the
+        // recovery, which tells by the database's page 1 (vfs.h).
+        ::close(shadow_fd_);
+        shadow_fd_ = -1;
+        open_->store(false, std::memory_order_release);
+      } else {
+        (void)EmptyShadowAndEnd();
+      }
       if (err == EOPNOTSUPP || err == ENOTTY) {  // the feature went away (or never was)
         return AtomicBatchUnsupportedError(
             db_->path(), absl::StrCat("xfs refused XFS_IOC_EXCHANGE_RANGE: ", std::strerror(err)));
@@ -196,6 +220,68 @@ absl::Status XfsExchangeBatch::Abort() {
   return EmptyShadowAndEnd();
 }
 
+// The prepared batch's trailer: the note and a footer, in whole blocks starting at the first
+// block boundary at or past the batch's end (outside the exchanged range [lowest, end), so an
+// exchange never moves it), ending the shadow:
+//   note | zero padding | footer: note bytes u32, 0 u32, lowest u64, end u64, "JKVSHDW1",
+//                         Xxh3(note | the footer's first 24 bytes) u64
+// PreparedTrailer finds it from the shadow's size, and accepts only a whole one.
+constexpr size_t kFooterSize = 40;
+constexpr char kTrailerMagic[8] = {'J', 'K', 'V', 'S', 'H', 'D', 'W', '1'};
+
+uint64_t RoundUp(uint64_t n, uint64_t block) { return (n + block - 1) / block * block; }
+
+uint64_t TrailerChecksum(absl::string_view note, const uint8_t* footer) {
+  return base::Xxh3Pair(note.data(), note.size(), footer, 24, 0);
+}
+
+absl::Status XfsExchangeBatch::Prepare(absl::string_view note) {
+  JKV_RETURN_IF_ERROR(CheckOpen("prepare"));
+  if (prepared_) {
+    return absl::FailedPreconditionError(absl::StrCat(db_->path(), ": atomic batch prepared twice"));
+  }
+  if (note.size() > kMaxPreparedNote) {
+    return absl::InvalidArgumentError(absl::StrCat(db_->path(), ": atomic batch prepare: a note of ",
+                                                   note.size(), " bytes (at most ",
+                                                   kMaxPreparedNote, ")"));
+  }
+  const uint64_t start = RoundUp(written_.end(), block_size_);
+  std::vector<uint8_t> trailer(RoundUp(note.size() + kFooterSize, block_size_), 0);
+  std::memcpy(trailer.data(), note.data(), note.size());
+  uint8_t* footer = trailer.data() + trailer.size() - kFooterSize;
+  base::EncodeFixed32(footer, static_cast<uint32_t>(note.size()));
+  base::EncodeFixed64(footer + 8, written_.lowest());
+  base::EncodeFixed64(footer + 16, written_.end());
+  std::memcpy(footer + 24, kTrailerMagic, 8);
+  base::EncodeFixed64(footer + 32, TrailerChecksum(note, footer));
+  JKV_RETURN_IF_ERROR(PwriteAll(shadow_fd_, shadow_path_, start, trailer));
+  stats_->AddWrite(kind_, trailer.size());
+  // Y1 (pager/atomic_across.h): the batch's blocks and the trailer durable before the commit
+  // point: one fdatasync of the shadow (its size, which finds the trailer, with it).
+  while (::fdatasync(shadow_fd_) != 0) {
+    if (errno == EINTR) continue;
+    return ErrnoToStatus(errno, absl::StrCat(shadow_path_, ": fdatasync (Y1 prepared batch)"));
+  }
+  stats_->AddSync(kind_);
+  if (created_) {
+    // Y1: and the shadow's name, once: Begin created it (it stays, emptied, from now on).
+    const std::string dir = DirName(shadow_path_);
+    int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return ErrnoToStatus(errno, absl::StrCat(dir, ": open (Y1 prepared batch)"));
+    int rc;
+    do {
+      rc = ::fsync(dir_fd);
+    } while (rc != 0 && errno == EINTR);
+    const int err = errno;
+    ::close(dir_fd);
+    if (rc != 0) return ErrnoToStatus(err, absl::StrCat(dir, ": fsync (Y1 prepared batch)"));
+    stats_->AddDirSync();
+    created_ = false;
+  }
+  prepared_ = true;
+  return absl::OkStatus();
+}
+
 absl::Status XfsExchangeBatch::EmptyShadowAndEnd() {
   absl::Status status = TruncateFd(shadow_fd_, shadow_path_, 0);
   ::close(shadow_fd_);
@@ -205,6 +291,129 @@ absl::Status XfsExchangeBatch::EmptyShadowAndEnd() {
 }
 
 }  // namespace
+
+absl::StatusOr<std::optional<PreparedTrailer>> ReadPreparedTrailer(int shadow_fd,
+                                                                   const std::string& shadow_path,
+                                                                   uint64_t block_size) {
+  struct stat st;
+  if (::fstat(shadow_fd, &st) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat(shadow_path, ": fstat"));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < kFooterSize || size % block_size != 0) return std::nullopt;
+  // A shadow that shrinks under the read (a live writer's batch ending: a reader asks without
+  // the writer's locks, pager/atomic_across.h Y5) is no prepared batch: a short read says so.
+  uint8_t footer[kFooterSize];
+  absl::Status read = PreadAll(shadow_fd, shadow_path, size - kFooterSize, absl::MakeSpan(footer));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
+  if (std::memcmp(footer + 24, kTrailerMagic, 8) != 0) return std::nullopt;
+  PreparedTrailer trailer;
+  const uint32_t note_size = base::DecodeFixed32(footer);
+  trailer.lowest = base::DecodeFixed64(footer + 8);
+  trailer.end = base::DecodeFixed64(footer + 16);
+  if (note_size > AtomicBatch::kMaxPreparedNote || trailer.lowest > trailer.end) return std::nullopt;
+  const uint64_t trailer_size = RoundUp(note_size + kFooterSize, block_size);
+  if (trailer_size > size || size - trailer_size != RoundUp(trailer.end, block_size)) {
+    return std::nullopt;
+  }
+  trailer.note.resize(note_size);
+  read = PreadAll(shadow_fd, shadow_path, size - trailer_size,
+                  absl::MakeSpan(reinterpret_cast<uint8_t*>(trailer.note.data()),
+                                 trailer.note.size()));
+  if (absl::IsOutOfRange(read)) return std::nullopt;
+  JKV_RETURN_IF_ERROR(read);
+  if (base::DecodeFixed64(footer + 32) != TrailerChecksum(trailer.note, footer)) {
+    return std::nullopt;  // not whole: a crash during its prepare, never prepared
+  }
+  return trailer;
+}
+
+absl::StatusOr<std::optional<std::string>> XfsPreparedNote(const std::string& db_path,
+                                                           uint64_t block_size) {
+  const std::string shadow_path = ShadowPath(db_path);
+  struct stat st;
+  // The cheap answer first (readers ask at every read transaction from idle): one stat.
+  if (::stat(shadow_path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return ErrnoToStatus(errno, absl::StrCat(shadow_path, ": stat"));
+  }
+  if (st.st_size == 0) return std::nullopt;
+  int fd;
+  do {
+    fd = ::open(shadow_path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return ErrnoToStatus(errno, absl::StrCat(shadow_path, ": open"));
+  }
+  absl::StatusOr<std::optional<PreparedTrailer>> trailer =
+      ReadPreparedTrailer(fd, shadow_path, block_size);
+  ::close(fd);
+  JKV_RETURN_IF_ERROR(trailer.status());
+  if (!trailer->has_value()) return std::nullopt;
+  return std::move((*trailer)->note);
+}
+
+absl::Status CommitXfsPreparedBatch(File* db, int db_fd, uint64_t block_size, IoStats* stats,
+                                    FileKind kind, BatchSync sync) {
+  const std::string shadow_path = ShadowPath(db->path());
+  int fd;
+  do {
+    fd = ::open(shadow_path.c_str(), O_RDWR | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat(shadow_path, ": open"));
+  auto done = [&](absl::Status status) {
+    ::close(fd);
+    return status;
+  };
+  absl::StatusOr<std::optional<PreparedTrailer>> trailer =
+      ReadPreparedTrailer(fd, shadow_path, block_size);
+  if (!trailer.ok()) return done(trailer.status());
+  if (!trailer->has_value()) {
+    return done(absl::FailedPreconditionError(
+        absl::StrCat(db->path(), ": no prepared atomic batch in ", shadow_path)));
+  }
+  const PreparedTrailer& t = **trailer;
+  const bool durable = sync == BatchSync::kDurable;
+  if (t.end > t.lowest) {
+    absl::StatusOr<uint64_t> db_size = db->Size();
+    if (!db_size.ok()) return done(db_size.status());
+    if (t.end > *db_size) {
+      if (absl::Status s = TruncateFd(db_fd, db->path(), t.end); !s.ok()) return done(s);
+    }
+    XfsExchangeRange args = {};
+    args.file1_fd = fd;
+    args.file1_offset = t.lowest;
+    args.file2_offset = t.lowest;
+    args.length = t.end - t.lowest;
+    // As XfsExchangeBatch::Commit: only the written blocks move (the holes of the shadow are
+    // the pages the batch did not write); DSYNC for a durable commit.
+    args.flags = kXfsExchangeRangeFile1Written;
+    if (durable) args.flags |= kXfsExchangeRangeDsync;
+    if (::ioctl(db_fd, kXfsIocExchangeRange, &args) != 0) {
+      const int err = errno;
+      return done(ErrnoToStatus(
+          err, absl::StrCat(db->path(), ": ioctl(XFS_IOC_EXCHANGE_RANGE) of a prepared batch of ",
+                            args.length, " bytes at offset ", t.lowest, " with ", shadow_path)));
+    }
+  }
+  stats->AddAtomicCommit(kind, durable);
+  // Applied: emptied (the shadow now holds the old blocks and the trailer). A failure, or a
+  // crash first, leaves it: its recovery finds the database holding the batch (vfs.h).
+  (void)TruncateFd(fd, shadow_path, 0);
+  return done(absl::OkStatus());
+}
+
+absl::Status DiscardXfsPreparedBatch(const std::string& db_path) {
+  const std::string shadow_path = ShadowPath(db_path);
+  while (::truncate(shadow_path.c_str(), 0) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoToStatus(errno, absl::StrCat(shadow_path, ": truncate"));
+  }
+  return absl::OkStatus();
+}
 
 std::string ShadowPath(const std::string& db_path) { return db_path + "-shadow"; }
 
@@ -258,9 +467,16 @@ absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(File* db, int
                                                                    std::atomic<bool>* open) {
   std::string shadow_path = ShadowPath(db->path());
   int shadow_fd;
+  bool created = true;
   do {
-    shadow_fd = ::open(shadow_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    shadow_fd = ::open(shadow_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   } while (shadow_fd < 0 && errno == EINTR);
+  if (shadow_fd < 0 && errno == EEXIST) {
+    created = false;
+    do {
+      shadow_fd = ::open(shadow_path.c_str(), O_RDWR | O_CLOEXEC);
+    } while (shadow_fd < 0 && errno == EINTR);
+  }
   auto fail = [&](absl::Status status) {
     if (shadow_fd >= 0) ::close(shadow_fd);
     open->store(false, std::memory_order_release);
@@ -284,12 +500,17 @@ absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(File* db, int
                      db->path(), " (an exchange needs both files on one XFS)")));
   }
   if (shadow_st.st_size != 0) {
+    // A prepared batch is its recovery's to decide (vfs.h): refused, never dropped here.
+    absl::StatusOr<std::optional<PreparedTrailer>> trailer =
+        ReadPreparedTrailer(shadow_fd, shadow_path, block_size);
+    if (!trailer.ok()) return fail(trailer.status());
+    if (trailer->has_value()) return fail(PreparedBatchLeftError(db->path(), shadow_path));
     // Left by a process that died mid-batch (or a commit whose last truncate failed): its
     // blocks are a batch never committed, or old pages. Dropped, never applied.
     if (absl::Status s = TruncateFd(shadow_fd, shadow_path, 0); !s.ok()) return fail(s);
   }
   return std::make_unique<XfsExchangeBatch>(db, db_fd, std::move(shadow_path), shadow_fd,
-                                            block_size, stats, kind, open);
+                                            block_size, stats, kind, open, created);
 }
 
 }  // namespace journalkv::vfs

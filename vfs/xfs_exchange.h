@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -100,6 +101,26 @@ absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginXfsExchangeBatch(File* db, int
 
 // The shadow file of the database at `db_path`.
 std::string ShadowPath(const std::string& db_path);
+
+// The prepared batch of a kXfsExchangeRange file (AtomicBatch::Prepare, vfs.h): the batch's
+// blocks in the shadow at their own offsets, then a trailer past them (xfs_exchange.cc) with
+// the note and the exchanged range [lowest, end).
+struct PreparedTrailer {
+  std::string note;
+  uint64_t lowest = 0;
+  uint64_t end = 0;
+};
+// The whole trailer ending the shadow open as `shadow_fd`, or nullopt.
+absl::StatusOr<std::optional<PreparedTrailer>> ReadPreparedTrailer(int shadow_fd,
+                                                                   const std::string& shadow_path,
+                                                                   uint64_t block_size);
+// File::PreparedBatch, CommitPreparedBatch and DiscardPreparedBatch of a kXfsExchangeRange
+// file (PosixFile's).
+absl::StatusOr<std::optional<std::string>> XfsPreparedNote(const std::string& db_path,
+                                                           uint64_t block_size);
+absl::Status CommitXfsPreparedBatch(File* db, int db_fd, uint64_t block_size, IoStats* stats,
+                                    FileKind kind, BatchSync sync);
+absl::Status DiscardXfsPreparedBatch(const std::string& db_path);
 
 }  // namespace journalkv::vfs
 
