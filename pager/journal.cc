@@ -183,7 +183,8 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
 // listed participant's journal names it any more (and syncs its directory).
 absl::Status RemoveSuperIfUnnamed(vfs::FileSystem* fs, const std::string& super_path,
                                   const SuperJournal& super, SyncLevel sync) {
-  for (const std::string& db_path : super.paths) {
+  for (const std::string& db_ref : super.paths) {
+    const std::string db_path = ResolveReference(super_path, db_ref);
     JKV_ASSIGN_OR_RETURN(
         const bool named, JournalNamesSuper(fs, db_path + "-journal", super_path, super.nonce));
     if (named) return absl::OkStatus();  // that participant's recovery rolls back and removes it
@@ -212,7 +213,8 @@ absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& j
   if (!parsed->has_value()) return false;
   const JournalHeader& h = (*parsed)->header;
   if (h.super_damaged) return true;
-  return h.super_path == super_path && h.super_nonce == super_nonce;
+  return ResolveReference(journal_path, h.super_path) == super_path &&
+         h.super_nonce == super_nonce;
 }
 
 Journal::Journal(vfs::FileSystem* fs, std::string journal_path, JournalMode mode, SyncLevel sync,
@@ -232,7 +234,9 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   memory_images_.clear();
 }
 
-void Journal::NameSuper(const std::string& super_path, uint64_t super_nonce) {
+void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonce) {
+  // By its name alone when it is in the journal's folder (super_journal.h, "Names").
+  const std::string super_path = SuperReference(path_, super_path_given);
   if (!written_) {
     header_.super_path = super_path;
     header_.super_nonce = super_nonce;
@@ -485,8 +489,12 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
   }
   bool complete = false;
   std::optional<SuperJournal> super;  // J5: set when the super-journal is there, this nonce's
-  if (!parsed->header.super_path.empty()) {
-    JKV_ASSIGN_OR_RETURN(super, ReadSuperJournal(fs, parsed->header.super_path));
+  // The super-journal's path, from the name the journal holds (super_journal.h, "Names").
+  const std::string super_path = parsed->header.super_path.empty()
+                                     ? std::string()
+                                     : ResolveReference(journal_path, parsed->header.super_path);
+  if (!super_path.empty()) {
+    JKV_ASSIGN_OR_RETURN(super, ReadSuperJournal(fs, super_path));
     if (super.has_value() && super->nonce != parsed->header.super_nonce) super.reset();
     // J5: gone (or another transaction's): committed, or undone durably (J6, J7); present:
     // not committed, whatever the seal says.
@@ -497,7 +505,7 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
       // directory sync), and a power loss after this discard would bring it back to roll
       // the other participants back while this database keeps the transaction.
       absl::Status synced =
-          SyncDir(*fs, parsed->header.super_path, "J5 super-journal absence (recovery)");
+          SyncDir(*fs, super_path, "J5 super-journal absence (recovery)");
       // No directory at all: nothing there to come back either.
       if (!absl::IsNotFound(synced)) JKV_RETURN_IF_ERROR(synced);
     }
@@ -530,7 +538,7 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
   JKV_DCHECK(db_synced || sync == SyncLevel::kOff);  // I3 after a rollback, I6 either way
   JKV_RETURN_IF_ERROR(DiscardJournalDurably(fs, journal_path, std::move(file).value(), mode, sync));
   if (super.has_value()) {
-    JKV_RETURN_IF_ERROR(RemoveSuperIfUnnamed(fs, parsed->header.super_path, *super, sync));
+    JKV_RETURN_IF_ERROR(RemoveSuperIfUnnamed(fs, super_path, *super, sync));
   }
   return complete ? JournalRecovery::kStale : JournalRecovery::kRolledBack;
 }

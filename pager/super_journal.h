@@ -96,10 +96,14 @@
 //       recoverer's end of its journal and the removal) is garbage: harmless, since nothing
 //       consults it but a journal naming its path and nonce, and names are never reused.
 //       It is left on disk (a leak of one small file).
+// Names. A journal names its super-journal, and the super-journal its participants, by the
+// file's name alone when both are in one folder (SuperReference), so a folder of databases
+// caught mid-commit can be moved, restored or mounted elsewhere and still recover (the real
+// power-cut test mounts each cut at another path); a file in another folder is named by its
+// path as the pager opened it (a relative one is then resolved against the working
+// directory, so recovery must run where the commit did).
 // Limits: the super-journal's path must fit in the journal header (kMaxSuperPathSize bytes);
-// a longer one refuses the commit before anything is written. Paths are as the pagers opened
-// them: a relative path is resolved against the working directory, so recovery must run in
-// the same directory as the commit for relative paths (as for the databases themselves).
+// a longer one refuses the commit before anything is written.
 #ifndef JOURNALKV_PAGER_SUPER_JOURNAL_H_
 #define JOURNALKV_PAGER_SUPER_JOURNAL_H_
 
@@ -130,6 +134,11 @@ std::optional<SuperJournal> DecodeSuperJournal(absl::Span<const uint8_t> bytes);
 // the file) when it is there but is not a whole super-journal.
 absl::StatusOr<std::optional<SuperJournal>> ReadSuperJournal(vfs::FileSystem* fs,
                                                             const std::string& path);
+
+// How the file at `from` names the file at `to`: `to`'s name alone when both are in one folder,
+// else `to` as given. ResolveReference(from, reference) is the path it names.
+std::string SuperReference(const std::string& from, const std::string& to);
+std::string ResolveReference(const std::string& from, const std::string& reference);
 
 // A new super-journal path for a transaction whose first participant is `first_db_path`.
 std::string NewSuperJournalPath(const std::string& first_db_path);
