@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "vfs/sync.h"
+#include "vfs/vfs.h"
 
 namespace journalkv::pager {
 namespace {
@@ -26,6 +27,18 @@ void RollBackOpen(absl::Span<WriteTxn* const> txns) {
 }
 
 }  // namespace
+
+std::string NameFrom(const std::string& from, const std::string& to) {
+  if (vfs::DirName(from) != vfs::DirName(to)) return to;
+  const size_t slash = to.rfind('/');
+  return slash == std::string::npos ? to : to.substr(slash + 1);
+}
+
+std::string PathFrom(const std::string& from, const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const size_t slash = from.rfind('/');
+  return slash == std::string::npos ? name : absl::StrCat(from.substr(0, slash + 1), name);
+}
 
 absl::Status CheckAcross(absl::Span<WriteTxn* const> txns) {
   if (txns.empty()) {

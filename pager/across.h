@@ -22,6 +22,8 @@
 #ifndef JOURNALKV_PAGER_ACROSS_H_
 #define JOURNALKV_PAGER_ACROSS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "pager/txn.h"
@@ -43,6 +45,15 @@ absl::Status CheckAcross(absl::Span<WriteTxn* const> txns);
 // REQUIRES: CheckAcross(txns) is OK; each transaction open, of a different database, in the
 // canonical order.
 absl::Status CommitAcross(absl::Span<WriteTxn* const> txns);
+
+// How one file of a transaction across databases names another (a journal its super-journal,
+// a super-journal or a super record its participants, a prepared batch its record): by the
+// name alone when both are in one folder, so that databases kept together can be moved,
+// restored or mounted elsewhere mid-commit and still recover; by the path as given otherwise
+// (a relative one is then resolved against the working directory). PathFrom(from, name) is
+// the path a name NameFrom gave means to the file at `from`.
+std::string NameFrom(const std::string& from, const std::string& to);
+std::string PathFrom(const std::string& from, const std::string& name);
 
 // The families' commits (each family's across file). REQUIRES: as CommitAcross, every
 // transaction of that family, each one's StartCommit said to go on.

@@ -78,37 +78,29 @@ absl::StatusOr<uint64_t> ReadCounterAt(vfs::FileSystem& fs, const std::string& p
   return ReadCounter(*file);
 }
 
-// `path` as stored by a file in folder `dir` (a note names its record, a record its
-// participants): its name alone when it is in `dir`, so that databases kept in one folder can
-// be moved, copied or mounted elsewhere together; as given otherwise.
-std::string StoredPath(const std::string& path, const std::string& dir) {
-  if (dir == "." || vfs::DirName(path) != dir) return path;
-  return path.substr(dir.size() + (dir.back() == '/' ? 0 : 1));
-}
-// The path a stored name means to a file in folder `dir`.
-std::string ResolvedPath(const std::string& stored, const std::string& dir) {
-  if (stored.find('/') != std::string::npos || dir == ".") return stored;
-  return dir.back() == '/' ? dir + stored : dir + "/" + stored;
-}
-
 // The first participant of `record` (read from `record_path`) that does not carry its counter
 // yet, or nullopt (Y5, Y7).
 absl::StatusOr<std::optional<std::string>> Unresolved(vfs::FileSystem& fs,
                                                       const SuperRecord& record,
                                                       const std::string& record_path) {
   for (const SuperRecord::Participant& p : record.participants) {
-    const std::string path = ResolvedPath(p.path, vfs::DirName(record_path));
+    const std::string path = PathFrom(record_path, p.path);
     JKV_ASSIGN_OR_RETURN(uint64_t counter, ReadCounterAt(fs, path));
     if (counter < p.new_counter) return path;
   }
   return std::nullopt;
 }
 
+// Empties the record file: its magic overwritten with zeros (ReadSuperRecord then finds none).
+// Not cut: the next record overwrites the same block, and an overwrite's flush logs no new
+// allocation (a cut file's next record would allocate its block again, in the commit point's
+// flush).
 absl::Status ClearRecordFile(vfs::FileSystem& fs, const std::string& path) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
                        fs.Open(path, vfs::OpenOptions{vfs::OpenMode::kReadWrite,
                                                       vfs::FileKind::kOther}));
-  return file->Truncate(0);
+  const uint8_t zeros[8] = {};
+  return file->Write(0, zeros);
 }
 
 // Y5's tail: the record goes once every participant it names carries its counter.
@@ -249,7 +241,7 @@ absl::Status RecoverPreparedLocked(PagerCore& core, absl::Time deadline) {
     if (s.ok() && again->has_value()) {
       note = DecodeAcrossNote(**again);
       if (note.has_value()) {
-        note->record_path = ResolvedPath(note->record_path, vfs::DirName(core.path_));
+        note->record_path = PathFrom(core.path_, note->record_path);
       }
       bool apply = false;
       if (note.has_value()) {
@@ -348,10 +340,10 @@ absl::Status AcrossCommit::Atomic(absl::Span<WriteTxn* const> txns) {
   record.nonce = NewNonce();
   for (AtomicWriteTxn* txn : t) {
     record.participants.push_back(
-        {StoredPath(txn->path(), vfs::DirName(record_path)), txn->new_counter()});
+        {NameFrom(record_path, txn->path()), txn->new_counter()});
   }
   const std::vector<absl::Status> prepared = ForEachParticipant(t, [&](size_t i) {
-    AcrossNote note{StoredPath(record_path, vfs::DirName(t[i]->path())), record.nonce,
+    AcrossNote note{NameFrom(t[i]->path(), record_path), record.nonce,
                     t[i]->base_counter(), t[i]->new_counter()};
     return t[i]->PrepareBatch(EncodeAcrossNote(note));
   });

@@ -26,7 +26,7 @@
 //       undo must not outlive its record (Y4). A participant whose commit fails enters its
 //       error state with its batch left prepared (its next opener rolls it forward); the
 //       others still commit: the transaction is committed, and the error says so.
-//   Y4. The record goes (truncated, unsynced) only after every participant's batch is durable
+//   Y4. The record goes (its magic zeroed, unsynced) only after every participant's batch is durable
 //       (Y3), so a record is never gone while a batch it committed can still be lost.
 //   Y5. Recovery, per participant, when a connection takes the database from idle (at open,
 //       and at every read or write transaction begun with no lock held: a writer of another

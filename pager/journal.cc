@@ -10,6 +10,7 @@
 #include "base/hash.h"
 #include "base/status_macros.h"
 #include "pager/db_format.h"
+#include "pager/across.h"
 #include "pager/super_journal.h"
 #include "vfs/sync.h"
 
@@ -184,7 +185,7 @@ absl::Status DiscardJournalDurably(vfs::FileSystem* fs, const std::string& path,
 absl::Status RemoveSuperIfUnnamed(vfs::FileSystem* fs, const std::string& super_path,
                                   const SuperJournal& super, SyncLevel sync) {
   for (const std::string& db_ref : super.paths) {
-    const std::string db_path = ResolveReference(super_path, db_ref);
+    const std::string db_path = PathFrom(super_path, db_ref);
     JKV_ASSIGN_OR_RETURN(
         const bool named, JournalNamesSuper(fs, db_path + "-journal", super_path, super.nonce));
     if (named) return absl::OkStatus();  // that participant's recovery rolls back and removes it
@@ -213,7 +214,7 @@ absl::StatusOr<bool> JournalNamesSuper(vfs::FileSystem* fs, const std::string& j
   if (!parsed->has_value()) return false;
   const JournalHeader& h = (*parsed)->header;
   if (h.super_damaged) return true;
-  return ResolveReference(journal_path, h.super_path) == super_path &&
+  return PathFrom(journal_path, h.super_path) == super_path &&
          h.super_nonce == super_nonce;
 }
 
@@ -236,7 +237,7 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
 
 void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonce) {
   // By its name alone when it is in the journal's folder (super_journal.h, "Names").
-  const std::string super_path = SuperReference(path_, super_path_given);
+  const std::string super_path = NameFrom(path_, super_path_given);
   if (!written_) {
     header_.super_path = super_path;
     header_.super_nonce = super_nonce;
@@ -492,7 +493,7 @@ absl::StatusOr<JournalRecovery> RecoverJournal(vfs::FileSystem* fs,
   // The super-journal's path, from the name the journal holds (super_journal.h, "Names").
   const std::string super_path = parsed->header.super_path.empty()
                                      ? std::string()
-                                     : ResolveReference(journal_path, parsed->header.super_path);
+                                     : PathFrom(journal_path, parsed->header.super_path);
   if (!super_path.empty()) {
     JKV_ASSIGN_OR_RETURN(super, ReadSuperJournal(fs, super_path));
     if (super.has_value() && super->nonce != parsed->header.super_nonce) super.reset();

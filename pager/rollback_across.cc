@@ -68,7 +68,7 @@ absl::Status RollbackAcross::Commit() {
   // 2. The super-journal, durable before any journal names it (J2).
   SuperJournal super;
   super.nonce = NewSuperNonce();
-  for (RollbackWriteTxn* p : parts_) super.paths.push_back(SuperReference(super_path_, p->path()));
+  for (RollbackWriteTxn* p : parts_) super.paths.push_back(NameFrom(super_path_, p->path()));
   if (absl::Status s = WriteSuper(super); !s.ok()) return Fail(s);
   // 3. Each journal names it, with the originals and the seal, durable (J1, J3, I1).
   for (RollbackWriteTxn* p : parts_) {

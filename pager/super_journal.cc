@@ -93,23 +93,6 @@ absl::StatusOr<std::optional<SuperJournal>> ReadSuperJournal(vfs::FileSystem* fs
   return super;
 }
 
-namespace {
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-}  // namespace
-
-std::string SuperReference(const std::string& from, const std::string& to) {
-  return vfs::DirName(from) == vfs::DirName(to) ? BaseName(to) : to;
-}
-
-std::string ResolveReference(const std::string& from, const std::string& reference) {
-  if (reference.find('/') != std::string::npos) return reference;
-  const size_t slash = from.rfind('/');
-  return slash == std::string::npos ? reference : absl::StrCat(from.substr(0, slash + 1), reference);
-}
-
 std::string NewSuperJournalPath(const std::string& first_db_path) {
   return absl::StrFormat("%s-super-%016x", first_db_path, Random64());
 }

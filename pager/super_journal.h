@@ -97,7 +97,7 @@
 //       consults it but a journal naming its path and nonce, and names are never reused.
 //       It is left on disk (a leak of one small file).
 // Names. A journal names its super-journal, and the super-journal its participants, by the
-// file's name alone when both are in one folder (SuperReference), so a folder of databases
+// file's name alone when both are in one folder (across.h, NameFrom), so a folder of databases
 // caught mid-commit can be moved, restored or mounted elsewhere and still recover (the real
 // power-cut test mounts each cut at another path); a file in another folder is named by its
 // path as the pager opened it (a relative one is then resolved against the working
@@ -134,11 +134,6 @@ std::optional<SuperJournal> DecodeSuperJournal(absl::Span<const uint8_t> bytes);
 // the file) when it is there but is not a whole super-journal.
 absl::StatusOr<std::optional<SuperJournal>> ReadSuperJournal(vfs::FileSystem* fs,
                                                             const std::string& path);
-
-// How the file at `from` names the file at `to`: `to`'s name alone when both are in one folder,
-// else `to` as given. ResolveReference(from, reference) is the path it names.
-std::string SuperReference(const std::string& from, const std::string& to);
-std::string ResolveReference(const std::string& from, const std::string& reference);
 
 // A new super-journal path for a transaction whose first participant is `first_db_path`.
 std::string NewSuperJournalPath(const std::string& first_db_path);
