@@ -47,21 +47,12 @@ std::vector<AdapterCase> AllCases() {
 
 class EngineAdapterTest : public ::testing::TestWithParam<AdapterCase> {
  protected:
-  // A scratch XFS with exchange-range (vfs/scratch_fs.h) for the modes that need one, made
-  // once and removed at exit; empty (and why_ says why) where it cannot be made.
+  // Where the modes that need atomic batches run (vfs/scratch_fs.h, AtomicBatchFolder: the
+  // test folder if it has them, else a scratch XFS with exchange-range made once and removed
+  // at exit); empty (and why_ says why) where there is none.
   static const std::string& ScratchXfs() {
-    static std::unique_ptr<vfs::ScratchFs> fs;
-    static const std::string mount = [] {
-      absl::StatusOr<std::unique_ptr<vfs::ScratchFs>> made =
-          vfs::ScratchFs::Make(vfs::ScratchFs::Kind::kXfs);
-      if (!made.ok()) {
-        why_ = std::string(made.status().message());
-        return std::string();
-      }
-      fs = *std::move(made);
-      return fs->mount();
-    }();
-    return mount;
+    static const std::string folder = vfs::AtomicBatchFolder(::testing::TempDir(), &why_);
+    return folder;
   }
   static inline std::string why_;
 

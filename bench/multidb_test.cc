@@ -27,22 +27,12 @@ using ::journalkv::testing::IsOk;
 using ::journalkv::testing::StatusIs;
 using ::testing::HasSubstr;
 
-// A scratch XFS with exchange-range for journalkv's atomic, made once; empty (why: Why()) where
-// it cannot be made.
+// Where journalkv's atomic runs (vfs/scratch_fs.h, AtomicBatchFolder: the test folder if it has
+// atomic batches, else a scratch XFS made once); empty (why: why_no_xfs) where there is none.
 std::string why_no_xfs;
 const std::string& ScratchXfs() {
-  static std::unique_ptr<vfs::ScratchFs> fs;
-  static const std::string mount = [] {
-    absl::StatusOr<std::unique_ptr<vfs::ScratchFs>> made =
-        vfs::ScratchFs::Make(vfs::ScratchFs::Kind::kXfs);
-    if (!made.ok()) {
-      why_no_xfs = std::string(made.status().message());
-      return std::string();
-    }
-    fs = *std::move(made);
-    return fs->mount();
-  }();
-  return mount;
+  static const std::string folder = vfs::AtomicBatchFolder(::testing::TempDir(), &why_no_xfs);
+  return folder;
 }
 
 struct AcrossCase {

@@ -44,22 +44,11 @@ constexpr int kDatabases = 4;
 // batches, else a scratch XFS with exchange-range made once for the whole test where root may
 // (the forked children _exit), else nowhere (empty).
 const std::string& AtomicRoot() {
-  static std::unique_ptr<vfs::ScratchFs> scratch;
   static const std::string root = [] {
-    if (vfs::HasAtomicBatches(::testing::TempDir())) return ::testing::TempDir();
-    absl::StatusOr<std::unique_ptr<vfs::ScratchFs>> made =
-        vfs::ScratchFs::Make(vfs::ScratchFs::Kind::kXfs);
-    if (!made.ok()) {
-      std::printf("atomic cases: no scratch XFS: %s\n",
-                  std::string(made.status().message()).c_str());
-      return std::string();
-    }
-    scratch = *std::move(made);
-    if (!vfs::HasAtomicBatches(scratch->mount())) {
-      std::printf("atomic cases: the scratch XFS has no exchange-range (Linux 6.10+)\n");
-      return std::string();
-    }
-    return scratch->mount();
+    std::string why;
+    std::string folder = vfs::AtomicBatchFolder(::testing::TempDir(), &why);
+    if (folder.empty()) std::printf("atomic cases: %s\n", why.c_str());
+    return folder;
   }();
   return root;
 }

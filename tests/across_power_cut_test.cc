@@ -213,40 +213,20 @@ TEST_P(AcrossPowerCutTest, EveryCutHoldsEachTransactionInAllItsDatabasesOrNone) 
     const std::string where = absl::StrCat(Name(config), ", ", cut.name, " (acknowledged ",
                                            cut.before, " before it, ", cut.after, " after)");
     const bool again = i % 2 == 1 || testing::LongTier();
-    ASSERT_TRUE(disk->MountCut(cut.name, /*direct=*/again)) << where << ": does not mount";
+    const uint64_t child_seed = rng();
     int last = 0;
-    if (again) {
-      const std::string second = absl::StrCat(cut.name, ".recovering");
-      std::fflush(stdout);
-      std::fflush(stderr);
-      const uint64_t child_seed = rng();
-      const pid_t recovering = ::fork();
-      if (recovering == 0) {
-        std::mt19937_64 child_rng(child_seed);
-        const std::string problem = Verify(config, disk->cut(), cut, child_rng, &last);
-        if (!problem.empty()) std::fprintf(stderr, "recovery found: %s\n", problem.c_str());
-        ::_exit(problem.empty() ? 0 : 1);
-      }
-      ASSERT_GT(recovering, 0);
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
-      ASSERT_TRUE(disk->Cut(second, cut.name)) << where << ": reflink copy failed";
-      ::kill(recovering, SIGKILL);
-      ::waitpid(recovering, &status, 0);
-      if (WIFEXITED(status)) {
-        ASSERT_EQ(WEXITSTATUS(status), 0) << where << ": its recovery found it wrong";
-      } else {
-        ++cut_short;
-      }
-      disk->UnmountCut(cut.name);
-      ASSERT_TRUE(disk->MountCut(second)) << where << ": the cut of its recovery does not mount";
-      ASSERT_EQ(Verify(config, disk->cut(), cut, rng, &last), "")
-          << where << ", cut again while it recovered";
-      disk->UnmountCut(second);
-      ++recovery_cuts;
-    } else {
-      ASSERT_EQ(Verify(config, disk->cut(), cut, rng, &last), "") << where;
-      disk->UnmountCut(cut.name);
-    }
+    bool killed = false;
+    const std::string problem = disk->CheckCut(
+        cut.name, again, rng() % 20000,
+        [&](const std::string& folder, bool in_child) {
+          int ignored;
+          std::mt19937_64 order(in_child ? child_seed : child_seed + 1);
+          return Verify(config, folder, cut, order, in_child ? &ignored : &last);
+        },
+        &killed);
+    ASSERT_EQ(problem, "") << where;
+    recovery_cuts += again ? 1 : 0;
+    cut_short += killed ? 1 : 0;
     checked += static_cast<uint64_t>(last);
   }
   std::printf("%s: %zu cuts over %d transactions across databases (%d cut again during their "

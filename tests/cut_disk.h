@@ -10,12 +10,17 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "vfs/scratch_fs.h"
@@ -116,6 +121,52 @@ class CutDisk {
     if (remove) Shell(absl::StrCat("rm -f ", dir_, "/host/", name));
   }
   std::string cut() const { return dir_ + "/cut"; }
+
+  // Checks cut `name` as a reboot finds it: mounted (its journal replays), then
+  // verify(folder, in_child) on it ("" or what is wrong). With `again` the cut is first cut
+  // again while its recovery runs: mounted with direct I/O, recovered by a child process
+  // running verify(folder, true), which is killed after `delay_us` while a second cut of it is
+  // taken; a recovery that ended before must have found it good, and the second cut is then
+  // mounted and checked with verify(folder, false) (a recovery cut short must lose nothing the
+  // first cut held). Returns "" or what is wrong; *recovery_killed says whether the recovery
+  // was still running when killed. Unmounts and removes the cuts it checked.
+  using CutCheck = std::function<std::string(const std::string& folder, bool in_child)>;
+  std::string CheckCut(const std::string& name, bool again, uint64_t delay_us,
+                       const CutCheck& verify, bool* recovery_killed) {
+    *recovery_killed = false;
+    if (!MountCut(name, /*direct=*/again)) return "the cut does not mount";
+    if (!again) {
+      const std::string problem = verify(cut(), false);
+      UnmountCut(name);
+      return problem;
+    }
+    const std::string second = absl::StrCat(name, ".recovering");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t recovering = ::fork();
+    if (recovering == 0) {
+      const std::string problem = verify(cut(), true);
+      if (!problem.empty()) std::fprintf(stderr, "recovery found: %s\n", problem.c_str());
+      ::_exit(problem.empty() ? 0 : 1);
+    }
+    if (recovering < 0) {
+      UnmountCut(name);
+      return "fork failed";
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    const bool copied = Cut(second, name);
+    ::kill(recovering, SIGKILL);
+    int status = 0;
+    ::waitpid(recovering, &status, 0);
+    UnmountCut(name);
+    if (!copied) return "reflink copy of the recovering cut failed";
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "its recovery found it wrong";
+    *recovery_killed = !WIFEXITED(status);
+    if (!MountCut(second)) return "the cut of its recovery does not mount";
+    const std::string problem = verify(cut(), false);
+    UnmountCut(second);
+    return problem.empty() ? "" : absl::StrCat("cut again while it recovered: ", problem);
+  }
 
  private:
   CutDisk() = default;

@@ -378,44 +378,20 @@ TEST_P(PowerCutTest, EveryCutHoldsAPrefixOfTheCommitsAndEveryAcknowledgedOneWher
     // recovering process is killed at a random moment and the copy taken then is checked in
     // turn, against the same commits (recovery may lose nothing the cut held durably).
     const bool again = config.sync != SyncLevel::kOff && (i % 2 == 1 || testing::LongTier());
-    ASSERT_TRUE(disk->MountCut(cut.name, /*direct=*/again)) << where << ": the cut does not mount";
-    if (again) {
-      const std::string second = absl::StrCat(cut.name, ".recovering");
-      std::fflush(stdout);
-      std::fflush(stderr);
-      const pid_t recovering = ::fork();
-      if (recovering == 0) {
-        int ignored;
-        ::_exit(Verify(config, disk->cut() + "/x.db", cut, durable, &ignored).empty() ? 0 : 1);
-      }
-      ASSERT_GT(recovering, 0);
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
-      ASSERT_TRUE(disk->Cut(second, cut.name)) << where << ": reflink copy failed";
-      ::kill(recovering, SIGKILL);
-      ::waitpid(recovering, &status, 0);
-      // A recovery that ended before the copy must have found the cut good.
-      if (WIFEXITED(status)) {
-        ASSERT_EQ(WEXITSTATUS(status), 0) << where << ": its recovery found it wrong";
-      } else {
-        ++cut_short;
-      }
-      disk->UnmountCut(cut.name);
-      ASSERT_TRUE(disk->MountCut(second)) << where << ": the cut of its recovery does not mount";
-      int last_again = -1;
-      const std::string problem =
-          Verify(config, disk->cut() + "/x.db", cut, durable, &last_again);
-      ASSERT_EQ(problem, "") << where << ", cut again while it recovered";
-      disk->UnmountCut(second);
-      ++recovery_cuts;
-      // The first cut's own state is checked from the second: a recovery cut short must
-      // leave it (or, where nothing is lost, a later state the first held too).
-      if (last_again < cut.before) ++lost;
-      checked += static_cast<uint64_t>(last_again);
-      continue;
-    }
     int last = -1;
-    const std::string problem = Verify(config, disk->cut() + "/x.db", cut, durable, &last);
+    bool killed = false;
+    const std::string problem = disk->CheckCut(
+        cut.name, again, rng() % 20000,
+        [&](const std::string& folder, bool in_child) {
+          int ignored;
+          return Verify(config, folder + "/x.db", cut, durable, in_child ? &ignored : &last);
+        },
+        &killed);
     ASSERT_EQ(problem, "") << where;
+    // With `again`, the first cut's own state is checked from the second: a recovery cut short
+    // must leave it (or, where nothing is lost, a later state the first held too).
+    recovery_cuts += again ? 1 : 0;
+    cut_short += killed ? 1 : 0;
     if (last < cut.before) ++lost;
     if (config.sync != SyncLevel::kOff) checked += static_cast<uint64_t>(last);
     disk->UnmountCut(cut.name);

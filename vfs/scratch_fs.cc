@@ -189,6 +189,26 @@ bool HasAtomicBatches(const std::string& dir) {
   return has;
 }
 
+std::string AtomicBatchFolder(const std::string& dir, std::string* why_not) {
+  if (HasAtomicBatches(dir)) return dir;
+  // Made once; unmounted and removed by its destructor when the process exits.
+  static std::unique_ptr<ScratchFs> scratch;
+  static const std::string why = [] {
+    absl::StatusOr<std::unique_ptr<ScratchFs>> xfs = ScratchFs::Make(ScratchFs::Kind::kXfs);
+    if (!xfs.ok()) return absl::StrCat("no scratch XFS: ", xfs.status().message());
+    if (!HasAtomicBatches((*xfs)->mount())) {
+      return std::string("the scratch XFS has no exchange-range (Linux 6.10+)");
+    }
+    scratch = *std::move(xfs);
+    return std::string();
+  }();
+  if (scratch == nullptr) {
+    if (why_not != nullptr) *why_not = why;
+    return "";
+  }
+  return scratch->mount();
+}
+
 absl::StatusOr<std::string> DeviceStatPath(const std::string& path) {
   struct stat st = {};
   if (::stat(path.c_str(), &st) != 0) {

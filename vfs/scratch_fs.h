@@ -84,6 +84,12 @@ class ScratchFs {
 // vfs/vfs.h): journal mode atomic can run there. Makes and removes a probe file.
 bool HasAtomicBatches(const std::string& dir);
 
+// For tests and benchmarks that need real atomic batches: `dir` when its file system has them,
+// else the mount of a scratch XFS with exchange-range made at the first call and kept for the
+// process (removed at its exit; a forked child that _exits leaves it to its parent), else ""
+// with *why_not saying why (not root, no loop devices, a kernel before 6.10). Thread-safe.
+std::string AtomicBatchFolder(const std::string& dir, std::string* why_not = nullptr);
+
 // The stat file of the block device that holds `path` (/sys/dev/block/MAJ:MIN/stat; a
 // partition's has the same layout), or NotFound when it is not on a block device (tmpfs,
 // overlay).
