@@ -396,7 +396,13 @@ for r in rows:
     # bytes its write calls wrote must reach the device, plus the file system's own journal.
     assert r["device_bytes_per_commit"] >= r["bytes_written"] / r["commits"], r
 PY
-    if mount | grep -q jkv_; then fail "--fs left a mount behind: $(mount | grep jkv_)"; fi
+    # The mounts this run made (it names them on stderr) are gone; other tests' scratch file
+    # systems may be mounted meanwhile (tests run in parallel), so only these are checked.
+    made=$(sed -n 's/.* mounted at \([^ ]*\).*/\1/p' err.txt)
+    [[ -n $made ]] || fail "--fs named no mount on stderr: $(cat err.txt)"
+    for m in $made; do
+      if mount | grep -qF " on $m "; then fail "--fs left a mount behind: $m"; fi
+    done
   fi
 else
   echo "--fs skipped: needs root and mkfs.xfs and mkfs.ext4"
