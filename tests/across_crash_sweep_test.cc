@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "base/test_scale.h"
 #include "gtest/gtest.h"
 #include "tests/across_sweep.h"
 
@@ -43,12 +44,16 @@ TEST_P(AcrossCrashSweepTest, AllOrNone) {
   AcrossCounts counts = RunAcrossSweep(config);
   EXPECT_EQ(counts.failure, "");
   // Not vacuous: crashes mid-commit that landed and that were undone, every kind, one
-  // database recovered alone first, crashed recoveries.
-  EXPECT_GT(counts.landed, 0u) << counts.Summary();
+  // database recovered alone first, crashed recoveries. Under a sanitizer the sweep takes half
+  // of its crash points and two crashed recoveries a kind, so a run may meet no commit that
+  // landed or no recovery worth crashing: those two are asserted by the optimized run.
+  if (!testing::UnderSanitizer()) {
+    EXPECT_GT(counts.landed, 0u) << counts.Summary();
+    EXPECT_GT(counts.recovery_crashes, 0u) << counts.Summary();
+  }
   EXPECT_GT(counts.undone, 0u) << counts.Summary();
   for (uint64_t k : counts.by_kind) EXPECT_GT(k, 0u) << counts.Summary();
   EXPECT_GT(counts.lone_first, 0u) << counts.Summary();
-  EXPECT_GT(counts.recovery_crashes, 0u) << counts.Summary();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -100,7 +105,9 @@ TEST(AcrossCrashSweepOffTest, ProcessCrashIsAllOrNone) {
     AcrossCounts counts = RunAcrossSweep(config);
     EXPECT_EQ(counts.failure, "");
     EXPECT_GT(counts.by_kind[1], 0u);
-    EXPECT_GT(counts.recovery_crashes, 0u);
+    if (!testing::UnderSanitizer()) {
+      EXPECT_GT(counts.recovery_crashes, 0u);  // as above
+    }
   }
 }
 
