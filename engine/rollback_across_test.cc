@@ -116,6 +116,14 @@ TEST_P(RollbackAcrossEngineTest, BusyCommitIsRetried) {
   ASSERT_THAT((*txn)->For(b.get())->Put("k", "v1"), IsOk());
   EXPECT_TRUE(absl::IsUnavailable((*txn)->Commit()));
   EXPECT_TRUE((*txn)->open());
+  // While it waits to be retried, a, which it had locked EXCLUSIVE before b was found busy,
+  // is readable again (its EXCLUSIVE given back, RESERVED kept), at its last commit.
+  auto a_reader_db = Open("/x/a.db");
+  {
+    auto a_reader = a_reader_db->BeginRead();
+    ASSERT_THAT(a_reader, IsOk());
+    EXPECT_THAT((*a_reader)->Get("k"), IsOkAndHolds(std::nullopt));
+  }
   reader->reset();
   ASSERT_THAT((*txn)->Commit(), IsOk());
   EXPECT_THAT(a->Get("k"), IsOkAndHolds(std::optional<std::string>("v1")));

@@ -36,8 +36,10 @@
 //                                 |   reader drops to IDLE between tries, see "Writers take
 //                                 |   turns" in docs/design-notes.md)
 //   RESERVED -> EXCLUSIVE         | AcquireExclusive (WriteTxn::Commit, WriteTxn::Spill)
-//   EXCLUSIVE -> RESERVED         | ReleaseExclusive (ATOMIC only: a commit across databases
-//                                 |   that found another participant busy, atomic_across.h)
+//   EXCLUSIVE -> RESERVED         | ReleaseExclusive: a commit across databases that found
+//                                 |   another participant busy (atomic_across.h; in the
+//                                 |   rollback modes unless the transaction spilled,
+//                                 |   rollback_across.cc)
 //   any -> SHARED or IDLE         | EndWrite, EndRead
 //   any -> ERROR (sticky)         | SetStickyError: a failure after the database file was
 //                                 |   touched, or any failed sync (I7)

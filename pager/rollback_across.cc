@@ -56,13 +56,18 @@ absl::Status RollbackAcross::Commit() {
         "(its super-journal's path must fit in ", kMaxSuperPathSize, " bytes)")));
   }
   // 1. EXCLUSIVE on each, in the canonical order, before anything is written. Busy leaves
-  // every transaction open and whole (those locked keep EXCLUSIVE until retried or rolled
-  // back).
-  for (RollbackWriteTxn* p : parts_) {
+  // every transaction open and whole; those locked before give EXCLUSIVE back (RESERVED kept,
+  // unless they spilled), so their readers go on while it waits for a retry.
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    RollbackWriteTxn* p = parts_[i];
     absl::Status s = p->LockForCommit();
     if (!s.ok()) {
-      if (p->commit_retryable_ && absl::IsUnavailable(s)) return Named(*p, s);
-      return Fail(Named(*p, s));
+      if (!(p->commit_retryable_ && absl::IsUnavailable(s))) return Fail(Named(*p, s));
+      for (size_t j = 0; j < i; ++j) {
+        absl::Status back = parts_[j]->ReleaseExclusiveForRetry();
+        if (!back.ok()) return Fail(Named(*parts_[j], back));
+      }
+      return Named(*p, s);
     }
   }
   // 2. The super-journal, durable before any journal names it (J2).

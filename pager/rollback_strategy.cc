@@ -130,6 +130,13 @@ absl::Status RollbackWriteTxn::LockForCommit() {
   return absl::OkStatus();
 }
 
+absl::Status RollbackWriteTxn::ReleaseExclusiveForRetry() {
+  if (!exclusive_ || spilled_) return absl::OkStatus();
+  JKV_RETURN_IF_ERROR(strategy_->ReleaseExclusive());
+  exclusive_ = false;
+  return absl::OkStatus();
+}
+
 absl::Status RollbackWriteTxn::FlushJournal() {
   JKV_DCHECK(exclusive_);
   Journal& journal = strategy_->journal_;

@@ -49,6 +49,10 @@ class RollbackWriteTxn final : public WriteTxn {
   friend class RollbackAcross;
   // Page 1 with the new change counter, and EXCLUSIVE. Busy: retryable, nothing written.
   absl::Status LockForCommit();
+  // A later participant was busy (J1's step 1): EXCLUSIVE given back, RESERVED kept, so this
+  // database's readers go on while the transaction waits for a retry; kept when a spill wrote
+  // the database file (its readers must not read it: the state table in pager.h).
+  absl::Status ReleaseExclusiveForRetry();
   // The originals and the seal written and synced (I1); nothing in the database file yet.
   absl::Status FlushJournal();
   // The pages written and synced (I2), the file cut (I11).

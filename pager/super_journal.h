@@ -26,7 +26,9 @@
 //
 // The commit, in order (rollback_across.cc, AcrossCommit::Rollback):
 //   1. EXCLUSIVE on every participant, in the canonical order, before anything is written.
-//      Busy here leaves every transaction open and whole (retry or roll back).
+//      Busy here leaves every transaction open and whole (retry or roll back); the ones
+//      locked before give EXCLUSIVE back (RESERVED kept) unless they spilled, so their
+//      readers go on meanwhile.
 //   2. The super-journal is written, synced, and its directory synced (J2).
 //   3. Each participant's journal names the super-journal, in one flush with the originals
 //      and the seal, synced (pager I1): in the header it writes, or, for a journal that
