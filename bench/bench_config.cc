@@ -1,6 +1,7 @@
 #include "bench/bench_config.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -110,6 +111,15 @@ const std::vector<FlagDef>& FlagDefs() {
        "no preset: the defaults in parentheses (--sync=full --num=10000 --seconds=5 "
        "--records=100000 --operations=100000, every workload but YCSB's and multidb's)"},
       {"help", nullptr, nullptr, "print this text"},
+      // --reproduce (reproduce.h): the founding documents' experiments and their report.
+      {"reproduce", "seeds|NAME,...", nullptr,
+       "run the founding documents' experiments (seeds: every one; or some by name: "
+       "speedtest1-1000, suite-562, contention, writelat-acp, maw, mfaw) and write OUT/report.md "
+       "(published figure, measured figure with its rounds' range, their ratio, why they "
+       "differ), run.json, and per experiment OUT/NAME/ with its results and PNG charts; "
+       "--quick (the default) tiny sizes, --full the sizes of the committed report; takes "
+       "only --out, --dir, --repeat, --floor-seconds and --quick/--full beside it; maw and "
+       "mfaw need --fs (root, mkfs.xfs, Linux 6.10+) and are reported as not run without"},
   };
   return *defs;
 }
@@ -217,6 +227,9 @@ absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchCon
   }
   if (name == "out") c.out = std::string(value);
   if (name == "dir") c.dir = std::string(value);
+  if (name == "reproduce") {
+    c.reproduce = value == "all" ? std::vector<std::string>{"seeds"} : List(value);
+  }
   if (name == "fs") {
     c.filesystems = std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
     if (c.filesystems.empty()) return absl::InvalidArgumentError("--fs wants xfs, ext4 or both");
@@ -319,6 +332,23 @@ absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("--quick and --full exclude each other");
   }
   config.quick = true;
+  if (given.contains("reproduce")) {
+    // The experiments set their own cases and sizes (reproduce.h).
+    for (const auto& [name, value] : given) {
+      static const char* const kWith[] = {"reproduce", "out", "dir", "repeat", "floor-seconds",
+                                          "quick", "full"};
+      if (std::find(std::begin(kWith), std::end(kWith), name) == std::end(kWith)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, " does not go with --reproduce (its experiments set their own cases; "
+            "it takes --out, --dir, --repeat, --floor-seconds, --quick or --full)"));
+      }
+    }
+    for (const auto& [name, value] : given) JKV_RETURN_IF_ERROR(Apply(name, value, config));
+    if (config.reproduce.empty()) {
+      return absl::InvalidArgumentError("--reproduce wants seeds or experiment names");
+    }
+    return config;
+  }
   for (const char* preset : {"quick", "full"}) {
     if (auto it = given.find(preset); it != given.end()) {
       JKV_RETURN_IF_ERROR(Apply(preset, it->second, config));

@@ -38,6 +38,9 @@ struct BenchConfig {
   int repeat = 1;  // rounds over every case; each case reports its median round
   bool quick = true;  // apply the --quick preset to flags not given (off with --full)
   bool help = false;
+  // --reproduce: the experiments to run ("seeds": every one; reproduce.h), empty: none. With
+  // it, `quick` picks the experiments' sizes.
+  std::vector<std::string> reproduce;
 };
 
 // Parses the arguments after the program name. Unless --full is given, flags not given take

@@ -53,6 +53,18 @@ std::string WriterKeysName(const WorkloadParams& p) {
   return p.writer_keys == WriterKeys::kOwn ? "own" : "hot";
 }
 
+// <figure>_min and <figure>_max of a ranged figure: from the rounds, else the value itself.
+Value RoundsMin(const CaseResult& r, const RangedFigure& f) {
+  auto it = r.rounds.find(f.name);
+  if (it == r.rounds.end() || it->second.empty()) return Num(f.get(r));
+  return Num(*std::min_element(it->second.begin(), it->second.end()));
+}
+Value RoundsMax(const CaseResult& r, const RangedFigure& f) {
+  auto it = r.rounds.find(f.name);
+  if (it == r.rounds.end() || it->second.empty()) return Num(f.get(r));
+  return Num(*std::max_element(it->second.begin(), it->second.end()));
+}
+
 std::vector<Field>* MakeFields() {
   auto* fields = new std::vector<Field>{
       {"engine", [](const CaseResult& r) { return Text(r.spec.engine); }},
@@ -124,6 +136,13 @@ std::vector<Field>* MakeFields() {
          return Num(r.databases > 0 ? r.params.puts_per_db : 0);
        }},
   };
+  // Figures as data: each ranged figure's lowest and highest round (ops_per_sec's are above).
+  for (const RangedFigure& f : RangedFigures()) {
+    if (f.name == "ops_per_sec") continue;
+    fields->push_back({f.name + "_min", [&f](const CaseResult& r) { return RoundsMin(r, f); }});
+    fields->push_back({f.name + "_max", [&f](const CaseResult& r) { return RoundsMax(r, f); }});
+  }
+  fields->push_back({"spread", [](const CaseResult& r) { return Text(SpreadFigures(r)); }});
   // The engine's counters over the phase (EngineCounters): one column per ticker and mark of
   // the counter table, named by its row (time rows in milliseconds), unless the harness
   // measures the same name itself (commits: the workload's count).
@@ -293,11 +312,49 @@ std::string TableRow(const CaseResult& r) {
                                           HumanCount(r.ops_per_sec_min),
                                           HumanCount(r.ops_per_sec_max),
                                           HumanCount(r.ops_per_sec_stddev)));
+    const std::string spread = SpreadFigures(r);
+    if (!spread.empty()) {
+      absl::StrAppend(&row, "  ! rounds spread > ", absl::StrFormat("%.1f", kSpreadLimit),
+                      "x: ", absl::StrReplaceAll(spread, {{";", ", "}}));
+    }
   }
   return row;
 }
 
 }  // namespace
+
+const std::vector<RangedFigure>& RangedFigures() {
+  static const auto* const figures = new std::vector<RangedFigure>{
+      {"ops_per_sec", [](const CaseResult& r) { return r.OpsPerSec(); }},
+      {"commits_per_sec", [](const CaseResult& r) { return r.CommitsPerSec(); }},
+      {"reader_ops_per_sec", [](const CaseResult& r) { return r.ReaderOpsPerSec(); }},
+      {"writer_ops_per_sec", [](const CaseResult& r) { return r.WriterOpsPerSec(); }},
+      {"seconds", [](const CaseResult& r) { return r.seconds; }},
+      {"p50_us", [](const CaseResult& r) { return r.latency.Percentile(0.5) / 1e3; }},
+      {"p99_us", [](const CaseResult& r) { return r.latency.Percentile(0.99) / 1e3; }},
+      {"p999_us", [](const CaseResult& r) { return r.latency.Percentile(0.999) / 1e3; }},
+      {"max_us", [](const CaseResult& r) { return r.latency.max() / 1e3; }},
+      {"mean_us", [](const CaseResult& r) { return r.latency.Mean() / 1e3; }},
+      {"bytes_written_per_op", [](const CaseResult& r) { return r.BytesWrittenPerOp(); }},
+      {"device_bytes_per_commit", [](const CaseResult& r) { return r.DeviceBytesPerCommit(); }},
+  };
+  return *figures;
+}
+
+bool Spread(const std::vector<double>& rounds) {
+  if (rounds.size() < 2) return false;
+  const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
+  return *lo > 0 && *hi / *lo > kSpreadLimit;
+}
+
+std::string SpreadFigures(const CaseResult& r) {
+  std::vector<std::string> names;
+  for (const RangedFigure& f : RangedFigures()) {
+    auto it = r.rounds.find(f.name);
+    if (it != r.rounds.end() && Spread(it->second)) names.push_back(f.name);
+  }
+  return absl::StrJoin(names, ";");
+}
 
 std::vector<std::string> ResultFields() {
   std::vector<std::string> names;

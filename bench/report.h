@@ -38,6 +38,18 @@
 //   floor_ratio                            commits_per_sec / floor_per_s for a case at sync
 //                                          full or extra that committed, else 0
 //   records operations                     the YCSB parameters (--records, --operations)
+//   <figure>_min <figure>_max             the lowest and highest of the --repeat rounds (the
+//                                          round's own value with one round) for each figure
+//                                          of RangedFigures() but ops_per_sec (above):
+//                                          commits_per_sec reader_ops_per_sec
+//                                          writer_ops_per_sec seconds p50_us p99_us p999_us
+//                                          max_us mean_us bytes_written_per_op
+//                                          device_bytes_per_commit. The record's own value is
+//                                          the median round's (by ops/s), so it lies between
+//   spread                                 the ranged figures whose rounds spread more than
+//                                          kSpreadLimit (max / min > 1.5), joined by ';'
+//                                          (empty: none); the table and the --reproduce
+//                                          report mark such figures
 //   databases puts_per_db                  the multidb workloads: the databases each
 //                                          transaction spans, keys inserted into each per
 //                                          transaction (--puts-per-db); 0 elsewhere
@@ -78,6 +90,21 @@
 #include "bench/workloads.h"
 
 namespace journalkv::bench {
+
+// A figure kept with its rounds' range: its name (a record field) and its value in a result.
+struct RangedFigure {
+  std::string name;
+  double (*get)(const CaseResult&);
+};
+// ops_per_sec first, then the figures listed above under <figure>_min.
+const std::vector<RangedFigure>& RangedFigures();
+// Rounds whose highest value is more than this times their lowest are marked as spread.
+inline constexpr double kSpreadLimit = 1.5;
+// Whether the values spread more than kSpreadLimit (false for fewer than two, or a
+// non-positive lowest).
+bool Spread(const std::vector<double>& rounds);
+// The names of r's ranged figures whose rounds spread, joined by ';'.
+std::string SpreadFigures(const CaseResult& r);
 
 // The record's field names, in column order.
 std::vector<std::string> ResultFields();

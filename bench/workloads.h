@@ -127,6 +127,10 @@ struct CaseResult {
   double ops_per_sec_min = 0;
   double ops_per_sec_max = 0;
   double ops_per_sec_stddev = 0;  // the rounds' sample standard deviation (0: one round)
+  // Each ranged figure's value (report.h RangedFigures: commits_per_sec, p99_us, ...) in each
+  // round, in round order (one value with one round; empty for a result not made by
+  // run.h's RunAll). The record's <figure>_min and <figure>_max come from here.
+  std::map<std::string, std::vector<double>> rounds;
   // YCSB: the latency of each operation kind (ycsb.h's names: read, update, ...), beside
   // `latency`, which holds them all.
   std::map<std::string, Histogram> op_latency;
