@@ -24,6 +24,13 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
           "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit",
           "databases", "puts_per_db"]
+# Figures as data (report.h RangedFigures): each with its --repeat rounds' lowest and highest,
+# and `spread`, the figures whose rounds lie more than SPREAD_LIMIT apart (max / min).
+RANGED = ["commits_per_sec", "reader_ops_per_sec", "writer_ops_per_sec", "seconds", "p50_us",
+          "p99_us", "p999_us", "max_us", "mean_us", "bytes_written_per_op",
+          "device_bytes_per_commit"]
+SPREAD_LIMIT = 1.5
+FIELDS += [f"{f}_{end}" for f in RANGED for end in ("min", "max")] + ["spread"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
 FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
 # Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.
@@ -45,7 +52,8 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
-TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "fs"}
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "fs",
+        "spread"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
@@ -121,6 +129,27 @@ def check_counters(r, where):
 
 def close(a, b):
     return abs(a - b) <= 1e-4 * max(abs(a), abs(b)) + 1e-9
+
+
+def check_ranges(r, where):
+    """Each ranged figure lies within its rounds' range (the record is the median round by
+    ops/s, so its own figures are one round's); `spread` names exactly the figures whose
+    rounds' max / min exceeds SPREAD_LIMIT."""
+    spread = set(filter(None, r["spread"].split(";")))
+    want = set()
+    for f in ["ops_per_sec"] + RANGED:
+        lo, hi = r[f + "_min"], r[f + "_max"]
+        if not lo - 1e-6 * abs(lo) <= r[f] <= hi + 1e-6 * abs(hi):
+            fail(f"{where}: {f}={r[f]} outside [{f}_min, {f}_max] = [{lo}, {hi}]")
+        if r["repeats"] == 1 and not close(lo, hi):
+            fail(f"{where}: {f}_min != {f}_max with one round")
+        if lo > 0 and hi / lo > SPREAD_LIMIT * (1 + 1e-9):
+            want.add(f)
+    # A ratio within rounding of the limit may go either way.
+    borderline = {f for f in ["ops_per_sec"] + RANGED
+                  if r[f + "_min"] > 0 and close(r[f + "_max"] / r[f + "_min"], SPREAD_LIMIT)}
+    if (spread ^ want) - borderline:
+        fail(f"{where}: spread={r['spread']!r}, the rounds spread in {sorted(want)}")
 
 
 def check_rates(r, where):
@@ -215,6 +244,7 @@ def check_record(r, where, value_size):
     check_writers(r, where)
     check_counters(r, where)
     check_rates(r, where)
+    check_ranges(r, where)
     check_ycsb(r, where, value_size)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
@@ -307,7 +337,10 @@ def main():
         durable_commits = r["engine"] == "journalkv" and r["workload"] == "smalltxn"
         if durable_commits and r["sync"] == "off" and r["fsyncs_per_op"] != 0:
             fail(f"journalkv/{r['mode']}/off smalltxn synced: {r['fsyncs_per_op']}")
-        if durable_commits and r["sync"] == "full" and not r["fsyncs_per_op"] > 0:
+        # atomic's commits are durable by the exchange itself (XFS_IOC_EXCHANGE_RANGE with
+        # DSYNC, a log force), with no fsync call.
+        if (durable_commits and r["sync"] == "full" and r["mode"] != "atomic"
+                and not r["fsyncs_per_op"] > 0):
             fail(f"journalkv/{r['mode']}/full smalltxn did not sync")
     for r in records:
         if r["workload"] == "writelat":

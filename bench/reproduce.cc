@@ -173,6 +173,17 @@ int Reproduce(const BenchConfig& config, const std::vector<std::string>& args) {
       ok = false;
       continue;
     }
+    // The run's own run.json (its flags, the floor of its first case's place), so that its
+    // folder reads as any jkvbench output.
+    std::vector<std::string> flags = RunFlags(*o.experiment, *p.run, config.quick);
+    flags.push_back(absl::StrCat("--repeat=", config.repeat));
+    if (absl::Status s = WriteFile(p.config.out + "/run.json",
+                                   RunInfoJson(report.info, flags, places.floor,
+                                               places.FloorOf(p.cases.front())));
+        !s.ok()) {
+      o.failures.push_back(std::string(s.message()));
+      ok = false;
+    }
     std::vector<CaseResult> results;
     if (!RunAll(p.cases, p.config, places, *files, results)) {
       o.failures.push_back(absl::StrCat(

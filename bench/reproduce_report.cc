@@ -28,7 +28,8 @@ bool Matches(const Selector& s, const LabeledResult& r) {
 std::string Describe(const Selector& s) {
   std::string d = absl::StrCat(s.engine, " ", s.mode);
   if (!s.checkpoint.empty()) absl::StrAppend(&d, " ", s.checkpoint);
-  absl::StrAppend(&d, " ", s.workload, " at sync ", s.sync);
+  if (!s.workload.empty()) absl::StrAppend(&d, " ", s.workload);
+  absl::StrAppend(&d, " at sync ", s.sync);
   if (!s.fs.empty()) absl::StrAppend(&d, " on ", s.fs);
   if (!s.run.empty()) absl::StrAppend(&d, " (", s.run, ")");
   return d;
