@@ -24,6 +24,7 @@ namespace {
 std::string Label(const CaseSpec& s) {
   std::string label = absl::StrCat(s.engine, "/", s.mode, "/", s.sync);
   if (s.checkpoint != "none") absl::StrAppend(&label, "/", s.checkpoint);
+  if (!s.fs.empty()) absl::StrAppend(&label, " on ", s.fs);  // --fs: the same case per fs
   return label;
 }
 

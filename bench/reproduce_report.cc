@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -230,6 +231,13 @@ std::string FormatReport(const ReportInput& in) {
     absl::StrAppend(&out, "\nThe cases (median round by ops/s; rounds' lowest-highest in "
                           "brackets):\n\n",
                     CaseTable(o.results), "\n");
+    // The throughput and writelat latency charts shown, every chart linked.
+    for (const std::string& c : o.charts) {
+      const std::string file = c.substr(c.rfind('/') + 1);
+      if (absl::StartsWith(file, "throughput_") || absl::StartsWith(file, "writelat_latency_")) {
+        absl::StrAppend(&out, "![", c, "](", c, ")\n\n");
+      }
+    }
     if (!o.charts.empty()) {
       absl::StrAppend(&out, "Charts:");
       for (const std::string& c : o.charts) absl::StrAppend(&out, " [", c, "](", c, ")");

@@ -122,7 +122,8 @@ TEST(ReproduceTest, ReportHasHeaderTablesAndNotRun) {
       << md;
   EXPECT_TRUE(absl::StrContains(md, "## canned")) << md;
   EXPECT_TRUE(absl::StrContains(md, "jkvbench --engines=sqlite --repeat=3")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "[canned/throughput_smalltxn.png]")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "![canned/throughput_smalltxn.png](canned/throughput_smalltxn.png)"))
+      << md;
   // The case table: the spread case's rate with its range and mark.
   EXPECT_TRUE(absl::StrContains(md, "| 3000 (2000-5000) † |")) << md;
   // The experiment that did not run says so, and why, under its own heading.
