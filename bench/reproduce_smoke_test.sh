@@ -20,7 +20,8 @@ for bad in --reproduce=nosuch "--reproduce=seeds --engines=sqlite" --reproduce=;
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
   [[ -s err.txt ]] || fail "$bad printed no error"
 done
-"$bench" --help | grep -q -- '--reproduce=seeds|NAME' || fail "--help does not document --reproduce"
+"$bench" --help > help.txt
+grep -q -- '--reproduce=seeds|NAME' help.txt || fail "--help does not document --reproduce"
 
 start=$SECONDS
 "$bench" --reproduce=seeds --quick --repeat=2 --floor-seconds=0.2 --out="$work/out" \
