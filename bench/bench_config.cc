@@ -634,6 +634,8 @@ std::string HelpText() {
       "\noutput: a table on stdout; progress on stderr (one updating line on a terminal,\n"
       "otherwise a line per finished case); OUT/results.jsonl and OUT/results.csv (one record\n"
       "per case), OUT/writelat_<engine>_<mode>_<sync>.csv, and with --plot OUT/*.png.\n"
+      "With --reproduce: OUT/report.md, OUT/run.json and per experiment OUT/NAME/ (its\n"
+      "results, table.txt, run.json and charts; bench/reproduce.h).\n"
       "exit status: 0 all cases ran, 1 a case or an output failed, 2 bad flags.\n");
   return text;
 }
