@@ -118,7 +118,7 @@ Experiment Contention() {
                "transaction) for a fixed time, as threads of one process and as 4 processes, "
                "rollback journal against WAL, at sync full.",
                {{"threads", flags}, {"processes", processes}},
-               {"--seconds=0.3", "--num=200"},
+               {"--seconds=0.2", "--num=200"},
                {"--seconds=10", "--num=5000"},
                {}};
   const std::string reads = "readers: 592,117 iterations (OPFSWriteAheadVFS) / 8,026 (OPFSCoopSyncVFS) = ~75x";
