@@ -286,6 +286,23 @@ TEST(TraceReplayTest, RefusesDamagedOrUnreplayableTracesBeforeRunning) {
                                 "damaged block (checksum mismatch) at offset 16"));
 }
 
+// The traces shipped in bench/traces/ (bench/make_traces.cc): sound, small, replayable.
+TEST(TraceReplayTest, ShippedTracesLoadAndReplay) {
+  for (const char* name : {"test-results", "chat", "kv-cache"}) {
+    SCOPED_TRACE(name);
+    const std::string path = absl::StrCat("bench/traces/", name, ".jkvtrace");
+    EXPECT_LT(std::filesystem::file_size(path), 1u << 20);
+    JKV_ASSERT_OK_AND_ASSIGN(LoadedTrace t, LoadTrace(path));
+    EXPECT_EQ(t.workload, absl::StrCat("trace:", name));
+    EXPECT_EQ(t.trace->values, TraceValues::kSynthetic);
+    ReplayStats stats;
+    const ModeCase mc{FindEngine("journalkv"), "wal", "off"};
+    JKV_ASSERT_OK_AND_ASSIGN(Content content, ReplayOn(mc, *t.trace, &stats));
+    EXPECT_EQ(stats.ops, RecordedCounts(*t.trace));
+    EXPECT_FALSE(content.empty());
+  }
+}
+
 TEST(TraceReplayTest, TraceFlagAddsOneWorkloadPerFile) {
   const Recorded rec = RecordRun(TraceValues::kKeep);
   JKV_ASSERT_OK_AND_ASSIGN(BenchConfig c, ParseFlags({"--trace=" + rec.trace, "--pace=recorded"}));
