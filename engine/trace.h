@@ -34,15 +34,15 @@
 //   value   = length varint | bytes                 (synthetic: the length alone)
 //
 // Trace invariants (docs/trace.md):
-//   T1  A reader returns every record as written, or an error naming the file and the byte
+//   T1. A reader returns every record as written, or an error naming the file and the byte
 //       offset of the first block or field that does not check out (a damaged byte, a
 //       truncation at any offset, an unknown version or flag); never a wrong record.
-//   T2  Synthetic keys have the original key's length; equal keys get equal synthetic keys and
+//   T2. Synthetic keys have the original key's length; equal keys get equal synthetic keys and
 //       distinct keys distinct ones (the mapping is a bijection on the keys of each length,
 //       keyed by the recording's seed); keys that share a prefix get synthetic keys that share
 //       a prefix as long. Order is not kept: a scan replays from the mapped start key over the
 //       same number of pairs, not over the same keys.
-//   T3  The records of one thread are in the order that thread's calls returned.
+//   T3. The records of one thread are in the order that thread's calls returned.
 //
 // What a record means, and what is not recorded: docs/trace.md, "What is recorded".
 //
