@@ -88,8 +88,10 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
     options.record_path = std::string(value);
   } else if (name == "--record-values") {
     absl::StatusOr<TraceValues> v = ParseTraceValues(value);
-    if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--record-values: want keep or "
-                                                                "synthetic, got \"", OneLine(value), "\""));
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--record-values: want keep or synthetic, got \"", OneLine(value), "\""));
+    }
     options.record_values = *v;
   } else if (name == "--checkpoint") {
     JKV_RETURN_IF_ERROR(CheckCheckpointPolicy(value));
