@@ -92,6 +92,16 @@ const std::vector<FlagDef>& FlagDefs() {
        "an image in the --dir directory on a `losetup --direct-io=on` loop device of its own, "
        "so device_bytes_per_op counts that case's writes alone, the file system's journal "
        "included (none: the cases run in the --dir directory)"},
+      // --- trace replay (bench/trace_replay.h, docs/trace.md) ---
+      {"trace", "LIST", nullptr,
+       "trace files to replay (recorded by Options::record_path or jkv --record): each is a "
+       "workload trace:<file name without extension> run on every selected engine and mode, "
+       "from an empty database, each recorded thread on a thread of its own; a damaged trace "
+       "is an error naming the offset before any case runs; without --workloads only the "
+       "traces run, with it both"},
+      {"pace", "fast|recorded", nullptr,
+       "trace replay: fast (the default: each thread's calls back to back) or recorded (each "
+       "call waits until its recorded time offset: idle gaps kept)"},
       {"plot", nullptr, nullptr, "also make PNG charts in --out with gnuplot"},
       {"floor-seconds", "S", nullptr,
        "when a selected sync level is full or extra, first measure the disk's flush floor for "
@@ -225,6 +235,17 @@ absl::Status ApplyText(absl::string_view name, absl::string_view value, BenchCon
       if (std::find(c.ycsb.begin(), c.ycsb.end(), name) == c.ycsb.end()) c.ycsb.push_back(name);
     }
   }
+  if (name == "trace") {
+    c.trace_files = std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
+    if (c.trace_files.empty()) return absl::InvalidArgumentError("--trace wants a file");
+  }
+  if (name == "pace") {
+    if (value != "fast" && value != "recorded") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pace wants fast or recorded, got \"", value, "\""));
+    }
+    c.params.pace_recorded = value == "recorded";
+  }
   if (name == "out") c.out = std::string(value);
   if (name == "dir") c.dir = std::string(value);
   if (name == "reproduce") {
@@ -295,6 +316,27 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
     return absl::InvalidArgumentError(absl::StrCat("--", name, " wants a directory"));
   }
   return ApplyText(name, value, c);
+}
+
+absl::Status LoadTraces(BenchConfig& config, bool keep_workloads) {
+  if (!keep_workloads) {
+    config.workloads.clear();
+  } else if (config.workloads.empty()) {  // --workloads=all
+    config.workloads = DefaultWorkloadNames();
+  }
+  for (const std::string& path : config.trace_files) {
+    JKV_ASSIGN_OR_RETURN(LoadedTrace t, LoadTrace(path));
+    for (const LoadedTrace& other : config.params.traces) {
+      if (other.workload == t.workload) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--trace: ", other.path, " and ", path, " would both be workload ", t.workload,
+            " (name the files apart)"));
+      }
+    }
+    config.workloads.push_back(t.workload);
+    config.params.traces.push_back(std::move(t));
+  }
+  return absl::OkStatus();
 }
 
 // Splits the arguments into flag -> value ("--name=value", "--name value", "--flag").
@@ -375,6 +417,11 @@ absl::StatusOr<BenchConfig> ParseFlags(const std::vector<std::string>& args) {
         config.workloads.push_back(w);
       }
     }
+  }
+  // --trace: each file a trace:<stem> workload, loaded and checked now, before any case
+  // runs; alone it runs only the traces, beside --workloads (or --ycsb) both.
+  if (!config.trace_files.empty()) {
+    JKV_RETURN_IF_ERROR(LoadTraces(config, given.contains("workloads") || !config.ycsb.empty()));
   }
   return config;
 }
@@ -617,6 +664,9 @@ std::string HelpText() {
   for (const WorkloadInfo& w : Workloads()) {
     absl::StrAppend(&text, Wrapped(w.name, w.help));
   }
+  absl::StrAppend(&text, Wrapped("trace:STEM",
+                                 "--trace=STEM.jkvtrace replayed (docs/trace.md); op = one "
+                                 "recorded call; per-kind counts in the trace_* fields"));
   absl::StrAppend(
       &text,
       "\nmeasured by the harness, the same way for every engine: latency per operation\n"

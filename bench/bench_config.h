@@ -34,6 +34,9 @@ struct BenchConfig {
   // xfs, ext4, xfs-noexchange), made for the run under the databases' directory; empty: every
   // case runs in that directory itself.
   std::vector<std::string> filesystems;
+  // --trace: trace files to replay, each a workload trace:<stem> (loaded into
+  // params.traces by ParseFlags, which fails on a damaged one before any case runs).
+  std::vector<std::string> trace_files;
   bool plot = false;
   int repeat = 1;  // rounds over every case; each case reports its median round
   bool quick = true;  // apply the --quick preset to flags not given (off with --full)

@@ -33,6 +33,10 @@ SPREAD_LIMIT = 1.5
 FIELDS += [f"{f}_{end}" for f in RANGED for end in ("min", "max")] + ["spread"]
 YCSB_OPS = ["read", "update", "insert", "scan", "rmw"]
 FIELDS += [f"{op}{suffix}" for op in YCSB_OPS for suffix in ("_ops", "_p50_us", "_p99_us")]
+# Trace replays (trace:<stem>): the pace, the recorded threads and each record kind's count.
+TRACE_KINDS = ["begin_read", "end_read", "begin_write", "commit", "rollback", "get", "put",
+               "delete", "scan", "checkpoint"]
+FIELDS += ["pace", "trace_threads"] + [f"trace_{k}" for k in TRACE_KINDS]
 # Each YCSB workload's operation mix (ycsb.h): the share of each kind it draws.
 YCSB_MIX = {
     "ycsb-a": {"read": 0.5, "update": 0.5},
@@ -53,7 +57,7 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
 TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "fs",
-        "spread"}
+        "spread", "pace"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
@@ -171,6 +175,25 @@ def check_rates(r, where):
         fail(f"{where}: writer_keys {r['writer_keys']!r}")
 
 
+def check_trace(r, where):
+    """A trace replay: its record kinds add up to ops, its commits are its commit records, its
+    transactions begin and end in pairs; the other workloads have no trace fields."""
+    counts = {k: r[f"trace_{k}"] for k in TRACE_KINDS}
+    if not r["workload"].startswith("trace:"):
+        if any(counts.values()) or r["trace_threads"] != 0 or r["pace"] != "":
+            fail(f"{where}: trace fields outside a trace replay")
+        return
+    if r["pace"] not in ("fast", "recorded") or r["trace_threads"] < 1:
+        fail(f"{where}: pace={r['pace']!r} trace_threads={r['trace_threads']}")
+    if sum(counts.values()) != r["ops"]:
+        fail(f"{where}: trace record kinds {counts} do not add up to ops={r['ops']}")
+    if counts["commit"] != r["commits"]:
+        fail(f"{where}: commits={r['commits']} but {counts['commit']} commit records replayed")
+    if counts["begin_write"] < counts["commit"] + counts["rollback"] or \
+            counts["begin_read"] < counts["end_read"]:
+        fail(f"{where}: more transaction ends than begins: {counts}")
+
+
 def check_ycsb(r, where, value_size):
     """A YCSB record: its operations split by kind as its mix says, commits and scanned pairs
     agreeing with them; the other workloads have no operation kinds."""
@@ -246,6 +269,7 @@ def check_record(r, where, value_size):
     check_rates(r, where)
     check_ranges(r, where)
     check_ycsb(r, where, value_size)
+    check_trace(r, where)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
     if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:

@@ -172,6 +172,13 @@ std::vector<Field>* MakeFields() {
                          }});
     }
   }
+  // Trace replays (trace:<stem>): the pace, the recorded threads, each record kind's count.
+  fields->push_back({"pace", [](const CaseResult& r) { return Text(r.pace); }});
+  fields->push_back({"trace_threads", [](const CaseResult& r) { return Num(r.trace_threads); }});
+  for (int k = 0; k < kNumTraceKinds; ++k) {
+    fields->push_back({absl::StrCat("trace_", TraceKindName(static_cast<TraceKind>(k + 1))),
+                       [k](const CaseResult& r) { return Num(r.trace_ops[k]); }});
+  }
   return fields;
 }
 

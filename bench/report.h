@@ -55,6 +55,14 @@
 //                                          transaction (--puts-per-db); 0 elsewhere
 //   <op>_ops <op>_p50_us <op>_p99_us       YCSB: each operation kind's count and latency, for
 //                                          op in read update insert scan rmw (0 where none)
+//   pace trace_threads                     trace:<stem> replays (--trace): fast or recorded,
+//                                          and the recorded threads (each replayed on its
+//                                          own); "" and 0 for the other workloads
+//   trace_<kind>                           trace replays: the records of each kind replayed
+//                                          (a transaction run again after a busy error counts
+//                                          once), kind in begin_read end_read begin_write
+//                                          commit rollback get put delete scan checkpoint;
+//                                          they add up to ops (0 for the other workloads)
 // The engine's own counters over the measured phase (EngineAdapter::Counters). Only journalkv
 // counts them (0 for SQLite and LMDB), and all but db_writes_per_commit only in WAL mode. With
 // contention --processes they add up every worker process's connection (and the idle parent's):

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -189,6 +190,26 @@ absl::Status Suite562(Ctx& c) {
   return absl::OkStatus();
 }
 
+// A trace:<stem> workload: the trace replayed from an empty database, every recorded thread on
+// a thread of its own (bench/trace_replay.h); an op is one record's call.
+absl::Status ReplayTraceWorkload(Ctx& c, const LoadedTrace& t) {
+  StartPhase(c, t.trace->records.size());
+  ReplayOptions options;
+  options.recorded_pace = c.params.pace_recorded;
+  JKV_ASSIGN_OR_RETURN(ReplayStats s, ReplayTrace(c.engine, *t.trace, options));
+  EndPhase(c);
+  c.result.ops = s.total_ops;
+  c.result.commits = s.commits;
+  c.result.busy_errors = s.busy_errors;
+  c.result.items = s.items;
+  c.result.latency = std::move(s.latency);
+  c.result.trace_ops = s.ops;
+  c.result.trace_threads = t.trace->threads;
+  c.result.pace = c.params.pace_recorded ? "recorded" : "fast";
+  c.progress(c.total, c.total);
+  return absl::OkStatus();
+}
+
 std::vector<WorkloadEntry> BuiltinEntries() {
   return {
       {{"smalltxn", "N single-put commits of new keys into an empty table"}, SmallTxn},
@@ -247,6 +268,16 @@ const WorkloadEntry* FindEntry(absl::string_view name) {
 
 // The expected size of the data, for engines that reserve space up front.
 uint64_t ExpectedBytes(const CaseSpec& spec, const WorkloadParams& p) {
+  if (IsTraceWorkload(spec.workload)) {
+    uint64_t bytes = 0;
+    for (const LoadedTrace& t : p.traces) {
+      if (t.workload != spec.workload) continue;
+      for (const TraceRecord& r : t.trace->records) {
+        if (r.kind == TraceKind::kPut) bytes += r.key.size() + r.value_size + 64;
+      }
+    }
+    return std::max<uint64_t>(bytes, 10000 * (16 + 100 + 64));
+  }
   const uint64_t pairs = IsYcsbWorkload(spec.workload) ? p.records + p.operations
                          : AcrossDatabases(spec.workload) > 0 ? p.num * p.puts_per_db
                                                               : p.num;
@@ -279,10 +310,21 @@ const std::vector<WorkloadInfo>& Workloads() {
 
 bool IsWorkload(absl::string_view name) { return FindEntry(name) != nullptr; }
 
+bool IsTraceWorkload(absl::string_view name) { return absl::StartsWith(name, "trace:"); }
+
 absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spec,
                                    const WorkloadParams& params, const std::string& dir,
                                    const ProgressFn& progress) {
+  WorkloadEntry trace_entry;  // a trace:<stem> workload's, made here (bench/trace_replay.h)
   const WorkloadEntry* entry = FindEntry(spec.workload);
+  if (IsTraceWorkload(spec.workload)) {
+    for (const LoadedTrace& t : params.traces) {
+      if (t.workload != spec.workload) continue;
+      trace_entry.info.name = t.workload;
+      trace_entry.run = [&t](Ctx& c) { return ReplayTraceWorkload(c, t); };
+      entry = &trace_entry;
+    }
+  }
   if (entry == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload ", spec.workload));
   }

@@ -26,6 +26,7 @@
 #ifndef JOURNALKV_BENCH_WORKLOADS_H_
 #define JOURNALKV_BENCH_WORKLOADS_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,6 +38,7 @@
 #include "bench/engine_adapter.h"
 #include "bench/histogram.h"
 #include "bench/syscall_counter.h"
+#include "bench/trace_replay.h"
 
 namespace journalkv::bench {
 
@@ -67,6 +69,10 @@ struct WorkloadParams {
   uint64_t puts_per_db = 10;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
+  // --trace: the traces loaded (and checked) before any case runs, each the workload named
+  // by its LoadedTrace::workload (trace:<stem>, bench/trace_replay.h); --pace=recorded.
+  std::vector<LoadedTrace> traces;
+  bool pace_recorded = false;
 };
 
 struct CaseSpec {
@@ -137,6 +143,11 @@ struct CaseResult {
   // The run's flush floor (flush_floor.h): 4 KiB overwrites + fdatasync per second measured at
   // the start of the run, 0 when it was not measured (no sync level full or extra selected).
   double floor_per_s = 0;
+  // trace:<stem> workloads: the records replayed of each kind (TraceKind - 1; retries after a
+  // busy error not counted again), the recorded threads, and the pace ("fast", "recorded").
+  std::array<uint64_t, kNumTraceKinds> trace_ops{};
+  uint32_t trace_threads = 0;
+  std::string pace;
 
   double OpsPerSec() const { return seconds > 0 ? ops / seconds : 0; }
   double CommitsPerSec() const { return seconds > 0 ? commits / seconds : 0; }
@@ -180,6 +191,9 @@ bool IsWorkload(absl::string_view name);
 // workloads, which open one database. Its cases run only on engines with open_across, in
 // their across_modes (engine_adapter.h).
 int AcrossDatabases(absl::string_view workload);
+
+// Whether `name` is a trace replay (trace:<stem>, from --trace).
+bool IsTraceWorkload(absl::string_view name);
 
 // Runs one case in `dir` (created empty beforehand by the caller, who removes it afterwards).
 absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spec,

@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<WriteAcross>> BeginWriteAcross(absl::Span<Db* con
   for (const auto& [id, i] : ids) {
     // Canonical order: the locks of overlapping transactions are taken in the same order.
     // On an error the transactions begun so far roll back as `across` goes.
-    JKV_ASSIGN_OR_RETURN(across->txns_[i], dbs[i]->BeginWrite());
+    JKV_ASSIGN_OR_RETURN(across->txns_[i], dbs[i]->BeginWriteImpl(/*record=*/false));
     across->txns_[i]->across_ = true;
     across->order_.push_back(i);
   }

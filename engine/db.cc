@@ -147,7 +147,14 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   }
   if (!pager.ok()) return pager.status();
   resolved.journal_mode = (*pager)->options().journal_mode;  // the atomic fallback's, if taken
-  return std::unique_ptr<Db>(new Db(path, resolved, std::move(owned), std::move(*pager)));
+  std::unique_ptr<TraceWriter> trace;
+  if (!options.record_path.empty()) {
+    JKV_ASSIGN_OR_RETURN(trace, TraceWriter::Create(options.record_path, options.record_values,
+                                                    options.record_seed));
+  }
+  std::unique_ptr<Db> db(new Db(path, resolved, std::move(owned), std::move(*pager)));
+  db->trace_ = std::move(trace);
+  return db;
 }
 
 absl::Status Db::Close() {
@@ -158,6 +165,13 @@ absl::Status Db::Close() {
         absl::StrCat(path_, ": close with ", open, " transactions still open"));
   }
   pager_.reset();
+  if (trace_ != nullptr) {
+    const absl::Status traced = trace_->Close();
+    if (!traced.ok()) {
+      return absl::Status(traced.code(), absl::StrCat(path_, ": closed; the recording failed: ",
+                                                      traced.message()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -166,13 +180,23 @@ uint32_t Db::page_size() const { return pager_ == nullptr ? 0 : pager_->page_siz
 absl::StatusOr<std::unique_ptr<ReadTransaction>> Db::BeginRead() {
   if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
+  if (trace_ != nullptr) trace_->BeginRead();
   return std::unique_ptr<ReadTransaction>(new ReadTransaction(this, std::move(txn)));
 }
 
 absl::StatusOr<std::unique_ptr<WriteTransaction>> Db::BeginWrite() {
+  return BeginWriteImpl(/*record=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<WriteTransaction>> Db::BeginWriteImpl(bool record) {
   if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::WriteTxn> txn, pager_->BeginWrite());
-  return std::unique_ptr<WriteTransaction>(new WriteTransaction(this, std::move(txn)));
+  std::unique_ptr<WriteTransaction> w(new WriteTransaction(this, std::move(txn)));
+  if (record && trace_ != nullptr) {
+    trace_->BeginWrite();
+    w->traced_ = true;
+  }
+  return w;
 }
 
 absl::StatusOr<std::optional<std::string>> Db::Get(absl::string_view key) {
@@ -181,7 +205,9 @@ absl::StatusOr<std::optional<std::string>> Db::Get(absl::string_view key) {
   // and two atomic adds to open_transactions_, which counts the transactions a caller holds
   // for Close; this one ends before Get returns.
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
-  return btree::BTree::Get(*txn, key);
+  absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn, key);
+  if (trace_ != nullptr && value.ok()) trace_->Get(key);
+  return value;
 }
 
 absl::Status Db::Put(absl::string_view key, absl::string_view value) {
@@ -272,7 +298,9 @@ absl::StatusOr<CheckpointResult> Db::Checkpoint(CheckpointMode mode) {
         JournalModeName(*options_.journal_mode),
         " mode, which writes straight to the database file (nothing to checkpoint)"));
   }
-  return pager_->Checkpoint(mode);
+  absl::StatusOr<CheckpointResult> result = pager_->Checkpoint(mode);
+  if (trace_ != nullptr && result.ok()) trace_->Checkpoint(mode);
+  return result;
 }
 
 std::optional<double> DbStats::Value(absl::string_view name) const {
@@ -305,6 +333,7 @@ DbStats Db::Stats() {
     s.atomic_write_kind = std::move(p.atomic_write_kind);
     s.atomic_fallback = std::move(p.atomic_fallback);
   }
+  if (trace_ != nullptr) s.trace_error = std::string(trace_->status().message());
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);
   s.wal_io = fs_->stats().Snapshot(vfs::FileKind::kWal);
@@ -323,11 +352,14 @@ ReadTransaction::ReadTransaction(Db* db, std::unique_ptr<pager::ReadTxn> txn)
 
 ReadTransaction::~ReadTransaction() {
   txn_.reset();
+  if (db_->trace_ != nullptr) db_->trace_->EndRead();
   db_->open_transactions_.fetch_sub(1);
 }
 
 absl::StatusOr<std::optional<std::string>> ReadTransaction::Get(absl::string_view key) {
-  return btree::BTree::Get(*txn_, key);
+  absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn_, key);
+  if (db_->trace_ != nullptr && value.ok()) db_->trace_->Get(key);
+  return value;
 }
 
 std::unique_ptr<Iterator> ReadTransaction::NewIterator(IteratorOptions options) {
@@ -336,7 +368,11 @@ std::unique_ptr<Iterator> ReadTransaction::NewIterator(IteratorOptions options) 
 
 absl::StatusOr<uint64_t> ReadTransaction::Scan(absl::string_view from, uint64_t limit,
                                                ScanVisitor visit, const IteratorOptions& options) {
-  return internal::ScanPages(*txn_, from, limit, options, visit);
+  absl::StatusOr<uint64_t> visited = internal::ScanPages(*txn_, from, limit, options, visit);
+  if (db_->trace_ != nullptr && visited.ok()) {
+    db_->trace_->Scan(from, limit, *visited, options.lower_bound, options.upper_bound);
+  }
+  return visited;
 }
 
 absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*txn_); }
@@ -350,6 +386,7 @@ WriteTransaction::WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn)
 }
 
 WriteTransaction::~WriteTransaction() {
+  if (traced_ && db_->trace_ != nullptr) db_->trace_->Rollback();  // ends without Commit
   txn_.reset();  // rolls back unless committed
   db_->open_transactions_.fetch_sub(1);
 }
@@ -372,7 +409,9 @@ absl::Status WriteTransaction::AfterWrite(absl::Status s) {
 
 absl::StatusOr<std::optional<std::string>> WriteTransaction::Get(absl::string_view key) {
   JKV_RETURN_IF_ERROR(CheckOpen());
-  return btree::BTree::Get(*txn_, key);
+  absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn_, key);
+  if (traced_ && value.ok()) db_->trace_->Get(key);
+  return value;
 }
 
 absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view value) {
@@ -382,7 +421,9 @@ absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view valu
   // Keys put in ascending order past the tree's greatest (a sorted load, backup --compact) go
   // straight to the right-most leaf (btree::AppendHint).
   if (append_hint_ == nullptr) append_hint_ = std::make_unique<btree::AppendHint>();
-  return AfterWrite(btree::BTree::Put(*txn_, key, value, append_hint_.get()));
+  absl::Status s = AfterWrite(btree::BTree::Put(*txn_, key, value, append_hint_.get()));
+  if (traced_ && s.ok()) db_->trace_->Put(key, value);
+  return s;
 }
 
 absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
@@ -390,6 +431,7 @@ absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
   if (append_hint_ != nullptr) append_hint_->Reset();  // a delete may merge that leaf away
   absl::StatusOr<bool> existed = btree::BTree::Delete(*txn_, key);
   JKV_RETURN_IF_ERROR(AfterWrite(existed.status()));
+  if (traced_) db_->trace_->Delete(key);
   return existed;
 }
 
@@ -400,12 +442,28 @@ std::unique_ptr<Iterator> WriteTransaction::NewIterator(IteratorOptions options)
 absl::StatusOr<uint64_t> WriteTransaction::Scan(absl::string_view from, uint64_t limit,
                                                 ScanVisitor visit, const IteratorOptions& options) {
   JKV_RETURN_IF_ERROR(CheckOpen());
-  return internal::ScanPages(*txn_, from, limit, options, visit);
+  absl::StatusOr<uint64_t> visited = internal::ScanPages(*txn_, from, limit, options, visit);
+  if (traced_ && visited.ok()) {
+    db_->trace_->Scan(from, limit, *visited, options.lower_bound, options.upper_bound);
+  }
+  return visited;
 }
 
 absl::StatusOr<uint64_t> WriteTransaction::Count() {
   JKV_RETURN_IF_ERROR(CheckOpen());
   return btree::BTree::Count(*txn_);
+}
+
+// After a commit: a commit that ended the transaction is recorded as what it did (commit, or
+// rollback when it failed); one left open by a busy error is not, its retry will be.
+void WriteTransaction::TraceEnd(const absl::Status& s) {
+  if (!traced_ || !txn_->finished()) return;
+  if (s.ok()) {
+    db_->trace_->Commit();
+  } else {
+    db_->trace_->Rollback();
+  }
+  traced_ = false;
 }
 
 bool WriteTransaction::open() const { return !txn_->finished(); }
@@ -431,6 +489,7 @@ absl::Status WriteTransaction::CheckNotAcross(absl::string_view op) const {
 absl::Status WriteTransaction::Commit() {
   JKV_RETURN_IF_ERROR(CheckNotAcross("Commit"));
   absl::Status s = CommitPages();
+  TraceEnd(s);
   if (!s.ok() && !txn_->finished()) {
     return absl::Status(s.code(), absl::StrCat(s.message(), "; the transaction is still open: "
                                                             "Commit again to retry, or Rollback"));
@@ -443,8 +502,10 @@ absl::Status WriteTransaction::CommitOrRollback() {
   absl::Status s = CommitPages();
   if (!s.ok() && !txn_->finished()) {
     txn_->Rollback().IgnoreError();  // the commit's error is the caller's
+    TraceEnd(s);
     return absl::Status(s.code(), absl::StrCat(s.message(), "; nothing was written"));
   }
+  TraceEnd(s);
   return s;
 }
 
@@ -470,6 +531,10 @@ void Db::CallHooks(const pager::CommitRecord& record) {
 
 absl::Status WriteTransaction::Rollback() {
   JKV_RETURN_IF_ERROR(CheckNotAcross("Rollback"));
+  if (traced_) {
+    db_->trace_->Rollback();
+    traced_ = false;
+  }
   return txn_->Rollback();
 }
 

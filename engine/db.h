@@ -35,6 +35,7 @@
 #include "wal/checkpoint_types.h"
 #include "engine/iterator.h"
 #include "engine/options.h"
+#include "engine/trace.h"
 #include "engine/write_batch.h"
 #include "vfs/vfs.h"
 
@@ -101,6 +102,8 @@ struct DbStats : base::CounterValues {
   // Why the connection runs in another mode than the atomic one asked for
   // (Options::atomic_fallback); empty when it does not.
   std::string atomic_fallback;
+  // Options::record_path: the error that stopped the recording (empty: none, or no recording).
+  std::string trace_error;
 };
 
 using CheckpointMode = wal::CheckpointMode;
@@ -237,6 +240,8 @@ class WriteTransaction {
   absl::Status AfterWrite(absl::Status s);
   // Commits (Commit's work, without its note on a transaction left open).
   absl::Status CommitPages();
+  // Records the end of a commit attempt whose status is `s` (engine/db.cc).
+  void TraceEnd(const absl::Status& s);
 
   Db* const db_;
   std::unique_ptr<pager::WriteTxn> txn_;
@@ -245,6 +250,8 @@ class WriteTransaction {
   std::unique_ptr<btree::AppendHint> append_hint_;
   absl::Status failed_;
   bool across_ = false;  // part of a WriteAcross (engine/across.h)
+  // Recorded (Options::record_path): its begin is in the trace and its end is not yet.
+  bool traced_ = false;
 };
 
 class Db {
@@ -304,7 +311,9 @@ class Db {
   // Not on a read-only connection (FailedPrecondition).
   absl::StatusOr<CompactResult> Compact();
 
-  // Releases the file. FailedPrecondition while transactions are open. The destructor closes
+  // Releases the file. FailedPrecondition while transactions are open. When recording
+  // (Options::record_path), then ends the trace; an error of the recording is returned after
+  // the database itself has closed (the message says so). The destructor closes
   // too (and requires that no transaction is open). REQUIRES: no other call on this Db runs
   // meanwhile (a Get in another thread is not a transaction Close can see).
   absl::Status Close();
@@ -321,6 +330,8 @@ class Db {
       absl::Span<Db* const> dbs);
   // Options::commit_hook and wal_hook, after a successful commit.
   void CallHooks(const pager::CommitRecord& record);
+  // BeginWrite, recorded or not (a transaction across databases is not: engine/across.cc).
+  absl::StatusOr<std::unique_ptr<WriteTransaction>> BeginWriteImpl(bool record);
   // engine/image.cc: every key of `source`, from its first, put in order into a new database
   // at `path` (journal and sync OFF, error_if_exists). `created` is set once the file exists:
   // the caller's to remove if this fails.
@@ -341,6 +352,8 @@ class Db {
   std::unique_ptr<pager::Pager> pager_;
   std::atomic<int> open_transactions_{0};
   std::atomic<uint64_t> commit_sequence_{0};  // CommitInfo::sequence
+  // Options::record_path's recording; null when not recording (each operation checks it).
+  std::unique_ptr<TraceWriter> trace_;
 };
 
 }  // namespace journalkv

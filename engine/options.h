@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "checkpoint/policy.h"
+#include "engine/trace.h"
 #include "pager/journal_mode.h"
 #include "vfs/vfs.h"
 
@@ -134,6 +135,21 @@ struct Options {
   // journal mode, and Db::options().read_only then says so; its writes fail with
   // FailedPrecondition naming the reason.
   bool read_only = false;
+  // Recording (docs/trace.md): when set, Open creates (or replaces) a trace file here and every
+  // operation of this handle is written to it with its time and thread (engine/trace.h: gets,
+  // puts, deletes and scans, autocommit or in a transaction, begin, commit, rollback,
+  // checkpoint; not iterators, Count, Backup, Compact, nor transactions across databases).
+  // Open fails when the file cannot be created; a later write error stops the recording, not
+  // the database: DbStats::trace_error and Close report it. Empty (the default): nothing is
+  // recorded, at the cost of one pointer check per operation.
+  std::string record_path;
+  // Whether the trace keeps keys and values as they are, or same-length synthetic stand-ins
+  // (the default, so a trace can be shared: equal keys stay equal, distinct ones distinct).
+  TraceValues record_values = TraceValues::kSynthetic;
+  // Keys the synthetic mapping; 0 (the default) draws a random one, so keys cannot be mapped
+  // back. Set it for a reproducible trace.
+  uint64_t record_seed = 0;
+
   // The file system to use; nullptr means the operating system's (POSIX). Not owned.
   vfs::FileSystem* file_system = nullptr;
 

@@ -83,6 +83,16 @@ absl::Status ApplyValueOption(absl::string_view name, absl::string_view value, O
           "--atomic-fallback: the mode to run in where atomic cannot work cannot be atomic");
     }
     options.atomic_fallback = *mode;
+  } else if (name == "--record") {
+    if (value.empty()) return absl::InvalidArgumentError("--record needs a file: --record=FILE");
+    options.record_path = std::string(value);
+  } else if (name == "--record-values") {
+    absl::StatusOr<TraceValues> v = ParseTraceValues(value);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--record-values: want keep or synthetic, got \"", OneLine(value), "\""));
+    }
+    options.record_values = *v;
   } else if (name == "--checkpoint") {
     JKV_RETURN_IF_ERROR(CheckCheckpointPolicy(value));
     options.checkpoint_policy = std::string(value);
@@ -118,7 +128,8 @@ absl::Status ApplyOption(absl::string_view arg, OptionState& state, Options& opt
     const bool known = name == "--journal" || name == "--sync" || name == "--page-size" ||
                        name == "--cache-pages" || name == "--busy-timeout-ms" ||
                        name == "--checkpoint" || name == "--wal2-switch-pages" ||
-                       name == "--reader-slots" || name == "--atomic-fallback";
+                       name == "--reader-slots" || name == "--atomic-fallback" ||
+                       name == "--record" || name == "--record-values";
     if (known) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs a value: ", name, "=VALUE"));
     }
@@ -317,6 +328,9 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
     JKV_RETURN_IF_ERROR(ApplyOption(args[i], state, cl.options));
   }
   cl.page_size_given = state.seen.contains("--page-size");
+  if (state.seen.contains("--record-values") && !state.seen.contains("--record")) {
+    return absl::InvalidArgumentError("--record-values needs --record=FILE");
+  }
   if (i >= args.size()) return absl::InvalidArgumentError("missing DBPATH and COMMAND");
   if (args[i].empty()) return absl::InvalidArgumentError("DBPATH is empty");
   cl.db_path = args[i++];

@@ -123,6 +123,24 @@ TEST(ParseCommandLineTest, ReaderSlots) {
               StatusIs(kInvalid, "--reader-slots needs a value"));
 }
 
+TEST(ParseCommandLineTest, RecordAndItsValues) {
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine def, Parse({"x.db", "count"}));
+  EXPECT_EQ(def.options.record_path, "");
+  JKV_ASSERT_OK_AND_ASSIGN(CommandLine rec, Parse({"--record=t.jkvtrace", "x.db", "shell"}));
+  EXPECT_EQ(rec.options.record_path, "t.jkvtrace");
+  EXPECT_EQ(rec.options.record_values, TraceValues::kSynthetic);
+  JKV_ASSERT_OK_AND_ASSIGN(
+      CommandLine keep, Parse({"--record=t", "--record-values=keep", "x.db", "get", "k"}));
+  EXPECT_EQ(keep.options.record_values, TraceValues::kKeep);
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(Parse({"--record-values=keep", "x.db", "count"}),
+              StatusIs(kInvalid, "--record-values needs --record=FILE"));
+  EXPECT_THAT(Parse({"--record=t", "--record-values=all", "x.db", "count"}),
+              StatusIs(kInvalid, "--record-values: want keep or synthetic, got \"all\""));
+  EXPECT_THAT(Parse({"--record=", "x.db", "count"}), StatusIs(kInvalid, "--record needs a file"));
+  EXPECT_THAT(Parse({"--record", "x.db", "count"}), StatusIs(kInvalid, "--record needs a value"));
+}
+
 TEST(ParseCommandLineTest, Wal2SwitchPages) {
   JKV_ASSERT_OK_AND_ASSIGN(
       CommandLine cl, Parse({"--journal=wal2", "--wal2-switch-pages=64", "x.db", "count"}));

@@ -49,8 +49,7 @@ absl::StatusOr<ExitCode> RunPutFromStdin(Db& db, const std::string& key, const C
 
 absl::StatusOr<ExitCode> RunScan(Db& db, const ScanRange& range, std::ostream& out) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> txn, db.BeginRead());
-  std::unique_ptr<Iterator> it = txn->NewIterator();
-  JKV_RETURN_IF_ERROR(ForEachInRange(*it, range, [&](absl::string_view k, absl::string_view v) {
+  JKV_RETURN_IF_ERROR(ForEachInRange(*txn, range, [&](absl::string_view k, absl::string_view v) {
     out << FormatPair(k, v) << '\n';
   }));
   return ExitCode::kOk;
@@ -152,8 +151,10 @@ absl::StatusOr<ExitCode> OpenOthersAndRunShell(Db& db, const CommandLine& cl,
                                                const CommandIo& io) {
   std::vector<std::unique_ptr<Db>> others;
   absl::Status s;
+  Options other_options = options;
+  other_options.record_path.clear();  // --record records DBPATH's handle only
   for (const std::string& path : cl.command.other_dbs) {
-    absl::StatusOr<std::unique_ptr<Db>> other = Db::Open(path, options);
+    absl::StatusOr<std::unique_ptr<Db>> other = Db::Open(path, other_options);
     if (!other.ok()) {
       s = other.status();
       break;

@@ -57,6 +57,13 @@ Options (before DBPATH; "--" ends them):
   --read-only           open without write access; writes are errors
   --auto-vacuum         a commit that leaves free pages at the end of the file
                         gives them back (the file is cut; compact frees the rest)
+  --record=FILE         write every operation on DBPATH to the trace FILE
+                        (replaced), with its time and thread, for jkvbench
+                        --trace=FILE (docs/trace.md); not OTHER_DBPATHs
+  --record-values=keep|synthetic
+                        what the trace keeps of keys and values: the bytes
+                        (keep) or same-length stand-ins (synthetic, default:
+                        a trace that can be shared)
   -h, --help            print this help and exit
 
 Commands:

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/trace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/jkv_e2e_testing.h"
@@ -62,6 +63,38 @@ TEST_F(JkvTest, ShellAnswersEveryLineAndExitsZero) {
       "log_frames 4 copied 4 backfilled 4 blocked no",  // checkpoint: in wal, the default
       ""};
   EXPECT_EQ(lines, expected);
+}
+
+// --record: the shell's operations on DBPATH, in order, in the trace (docs/trace.md).
+TEST_F(JkvTest, ShellRecordsItsOperationsToATrace) {
+  const std::string trace = dir_ + "/shell.jkvtrace";
+  const Result r = Jkv({"--record=" + trace, "--record-values=keep", db_, "shell"},
+                       "put a 1\nbegin\nput b 2\ndel a\ncommit\nbegin read\nget b\n"
+                       "rollback\nscan a z 5\nbegin\nput c 3\nrollback\ncheckpoint truncate\n");
+  ASSERT_EQ(r.exit_code, 0) << r;
+  absl::StatusOr<Trace> t = ReadTrace(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->values, TraceValues::kKeep);
+  std::vector<std::string> got;
+  for (const TraceRecord& rec : t->records) {
+    std::string line(TraceKindName(rec.kind));
+    if (!rec.key.empty()) absl::StrAppend(&line, " ", rec.key);
+    if (rec.kind == TraceKind::kPut) absl::StrAppend(&line, "=", rec.value);
+    if (rec.kind == TraceKind::kCheckpoint) absl::StrAppend(&line, " ", int(rec.checkpoint_mode));
+    got.push_back(line);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "begin_write", "put a=1", "commit",                          // put a 1
+                     "begin_write", "put b=2", "delete a", "commit",              // begin..commit
+                     "begin_read", "get b", "end_read",                           // begin read..
+                     "begin_read", "scan a", "end_read",                          // scan a z 5
+                     "begin_write", "put c=3", "rollback", "checkpoint 3"}));
+  const TraceRecord& scan = t->records[11];
+  EXPECT_EQ(scan.limit, 5u);
+  EXPECT_EQ(scan.visited, 1u);  // b
+  EXPECT_EQ(scan.upper_bound, "z");
+  // --record-values alone is a usage error.
+  EXPECT_EQ(Jkv({"--record-values=keep", db_, "get", "b"}).exit_code, 2);
 }
 
 // A shell driven through pipes, one line at a time, the way another program would use it.

@@ -45,21 +45,6 @@ absl::StatusOr<ScanRange> ParseScanRange(std::optional<absl::string_view> from_t
   return range;
 }
 
-absl::Status ForEachInRange(
-    Iterator& it, const ScanRange& range,
-    absl::FunctionRef<void(absl::string_view key, absl::string_view value)> fn) {
-  uint64_t n = 0;
-  if (range.limit.has_value() && *range.limit == 0) return absl::OkStatus();
-  for (it.Seek(range.from); it.Valid(); it.Next()) {
-    // string_view compares with memcmp, which is the engine's key order.
-    if (range.to.has_value() && it.key() >= *range.to) break;
-    JKV_ASSIGN_OR_RETURN(std::string value, it.value());
-    fn(it.key(), value);
-    if (range.limit.has_value() && ++n == *range.limit) break;
-  }
-  return it.status();
-}
-
 std::string FormatPair(absl::string_view key, absl::string_view value) {
   return absl::StrCat(EncodeToken(key), " ", EncodeToken(value));
 }

@@ -39,11 +39,25 @@ struct ScanRange {
 absl::StatusOr<ScanRange> ParseScanRange(std::optional<absl::string_view> from_token,
                                          std::optional<absl::string_view> to_token);
 
-// Calls fn(key, value) for every pair of `range`, in order. Returns the first error of the
-// iterator (a damaged page); pairs before it have been passed to fn.
+// Calls fn(key, value) for every pair of `range`, in order, with one Scan of `txn` (a
+// ReadTransaction or WriteTransaction: so that `jkv --record` records it as one scan with its
+// bounds and limit). Returns the scan's first error (a damaged page); pairs before it have
+// been passed to fn.
+template <typename Txn>
 absl::Status ForEachInRange(
-    Iterator& it, const ScanRange& range,
-    absl::FunctionRef<void(absl::string_view key, absl::string_view value)> fn);
+    Txn& txn, const ScanRange& range,
+    absl::FunctionRef<void(absl::string_view key, absl::string_view value)> fn) {
+  IteratorOptions bounds;
+  bounds.upper_bound = range.to;
+  return txn
+      .Scan(range.from, range.limit.value_or(UINT64_MAX),
+            [&](absl::string_view k, absl::string_view v) {
+              fn(k, v);
+              return true;
+            },
+            bounds)
+      .status();
+}
 
 // "K V": the tokens of a pair, as scan, dump and the shell print it and load reads it.
 std::string FormatPair(absl::string_view key, absl::string_view value);

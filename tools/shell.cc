@@ -338,8 +338,7 @@ absl::StatusOr<std::string> Shell::Scan(size_t n, const Fields& args) {
   }
   return Read(n, [&](auto& txn) -> absl::StatusOr<std::string> {
     std::vector<std::string> lines;
-    std::unique_ptr<Iterator> it = txn.NewIterator();
-    JKV_RETURN_IF_ERROR(ForEachInRange(*it, range, [&](absl::string_view k, absl::string_view v) {
+    JKV_RETURN_IF_ERROR(ForEachInRange(txn, range, [&](absl::string_view k, absl::string_view v) {
       lines.push_back(FormatPair(k, v));
     }));
     std::string answer = absl::StrCat("pairs ", lines.size());
