@@ -419,6 +419,64 @@ static void test_across(void) {
   CHECK(ok(jkv_close(c, &err), "close c"));
 }
 
+/* The whole file, NUL-terminated, its length in *len; NULL when it cannot be read. */
+static char* read_all(const char* file, size_t* len) {
+  FILE* f = fopen(file, "rb");
+  if (f == NULL) return NULL;
+  char* buf = malloc(1 << 20);
+  *len = fread(buf, 1, (1 << 20) - 1, f);
+  buf[*len] = 0;
+  fclose(f);
+  return buf;
+}
+
+/* memmem without _GNU_SOURCE. */
+static int contains(const char* buf, size_t len, const char* what) {
+  const size_t n = strlen(what);
+  for (size_t i = 0; i + n <= len; ++i) {
+    if (memcmp(buf + i, what, n) == 0) return 1;
+  }
+  return 0;
+}
+
+/* record_path writes a trace (engine/trace.h) of the handle's operations; keys and values are
+   kept only when asked, and a trace that cannot be created fails the open. */
+static void test_record(void) {
+  for (int keep = 0; keep <= 1; ++keep) {
+    char db_path[4200], trace_path[4200];
+    snprintf(db_path, sizeof db_path, "%s.record-%d", path, keep);
+    snprintf(trace_path, sizeof trace_path, "%s.record-%d.jkvtrace", path, keep);
+    jkv_options options;
+    jkv_options_init(&options);
+    CHECK(options.record_path == NULL && options.record_keep_values == 0);
+    options.record_path = trace_path;
+    options.record_keep_values = keep;
+    jkv_db* db = NULL;
+    if (!ok(jkv_open(db_path, &options, &db, &err), "open recording")) return;
+    CHECK(ok(jkv_put(db, "recorded-key", 12, "recorded-value", 14, &err), "put"));
+    CHECK(value_is(db, "recorded-key", "recorded-value"));
+    CHECK(ok(jkv_close(db, &err), "close recording"));
+    size_t len = 0;
+    char* trace = read_all(trace_path, &len);
+    CHECK(trace != NULL && len > 16 && memcmp(trace, "JKVTRACE", 8) == 0);
+    if (trace != NULL) {
+      CHECK(contains(trace, len, "recorded-key") == keep);
+      CHECK(contains(trace, len, "recorded-value") == keep);
+    }
+    free(trace);
+  }
+  jkv_options options;
+  jkv_options_init(&options);
+  char db_path[4200];
+  snprintf(db_path, sizeof db_path, "%s.record-bad", path);
+  options.record_path = "/nonexistent-folder/x.jkvtrace";
+  jkv_db* db = NULL;
+  CHECK(jkv_open(db_path, &options, &db, &err) != JKV_OK && db == NULL);
+  CHECK(err != NULL && strstr(err, "x.jkvtrace") != NULL);
+  jkv_free(err);
+  err = NULL;
+}
+
 int main(void) {
   const char* dir = getenv("TEST_TMPDIR");
   snprintf(path, sizeof path, "%s/capi.db", dir != NULL ? dir : "/tmp");
@@ -427,6 +485,7 @@ int main(void) {
   test_hooks_and_backup();
   test_busy_commit_is_retried();
   test_across();
+  test_record();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

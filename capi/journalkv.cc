@@ -151,6 +151,8 @@ void jkv_options_init(jkv_options* o) {
   o->wal_hook = nullptr;
   o->wal_hook_arg = nullptr;
   o->atomic_fallback = JKV_JOURNAL_DEFAULT;
+  o->record_path = nullptr;
+  o->record_keep_values = 0;
 }
 
 void jkv_free(void* p) { std::free(p); }
@@ -198,6 +200,11 @@ jkv_code jkv_open(const char* path, const jkv_options* options, jkv_db** db, cha
     o.cache_pages = options->cache_pages;
     o.busy_timeout = absl::Milliseconds(options->busy_timeout_ms);
     o.read_only = options->read_only != 0;
+    if (options->record_path != nullptr) {
+      o.record_path = options->record_path;
+      o.record_values = options->record_keep_values != 0 ? journalkv::TraceValues::kKeep
+                                                          : journalkv::TraceValues::kSynthetic;
+    }
     o.auto_vacuum = options->auto_vacuum != 0;
     o.create_if_missing = options->create_if_missing != 0;
     o.error_if_exists = options->error_if_exists != 0;

@@ -113,6 +113,10 @@ typedef struct jkv_options {
   /* JKV_JOURNAL_ATOMIC on a file system without atomic writes: the mode to run in instead;
      JKV_JOURNAL_DEFAULT (the default): refuse (Options::atomic_fallback) */
   jkv_journal_mode atomic_fallback;
+  /* Non-NULL: record every operation of the handle into this trace file (C++
+     Options::record_path, docs/trace.md); jkv_open fails when it cannot be created. */
+  const char* record_path;
+  int record_keep_values; /* non-zero: keys and values as they are; 0 (default): synthetic */
 } jkv_options;
 
 /* What jkv_backup did. */
