@@ -278,11 +278,29 @@ Experiment Mfaw() {
   return e;
 }
 
+// Not a founding document's: the traces shipped in bench/traces/ replayed on every engine and
+// mode, the comparison a researcher makes of their own application (docs/trace.md).
+Experiment Traces() {
+  Experiment e{"traces", "the traces shipped with journalkv (bench/traces/README.md)",
+               "Three recorded applications replayed as fast as they go, each recorded thread "
+               "on a thread of its own, on journalkv in every journal mode, SQLite and LMDB, "
+               "at sync full: a test-results recorder (562 transactions), a chat app's "
+               "message store (bursts of small inserts, reads of the newest) and a key-value "
+               "cache (zipfian reads, overwrites, deletes). No document publishes figures for "
+               "them: the case table is the result.",
+               {{"", {"--engines=journalkv,sqlite,lmdb", std::string("--trace=") + kShippedTraces,
+                      "--sync=full"}}},
+               {"--modes=journalkv:delete,journalkv:wal,sqlite:wal,lmdb:default"},
+               {},  // every mode; a trace's size is its own
+               {}};
+  return e;
+}
+
 }  // namespace
 
 const std::vector<Experiment>& Experiments() {
   static const auto* const experiments = new std::vector<Experiment>{
-      Speedtest(), Suite562(), Contention(), WriteLat(), Maw(), Mfaw(),
+      Speedtest(), Suite562(), Contention(), WriteLat(), Maw(), Mfaw(), Traces(),
       // WCDB's setting, bursts of commits with idle gaps (the `bursty` workload): add an
       // Experiment here whose run names --workloads=bursty with the modes and
       // --checkpoint=async:0/100,threshold:1000 it compares, and Figures of mean_us (or

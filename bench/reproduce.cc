@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -44,7 +45,51 @@ std::vector<std::string> Charts(const std::string& out, const std::string& dir) 
 
 void Warn(const std::string& what) { std::fprintf(stderr, "jkvbench: %s\n", what.c_str()); }
 
+// Puts the shipped traces in place of kShippedTraces in `flags`; false (the outcome not run,
+// saying why) when they cannot be found.
+bool ExpandShippedTraces(std::vector<std::string>& flags, ExperimentOutcome& outcome) {
+  for (std::string& f : flags) {
+    const size_t at = f.find(kShippedTraces);
+    if (at == std::string::npos) continue;
+    absl::StatusOr<std::string> traces = ShippedTraces();
+    if (!traces.ok()) {
+      outcome.not_run = std::string(traces.status().message());
+      Warn(absl::StrCat("--reproduce=", outcome.experiment->name, ": ", outcome.not_run));
+      return false;
+    }
+    f.replace(at, std::string(kShippedTraces).size(), *traces);
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> ShippedTraces() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("JKV_TRACES_DIR"); env != nullptr) dirs.push_back(env);
+  dirs.push_back("bench/traces");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(self.string() + ".runfiles/journalkv/bench/traces");
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* env = std::getenv(var); env != nullptr) {
+      dirs.push_back(absl::StrCat(env, "/journalkv/bench/traces"));
+    }
+  }
+  for (const std::string& dir : dirs) {
+    std::vector<std::string> traces;
+    for (const fs::directory_entry& f : fs::directory_iterator(dir, ec)) {
+      if (f.path().extension() == ".jkvtrace") traces.push_back(f.path().string());
+    }
+    if (!traces.empty()) {
+      std::sort(traces.begin(), traces.end());
+      return absl::StrJoin(traces, ",");
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no shipped traces (*.jkvtrace) in ",
+                                          absl::StrJoin(dirs, ", "),
+                                          ": run from the project root, or set JKV_TRACES_DIR"));
+}
 
 absl::StatusOr<std::vector<const Experiment*>> SelectExperiments(
     const std::vector<std::string>& names) {
@@ -92,6 +137,7 @@ int Reproduce(const BenchConfig& config, const std::vector<std::string>& args) {
     report.outcomes.push_back({e});
     for (const ExperimentRun& run : e->runs) {
       std::vector<std::string> flags = RunFlags(*e, run, config.quick);
+      if (!ExpandShippedTraces(flags, report.outcomes.back())) continue;
       absl::StatusOr<BenchConfig> parsed = ParseFlags(flags);
       std::optional<std::vector<CaseSpec>> cases;
       if (parsed.ok()) {
@@ -176,6 +222,7 @@ int Reproduce(const BenchConfig& config, const std::vector<std::string>& args) {
     // The run's own run.json (its flags, the floor of its first case's place), so that its
     // folder reads as any jkvbench output.
     std::vector<std::string> flags = RunFlags(*o.experiment, *p.run, config.quick);
+    ExpandShippedTraces(flags, o);
     flags.push_back(absl::StrCat("--repeat=", config.repeat));
     if (absl::Status s = WriteFile(p.config.out + "/run.json",
                                    RunInfoJson(report.info, flags, places.floor,

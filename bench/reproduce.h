@@ -21,7 +21,9 @@
 // 6.10+ for XFS's exchange-range) is reported as not run, with why; the others run.
 //
 // Adding an experiment: append an Experiment to the list in experiments.cc (its runs' flags,
-// sizes and figures); nothing else changes.
+// sizes and figures); nothing else changes. A run flag holding kShippedTraces gets the
+// shipped traces (bench/traces/*.jkvtrace, ShippedTraces) in its place; where they cannot be
+// found the experiment is reported as not run, with why.
 //
 // Thread-safety: plain functions.
 #ifndef JOURNALKV_BENCH_REPRODUCE_H_
@@ -80,6 +82,13 @@ struct Experiment {
   std::vector<std::string> full_sizes;   // with --full
   std::vector<Figure> figures;
 };
+
+// In a run's flag, replaced by the shipped traces' paths joined by commas.
+inline constexpr char kShippedTraces[] = "{shipped-traces}";
+// The traces shipped in bench/traces/ (bench/make_traces.cc), comma-joined: looked for under
+// $JKV_TRACES_DIR, then bench/traces under the working directory (the project root), then in
+// the program's Bazel runfiles; NotFound saying where it looked.
+absl::StatusOr<std::string> ShippedTraces();
 
 // Every experiment, in report order (experiments.cc).
 const std::vector<Experiment>& Experiments();

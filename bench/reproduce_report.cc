@@ -208,9 +208,11 @@ std::string FormatReport(const ReportInput& in) {
     for (const std::string& c : o.commands) absl::StrAppend(&out, c, "\n");
     absl::StrAppend(&out, "```\n\n");
     for (const std::string& f : o.failures) absl::StrAppend(&out, "**Failed:** ", f, "\n\n");
-    absl::StrAppend(&out,
-                    "| figure | published | measured (rounds' range) | measured / published | "
-                    "from | how | why they differ |\n|---|---|---|---|---|---|---|\n");
+    if (!e.figures.empty()) {
+      absl::StrAppend(&out,
+                      "| figure | published | measured (rounds' range) | measured / published | "
+                      "from | how | why they differ |\n|---|---|---|---|---|---|---|\n");
+    }
     for (const Figure& f : e.figures) {
       const Measured m = Measure(f, o.results);
       std::string measured = "not measured: " + m.missing, ratio = "-", from = "-";
