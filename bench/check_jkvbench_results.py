@@ -354,9 +354,16 @@ def main():
                                                                      "log_bytes"]:
                 fail(f"{name}: {len(series)} rows for {r['ops']} commits")
     if plot:
-        for name in ("throughput_smalltxn.png", "latency_smalltxn.png", "fsyncs_smalltxn.png",
-                     "latency_contention.png", "writelat_latency_full.png",
-                     "writelat_logsize_off.png"):
+        workloads_run = {r["workload"] for r in records}
+        names = [f"{kind}_{w}.png" for w in sorted(workloads_run)
+                 for kind in ("throughput", "latency", "percentiles")]
+        if "writelat" in workloads_run:
+            names += ["writelat_latency_full.png", "writelat_logsize_off.png"]
+        if "smalltxn" in workloads_run:
+            names.append("fsyncs_smalltxn.png")
+        if "bursty" in workloads_run:
+            names.append("write_time_bursty.png")
+        for name in names:
             path = os.path.join(out, name)
             with open(path, "rb") as f:
                 if f.read(8) != b"\x89PNG\r\n\x1a\n":

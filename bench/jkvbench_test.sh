@@ -376,9 +376,9 @@ PY
 # then journalkv WAL with a background checkpointer (async:0/100), which must have copied the
 # log in the gaps, against threshold:1000, which never reaches its threshold here.
 "$bench" --workloads=bursty --sync=off,full --num=12 --burst=4 --gap=fixed:1 \
-  --floor-seconds=0 --out="$work/out18" >table18.txt 2>progress18.txt \
+  --floor-seconds=0 --out="$work/out18" "${plot[@]}" >table18.txt 2>progress18.txt \
   || { cat progress18.txt; fail "jkvbench bursty failed"; }
-python3 "$checker" "$work/out18" --workloads=bursty
+python3 "$checker" "$work/out18" --workloads=bursty "${plot[@]}"
 grep -q '3 bursts of 4, gap fixed:1: write .* ms, idle .* ms' table18.txt \
   || fail "the table does not show bursty's bursts"
 "$bench" --workloads=bursty --engines=journalkv --modes=wal --sync=normal \
