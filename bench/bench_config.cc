@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "bench/engine_adapter.h"
+#include "bench/gaps.h"
 #include "bench/ycsb.h"
 #include "engine/options.h"
 #include "vfs/scratch_fs.h"
@@ -65,6 +66,11 @@ const std::vector<FlagDef>& FlagDefs() {
        "value bytes (100; the YCSB workloads 1000); keys are always 16 bytes"},
       {"puts-per-db", "K", nullptr,
        "the multidb workloads: new keys inserted into each database per transaction (10)"},
+      // bursty's flags (bursty.cc)
+      {"burst", "N", nullptr, "bursty: commits per burst (10)"},
+      {"gap", "DIST", nullptr,
+       "bursty: the idle gap between bursts, in milliseconds, drawn with --seed: exp:MS "
+       "(exponential, mean MS), fixed:MS or uniform:MIN-MAX (exp:20)"},
       {"seconds", "S", "0.5", "duration of contention in seconds (5)"},
       {"threads", "N", nullptr, "reader threads in contention (2)"},
       {"writers", "N", nullptr,
@@ -287,6 +293,11 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
       return absl::InvalidArgumentError(
           absl::StrCat("--floor-seconds wants a number in [0, 60], got \"", value, "\""));
     }
+    return absl::OkStatus();
+  }
+  if (name == "burst") return Number<uint64_t>(name, value, 1, 1000000, &p.burst);
+  if (name == "gap") {
+    JKV_ASSIGN_OR_RETURN(p.gap, ParseGap(value));
     return absl::OkStatus();
   }
   if (name == "puts-per-db") return Number<uint64_t>(name, value, 1, 100000, &p.puts_per_db);

@@ -23,7 +23,8 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "operations", "mean_us", "fsyncs_per_commit", "reader_max_us", "items", "fsync_calls",
           "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
           "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit",
-          "databases", "puts_per_db"]
+          "databases", "puts_per_db", "burst", "gap", "bursts", "write_ms_total",
+          "idle_ms_total"]
 # Figures as data (report.h RangedFigures): each with its --repeat rounds' lowest and highest,
 # and `spread`, the figures whose rounds lie more than SPREAD_LIMIT apart (max / min).
 RANGED = ["commits_per_sec", "reader_ops_per_sec", "writer_ops_per_sec", "seconds", "p50_us",
@@ -57,7 +58,7 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
 TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "fs",
-        "spread", "pace"}
+        "spread", "pace", "gap"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
@@ -234,6 +235,39 @@ def check_ycsb(r, where, value_size):
         fail(f"{where}: {r['fsyncs_per_commit']} flushes per commit at sync full")
 
 
+def check_bursty(r, where):
+    """bursty (bursty.cc): one commit per operation in bursts of `burst`, seconds = the write
+    time = the sum of the commit latencies, idle time at least the fixed gaps asked for; the
+    fields are 0 and "" elsewhere."""
+    if r["workload"] != "bursty":
+        for f in ("burst", "bursts", "write_ms_total", "idle_ms_total"):
+            if r[f] != 0:
+                fail(f"{where}: {f}={r[f]} outside bursty")
+        if r["gap"] != "":
+            fail(f"{where}: gap {r['gap']!r} outside bursty")
+        return
+    if r["commits"] != r["ops"] or r["burst"] < 1:
+        fail(f"{where}: {r['commits']} commits for {r['ops']} ops, burst {r['burst']}")
+    if r["bursts"] != -(-r["ops"] // r["burst"]):
+        fail(f"{where}: {r['bursts']} bursts of {r['burst']} for {r['ops']} commits")
+    if not close(r["write_ms_total"], r["seconds"] * 1000) and \
+            abs(r["write_ms_total"] - r["seconds"] * 1000) > 1e-3:
+        fail(f"{where}: write_ms_total {r['write_ms_total']} != seconds * 1000")
+    if abs(r["mean_us"] * r["ops"] / 1000 - r["write_ms_total"]) > 1e-3 * r["write_ms_total"] + 1e-3:
+        fail(f"{where}: mean_us * ops != write_ms_total")
+    if not r["p50_us"] * r["ops"] / 1000 <= r["write_ms_total"] * 2.05 + 1e-3:
+        fail(f"{where}: write_ms_total {r['write_ms_total']} below half the commits at p50")
+    gap = r["gap"]
+    if gap.startswith("fixed:"):
+        want = float(gap.split(":", 1)[1]) * (r["bursts"] - 1)
+        if r["idle_ms_total"] < want * 0.999:
+            fail(f"{where}: idle {r['idle_ms_total']} ms, less than {r['bursts'] - 1} gaps of {gap}")
+    elif not gap.startswith(("exp:", "uniform:")):
+        fail(f"{where}: gap {gap!r}")
+    if r["bursts"] == 1 and r["idle_ms_total"] != 0:
+        fail(f"{where}: one burst but idle time")
+
+
 def check_same_operations(records):
     """The same seed gives every engine the same operations on the same data: per YCSB
     workload, the same count of each kind and the same number of pairs scanned."""
@@ -270,6 +304,7 @@ def check_record(r, where, value_size):
     check_ranges(r, where)
     check_ycsb(r, where, value_size)
     check_trace(r, where)
+    check_bursty(r, where)
     if r["ops"] <= 0 or r["ops_per_sec"] <= 0 or r["seconds"] <= 0:
         fail(f"{where}: ops, ops_per_sec and seconds must be > 0")
     if not 0 < r["ops_per_sec_min"] <= r["ops_per_sec"] <= r["ops_per_sec_max"]:
@@ -375,9 +410,16 @@ def main():
                                                                      "log_bytes"]:
                 fail(f"{name}: {len(series)} rows for {r['ops']} commits")
     if plot:
-        for name in ("throughput_smalltxn.png", "latency_smalltxn.png", "fsyncs_smalltxn.png",
-                     "latency_contention.png", "writelat_latency_full.png",
-                     "writelat_logsize_off.png"):
+        workloads_run = {r["workload"] for r in records}
+        names = [f"{kind}_{w.replace(':', '-')}.png" for w in sorted(workloads_run)
+                 for kind in ("throughput", "latency", "percentiles")]
+        if "writelat" in workloads_run:
+            names += ["writelat_latency_full.png", "writelat_logsize_off.png"]
+        if "smalltxn" in workloads_run:
+            names.append("fsyncs_smalltxn.png")
+        if "bursty" in workloads_run:
+            names.append("write_time_bursty.png")
+        for name in names:
             path = os.path.join(out, name)
             with open(path, "rb") as f:
                 if f.read(8) != b"\x89PNG\r\n\x1a\n":

@@ -127,6 +127,7 @@ struct WorkloadEntry {
 // Workload bodies defined outside workloads.cc, which registers them.
 absl::Status Contention(Ctx& c);  // contention.cc
 absl::Status CkptLat(Ctx& c);     // contention.cc
+absl::Status Bursty(Ctx& c);      // bursty.cc
 std::vector<WorkloadEntry> YcsbEntries();  // ycsb.cc: ycsb-a .. ycsb-f
 std::vector<WorkloadEntry> MultiDbEntries();  // multidb.cc: multidb2, multidb4, multidb8
 

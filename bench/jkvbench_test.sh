@@ -11,7 +11,8 @@
 # own-keys writers (--writer-keys=own) as threads and as processes. Where root may make loop
 # devices and mounts, --fs=xfs,ext4: each case once on each scratch file system, with the
 # device's bytes per commit; elsewhere that part says in one line why it is skipped. And the
-# multidb workloads (transactions across databases) on journalkv and SQLite.
+# multidb workloads (transactions across databases) on journalkv and SQLite, and the bursty
+# workload (bursts of commits between idle gaps) on every engine.
 set -euo pipefail
 bench="$TEST_SRCDIR/journalkv/bench/jkvbench"
 checker="$TEST_SRCDIR/journalkv/bench/check_jkvbench_results.py"
@@ -26,6 +27,7 @@ for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch -
            --checkpoint=async:5 --checkpoint=async:5/5 --checkpoint=threshold:0 --repeat=0 --cache-mib=0 --processes=maybe --writers=-1 \
            --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
            --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --puts-per-db=0 \
+           --burst=0 --gap=poisson:5 --gap=uniform:9-1 --gap=exp:-1 \
            --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
@@ -36,11 +38,11 @@ grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
-            floor-seconds fs puts-per-db; do
+            floor-seconds fs puts-per-db burst gap; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2|atomic\*$' help.txt || fail "--help does not list journalkv's wal2 and atomic"
-for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f multidb2 multidb4 multidb8; do
+for w in ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f multidb2 multidb4 multidb8 bursty; do
   grep -q "^  $w " help.txt || fail "--help does not describe $w"
 done
 
@@ -368,6 +370,36 @@ for r in rows:
 for w in ("multidb2", "multidb4"):
     assert modes[("journalkv", w)] == {"delete", "truncate", "persist", "wal", "wal2"}, modes
     assert modes[("sqlite", w)] == {"delete", "truncate", "persist", "wal"}, modes
+PY
+
+# bursty: 3 bursts of 4 commits with 1 ms gaps on every engine and mode at sync off and full;
+# then journalkv WAL with a background checkpointer (async:0/100), which must have copied the
+# log in the gaps, against threshold:1000, which never reaches its threshold here.
+"$bench" --workloads=bursty --sync=off,full --num=12 --burst=4 --gap=fixed:1 \
+  --floor-seconds=0 --out="$work/out18" "${plot[@]}" >table18.txt 2>progress18.txt \
+  || { cat progress18.txt; fail "jkvbench bursty failed"; }
+python3 "$checker" "$work/out18" --workloads=bursty "${plot[@]}"
+grep -q '3 bursts of 4, gap fixed:1: write .* ms, idle .* ms' table18.txt \
+  || fail "the table does not show bursty's bursts"
+"$bench" --workloads=bursty --engines=journalkv --modes=wal --sync=normal \
+  --checkpoint=async:0/100,threshold:1000 --num=30 --burst=5 --gap=exp:3 --floor-seconds=0 \
+  --out="$work/out19" >/dev/null 2>progress19.txt \
+  || { cat progress19.txt; fail "jkvbench bursty async failed"; }
+python3 "$checker" "$work/out19" --workloads=bursty --engines=journalkv
+python3 - "$work/out18/results.jsonl" "$work/out19/results.jsonl" <<'PY' || fail "bursty results"
+import json, sys
+for r in map(json.loads, open(sys.argv[1])):
+    assert r["bursts"] == 3 and r["burst"] == 4 and r["gap"] == "fixed:1", r
+    assert r["ops"] == r["commits"] == 12 and r["write_ms_total"] > 0, r
+    assert 2 <= r["idle_ms_total"] < 2000, r  # two gaps of 1 ms, sleeps overshoot a little
+rows = {r["checkpoint"]: r for r in map(json.loads, open(sys.argv[2]))}
+acp, t1000 = rows["async:0/100"], rows["threshold:1000"]
+assert acp["bursts"] == t1000["bursts"] == 6, rows
+assert acp["background_checkpoints"] > 0 and acp["frames_copied"] > 0, acp
+assert acp["policy_checkpoints"] == 0 and acp["blocked_commits"] == 0, acp
+assert t1000["checkpoints"] == 0 and t1000["frames_copied"] == 0, t1000
+# The same gaps for every case: the same seed draws the same sequence.
+assert abs(acp["idle_ms_total"] - t1000["idle_ms_total"]) < 0.5 * t1000["idle_ms_total"], rows
 PY
 
 # The default temporary directory is removed at the end.

@@ -1,10 +1,23 @@
-// The gnuplot side of report.h: one data file per workload (plot_<workload>.dat), writelat's
-// series CSVs (written by WriteSeries), and plots.gp, which draws per workload
-//   throughput_<workload>.png  ops/s per engine/mode/sync (log scale, coloured by engine)
-//   latency_<workload>.png     p50, p99, p99.9 and max (log scale)
-//   fsyncs_<workload>.png      flush calls per commit (workloads that commit)
-// and per sync level writelat_latency_<sync>.png and writelat_logsize_<sync>.png (the slowest
-// commit of each window and the log size over the stream of commits).
+// The gnuplot side of report.h: data files, writelat's series CSVs (written by WriteSeries) and
+// plots.gp, which draws per workload
+//   throughput_<workload>.png   ops/s per engine/mode/sync case, bars coloured by engine (log
+//                               scale; bursty: commits per second of write time)
+//   latency_<workload>.png      p50, p99, p99.9 and max per case, clustered bars (log scale)
+//   fsyncs_<workload>.png       flush calls per commit (workloads that commit)
+//   percentiles_<workload>.png  the latency percentile distribution, as HdrHistogram plots it:
+//                               x = 1/(1-p) on a log scale labelled 0%, 90%, 99%, 99.9%, ...,
+//                               y = microseconds (log), a line per case; more than 8 cases: a
+//                               panel per engine (columns) and sync level (rows), a mode in
+//                               the same colour in every panel (plot_panels.h)
+//   write_time_bursty.png       bursty only: the write time (the sum of the commits'
+//                               latencies, write_ms_total) per case, labelled in ms
+// and per sync level, small multiples of writelat (a panel per case, shared axes):
+//   writelat_latency_<sync>.png the slowest commit of each window over the stream of commits
+//   writelat_logsize_<sync>.png the log size on disk over the stream of commits (cases that
+//                               never had a log on disk are named in the title instead)
+// Data files: plot_<workload>.dat (the bars' figures) and percentiles_<workload>.dat (one
+// block per case: 1/(1-p), percentile, microseconds). In file names a trace's workload
+// trace:<stem> is trace-<stem> (PlotStem).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -16,23 +29,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
+#include "bench/plot_panels.h"
 #include "bench/report.h"
 
 namespace journalkv::bench {
 namespace {
-
-std::string Label(const CaseSpec& s) {
-  std::string label = absl::StrCat(s.engine, "/", s.mode, "/", s.sync);
-  if (s.checkpoint != "none") absl::StrAppend(&label, "/", s.checkpoint);
-  if (!s.fs.empty()) absl::StrAppend(&label, " on ", s.fs);  // --fs: the same case per fs
-  return label;
-}
-
-// Single-quoted for gnuplot and the shell (names here never hold a single quote, but a
-// directory given on the command line might).
-std::string Quote(const std::string& s) {
-  return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'");
-}
 
 std::vector<std::string> WorkloadOrder(const std::vector<CaseResult>& results) {
   std::vector<std::string> order;
@@ -44,28 +45,34 @@ std::vector<std::string> WorkloadOrder(const std::vector<CaseResult>& results) {
   return order;
 }
 
-// Columns: label engine_colour ops_per_sec p50 p99 p999 max fsyncs_per_commit.
+// Columns: label engine_colour ops_per_sec p50 p99 p999 max fsyncs_per_commit write_ms_total.
 std::string DataFile(const std::vector<const CaseResult*>& rows,
                      const std::map<std::string, int>& colour) {
-  std::string text = "# label colour ops_per_sec p50_us p99_us p999_us max_us fsyncs_per_commit\n";
+  std::string text = "# label colour ops_per_sec p50_us p99_us p999_us max_us fsyncs_per_commit "
+      "write_ms_total\n";
   for (const CaseResult* r : rows) {
     const Histogram& h = r->latency;
     absl::StrAppend(
-        &text, absl::StrFormat("\"%s\" %d %.6g %.6g %.6g %.6g %.6g %.6g\n", Label(r->spec),
+        &text, absl::StrFormat("\"%s\" %d %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n", PlotLabel(r->spec),
                                colour.at(r->spec.engine), r->OpsPerSec(), h.Percentile(0.5) / 1e3,
                                h.Percentile(0.99) / 1e3, h.Percentile(0.999) / 1e3, h.max() / 1e3,
-                               r->FsyncsPerCommit()));
+                               r->FsyncsPerCommit(), r->write_ns / 1e6));
   }
   return text;
 }
 
 std::string WorkloadCharts(const std::string& w, size_t bars, bool commits) {
-  const std::string dat = Quote(absl::StrCat("plot_", w, ".dat"));
+  const std::string f = PlotStem(w);  // in file names
+  const std::string dat = GpQuote(absl::StrCat("plot_", f, ".dat"));
   const int width = static_cast<int>(std::max<size_t>(900, 60 * bars + 250));
+  // bursty's seconds are its write time (bursty.cc).
+  const std::string per_second = w == "bursty" ? "commits per second of write time, idle gaps "
+                                                 "left out (higher is better)"
+                                               : "operations per second (higher is better)";
   std::string gp = absl::StrFormat(
-      "set terminal pngcairo size %d,560 noenhanced font ',9'\n"
+      "set terminal pngcairo size %d,560 noenhanced font ',9'\nset rmargin 12\n"
       "set output 'throughput_%s.png'\n"
-      "set title '%s: operations per second (higher is better)'\n"
+      "set title '%s: %s'\n"
       "set key off\nset logscale y\nset ylabel 'ops/s'\nset xrange [-0.6:%d]\nset yrange [*:*]\n"
       "plot %s using 0:3:(0.8):2:xtic(1) with boxes lc variable\n"
       "set output 'latency_%s.png'\n"
@@ -75,7 +82,7 @@ std::string WorkloadCharts(const std::string& w, size_t bars, bool commits) {
       "plot %s using 4:xtic(1) title 'p50', '' using 5 title 'p99', "
       "'' using 6 title 'p99.9', '' using 7 title 'max'\n"
       "set style data points\nunset logscale y\n",
-      width, w, w, static_cast<int>(bars), dat, w, w, dat);
+      width, f, w, per_second, static_cast<int>(bars), dat, f, w, dat);
   if (commits) {
     absl::StrAppend(
         &gp, absl::StrFormat("set output 'fsyncs_%s.png'\n"
@@ -84,37 +91,21 @@ std::string WorkloadCharts(const std::string& w, size_t bars, bool commits) {
                              "set yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
                              "plot %s using 0:8:(0.8):2:xtic(1) with boxes lc variable\n"
                              "set yrange [*:*]\nset xrange [*:*]\nset offsets 0, 0, 0, 0\n",
-                             w, w, static_cast<int>(bars), dat));
+                             f, w, static_cast<int>(bars), dat));
+  }
+  if (w == "bursty") {  // WCDB's figure: the time spent in write operations
+    absl::StrAppend(
+        &gp, absl::StrFormat("set output 'write_time_%s.png'\n"
+                             "set title '%s: write time, the sum of the commits'' latencies, in "
+                             "ms (lower is better; idle gaps not included)'\n"
+                             "set key off\nset logscale y\nset ylabel 'ms'\n"
+                             "set xrange [-0.6:%d]\nset yrange [*:*]\n"
+                             "plot %s using 0:9:(0.8):2:xtic(1) with boxes lc variable, '' using "
+                             "0:9:(sprintf('%%.1f', $9)) with labels offset 0,0.7 notitle\n"
+                             "unset logscale y\nset xrange [*:*]\n",
+                             f, w, static_cast<int>(bars), dat));
   }
   return gp;
-}
-
-std::string WritelatCharts(const std::vector<const CaseResult*>& rows, const std::string& sync) {
-  // A dash pattern per engine, a colour per mode within it: up to 8 modes stay distinct.
-  std::map<std::string, int> dash, colour;
-  std::vector<std::string> latency, log_size;
-  for (const CaseResult* r : rows) {
-    dash.emplace(r->spec.engine, dash.size() + 1);
-    const int lc = ++colour[r->spec.engine];
-    const std::string style = absl::StrFormat(" with lines lw 1.5 dt %d lc %d title %s",
-                                              dash[r->spec.engine], lc, Quote(Label(r->spec)));
-    const std::string file = Quote(SeriesFileName(r->spec));
-    latency.push_back(absl::StrCat(file, " every ::1 using 1:2", style));
-    log_size.push_back(absl::StrCat(file, " every ::1 using 1:($3/1024)", style));
-  }
-  return absl::StrFormat(
-      "set terminal pngcairo size 1200,600 noenhanced font ',9'\n"
-      "set datafile separator ','\nset key outside right\nset xlabel 'commit'\n"
-      "set xtics norotate\nset xrange [*:*]\nset yrange [*:*]\n"
-      "set output 'writelat_latency_%s.png'\n"
-      "set title 'writelat, sync %s: slowest commit per window (microseconds, log scale)'\n"
-      "set ylabel 'microseconds'\nset logscale y\nplot %s\n"
-      "set output 'writelat_logsize_%s.png'\n"
-      "set title 'writelat, sync %s: log size on disk between commits'\n"
-      "set ylabel 'KiB'\nunset logscale y\nset yrange [0:*]\nplot %s\n"
-      "set datafile separator whitespace\nunset xlabel\nset xtics rotate by -40 nomirror\n",
-      sync, sync, absl::StrJoin(latency, ", \\\n     "), sync, sync,
-      absl::StrJoin(log_size, ", \\\n     "));
 }
 
 std::string Script(const std::string& out_dir, const std::vector<CaseResult>& results,
@@ -122,8 +113,8 @@ std::string Script(const std::string& out_dir, const std::vector<CaseResult>& re
   std::map<std::string, int> colour;
   for (const CaseResult& r : results) colour.emplace(r.spec.engine, colour.size() + 1);
   std::string gp =
-      "# Made by jkvbench --plot: run `gnuplot plots.gp` in this directory.\n"
-      "set style fill solid 0.85 border -1\nset grid ytics\nset xtics rotate by -40 nomirror\n";
+      absl::StrCat("# Made by jkvbench --plot: run `gnuplot plots.gp` in this directory.\n",
+                   kPlotDefaults);
   std::map<std::string, std::vector<const CaseResult*>> writelat_by_sync;
   for (const std::string& w : WorkloadOrder(results)) {
     std::vector<const CaseResult*> rows;
@@ -134,11 +125,14 @@ std::string Script(const std::string& out_dir, const std::vector<CaseResult>& re
       commits |= r.commits > 0;
       if (w == "writelat") writelat_by_sync[r.spec.sync].push_back(&r);
     }
-    files.emplace_back(absl::StrCat(out_dir, "/plot_", w, ".dat"), DataFile(rows, colour));
+    files.emplace_back(absl::StrCat(out_dir, "/plot_", PlotStem(w), ".dat"),
+                       DataFile(rows, colour));
     absl::StrAppend(&gp, WorkloadCharts(w, rows.size(), commits));
+    absl::StrAppend(&gp, PercentileChart(out_dir, w, rows, files));
   }
-  for (const auto& [sync, rows] : writelat_by_sync)
-    absl::StrAppend(&gp, WritelatCharts(rows, sync));
+  for (const auto& [sync, rows] : writelat_by_sync) {
+    absl::StrAppend(&gp, WritelatPanels(rows, sync));
+  }
   return gp;
 }
 
@@ -157,7 +151,7 @@ absl::Status WritePlots(const std::string& out_dir, const std::vector<CaseResult
     return absl::FailedPreconditionError("--plot needs gnuplot (./bazelw installs gnuplot-nox)");
   }
   const std::string command =
-      absl::StrCat("cd ", Quote(out_dir), " && gnuplot plots.gp 2> gnuplot.log");
+      absl::StrCat("cd ", GpQuote(out_dir), " && gnuplot plots.gp 2> gnuplot.log");
   if (std::system(command.c_str()) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("gnuplot failed; see ", out_dir, "/gnuplot.log"));

@@ -135,6 +135,14 @@ std::vector<Field>* MakeFields() {
       {"puts_per_db", [](const CaseResult& r) {
          return Num(r.databases > 0 ? r.params.puts_per_db : 0);
        }},
+      // bursty (bursty.cc); 0 and "" elsewhere.
+      {"burst", [](const CaseResult& r) { return Num(r.bursts > 0 ? r.params.burst : 0); }},
+      {"gap", [](const CaseResult& r) {
+         return Text(r.bursts > 0 ? r.params.gap.Name() : "");
+       }},
+      {"bursts", [](const CaseResult& r) { return Num(r.bursts); }},
+      {"write_ms_total", [](const CaseResult& r) { return Num(r.write_ns / 1e6); }},
+      {"idle_ms_total", [](const CaseResult& r) { return Num(r.idle_ns / 1e6); }},
   };
   // Figures as data: each ranged figure's lowest and highest round (ops_per_sec's are above).
   for (const RangedFigure& f : RangedFigures()) {
@@ -314,6 +322,11 @@ std::string TableRow(const CaseResult& r) {
                                           r.params.puts_per_db));
   }
   absl::StrAppend(&row, OpDetail(r));
+  if (r.bursts > 0) {
+    absl::StrAppend(&row, absl::StrFormat("  %d bursts of %d, gap %s: write %.1f ms, idle %.0f ms",
+                                          r.bursts, r.params.burst, r.params.gap.Name(),
+                                          r.write_ns / 1e6, r.idle_ns / 1e6));
+  }
   if (r.repeats > 1) {
     absl::StrAppend(&row, absl::StrFormat("  median of %d: %s..%s ops/s, sd %s", r.repeats,
                                           HumanCount(r.ops_per_sec_min),

@@ -53,6 +53,11 @@
 //   databases puts_per_db                  the multidb workloads: the databases each
 //                                          transaction spans, keys inserted into each per
 //                                          transaction (--puts-per-db); 0 elsewhere
+//   burst gap                              bursty: --burst and --gap (0 and "" elsewhere)
+//   bursts write_ms_total idle_ms_total    bursty: the bursts run, the sum of the commits'
+//                                          latencies (the write time, WCDB's figure; bursty's
+//                                          seconds too, so its ops/s is commits per second of
+//                                          write time), the time slept in the gaps (0 elsewhere)
 //   <op>_ops <op>_p50_us <op>_p99_us       YCSB: each operation kind's count and latency, for
 //                                          op in read update insert scan rmw (0 where none)
 //   pace trace_threads                     trace:<stem> replays (--trace): fast or recorded,

@@ -246,6 +246,13 @@ std::vector<WorkloadEntry> BuiltinEntries() {
         "run/<n>/test/<i> of 100 bytes each), as in the note where WAL cut a run from 53 s to "
         "8 s; ignores --num"},
        Suite562},
+      {{"bursty",
+        "N single-put commits of new keys in bursts of --burst, an idle gap drawn from --gap "
+        "between bursts (the same gaps for every engine); seconds and ops/s count the write "
+        "time only (the sum of the commits' latencies: write_ms_total), idle_ms_total and "
+        "bursts beside them",
+        /*by_default=*/false},
+       Bursty},
   };
 }
 

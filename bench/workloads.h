@@ -19,8 +19,9 @@
 // workloads, ycsb.h: 1000 bytes unless --value-size is given).
 //
 // The workloads live in workloads.cc (the single-connection ones and the registry),
-// contention.cc (contention, ckptlat), ycsb.cc (ycsb-a .. ycsb-f) and multidb.cc (multidb2,
-// multidb4, multidb8: transactions across several databases), over harness.h.
+// contention.cc (contention, ckptlat), ycsb.cc (ycsb-a .. ycsb-f), multidb.cc (multidb2,
+// multidb4, multidb8: transactions across several databases) and bursty.cc (bursts of commits
+// between idle gaps), over harness.h.
 //
 // Thread-safety: RunCase runs one case at a time; contention starts its own threads.
 #ifndef JOURNALKV_BENCH_WORKLOADS_H_
@@ -36,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "bench/engine_adapter.h"
+#include "bench/gaps.h"
 #include "bench/histogram.h"
 #include "bench/syscall_counter.h"
 #include "bench/trace_replay.h"
@@ -67,6 +69,9 @@ struct WorkloadParams {
   uint32_t ycsb_value_size = 1000;
   // The multidb workloads (multidb.cc): keys inserted into each database per transaction.
   uint64_t puts_per_db = 10;
+  // bursty (bursty.cc): commits per burst (--burst) and the idle gaps between bursts (--gap).
+  uint64_t burst = 10;
+  GapDistribution gap;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t seed = 301;
   // --trace: the traces loaded (and checked) before any case runs, each the workload named
@@ -127,6 +132,11 @@ struct CaseResult {
   int64_t device_bytes = -1;
   std::vector<SeriesPoint> series;  // writelat only
   int databases = 0;  // multidb: the databases each transaction spans (0 elsewhere)
+  // bursty (0 elsewhere): the bursts run, the sum of the commits' latencies (the write time,
+  // which is also `seconds` there) and the idle time slept between bursts, as measured.
+  uint64_t bursts = 0;
+  uint64_t write_ns = 0;
+  uint64_t idle_ns = 0;
   // With --repeat: how many rounds ran and their lowest and highest ops/s (this result is the
   // median round's); 1 and this round's own ops/s otherwise.
   int repeats = 1;
