@@ -53,7 +53,8 @@ import re, sys
 text = open(sys.argv[1]).read()
 can_fs = sys.argv[2] == "1"
 sections = dict(re.findall(r"^## (\S+)\n(.*?)(?=^## |\Z)", text, re.S | re.M))
-want = ["speedtest1-1000", "suite-562", "contention", "writelat-acp", "maw", "mfaw", "traces"]
+want = ["speedtest1-1000", "suite-562", "contention", "writelat-acp", "bursty-acp", "maw",
+        "mfaw", "traces"]
 assert list(sections) == want, list(sections)
 for name, body in sections.items():
     if name == "traces":  # no published figures: the shipped traces' cases on every engine
@@ -76,7 +77,7 @@ for name, body in sections.items():
 PY
 
 for dir in speedtest1-1000:speedtest1-1000 suite-562:suite-562 contention/threads:contention \
-           contention/processes:contention writelat-acp:writelat maw:smalltxn \
+           contention/processes:contention writelat-acp:writelat bursty-acp:bursty maw:smalltxn \
            mfaw:multidb2,multidb4 traces:trace:chat,trace:kv-cache,trace:test-results; do
   sub=${dir%%:*}
   if [[ ! -d $work/out/$sub ]]; then
