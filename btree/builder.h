@@ -79,6 +79,8 @@ class TreeBuilder {
   absl::StatusOr<PageNo> Finish();
 
   uint64_t pairs() const { return pairs_; }
+  // The key of the last pair added (empty before the first).
+  absl::string_view last_key() const { return last_key_; }
   // Leaf and interior pages written so far (overflow pages not counted).
   uint32_t node_pages() const { return node_pages_; }
 
