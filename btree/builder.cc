@@ -106,6 +106,12 @@ absl::Status TreeBuilder::Add(absl::string_view key, absl::string_view value) {
         absl::string_view(last_key_) == key ? "equal to" : "less than",
         " the key before it (a bottom-up build needs keys in strictly ascending order)"));
   }
+  if (pairs_ == 0) {
+    // L6: the root's page number is taken first, so the root sits before the pages it covers
+    // (auto_vacuum can then cut a tail of freed leaves that the root would otherwise end).
+    JKV_ASSIGN_OR_RETURN(pager::MutablePage root, pages_.Allocate());
+    root_ = root.page_no;
+  }
   const auto key_size = static_cast<uint32_t>(key.size());
   const auto value_size = static_cast<uint32_t>(value.size());
   const uint32_t local = LocalValueSize(usable_, key_size, value_size);
@@ -155,8 +161,15 @@ absl::Status TreeBuilder::Push(size_t level_index, absl::string_view item) {
 }
 
 absl::StatusOr<PageNo> TreeBuilder::WriteNodePage(bool leaf,
-                                                  const std::vector<absl::string_view>& items) {
-  JKV_ASSIGN_OR_RETURN(pager::MutablePage page, pages_.Allocate());  // L5
+                                                  const std::vector<absl::string_view>& items,
+                                                  PageNo into) {
+  pager::MutablePage page;
+  if (into.value() != 0) {  // the root's page, allocated at the first Add (L6)
+    JKV_ASSIGN_OR_RETURN(page.data, pages_.GetMutable(into));
+    page.page_no = into;
+  } else {
+    JKV_ASSIGN_OR_RETURN(page, pages_.Allocate());  // L5
+  }
   uint8_t* p = page.data.data();
   const int n = leaf ? static_cast<int>(items.size()) : static_cast<int>(items.size()) - 1;
   PageNo right;
@@ -190,7 +203,7 @@ absl::Status TreeBuilder::WritePage(size_t level_index, int which) {
   std::vector<absl::string_view> items;
   items.reserve(page.size());
   for (size_t i = 0; i < page.size(); ++i) items.push_back(page.item(i));
-  JKV_ASSIGN_OR_RETURN(const PageNo page_no, WriteNodePage(level.leaf, items));
+  JKV_ASSIGN_OR_RETURN(const PageNo page_no, WriteNodePage(level.leaf, items, PageNo(0)));
   level.wrote_any = true;
   item_.resize(kItemChildSize);
   base::EncodeFixed32(reinterpret_cast<uint8_t*>(item_.data()), page_no.value());
@@ -267,7 +280,7 @@ absl::StatusOr<PageNo> TreeBuilder::Finish() {
       Level& top = *levels_[i];
       std::vector<absl::string_view> items;
       for (size_t j = 0; j < top.cur.size(); ++j) items.push_back(top.cur.item(j));
-      JKV_ASSIGN_OR_RETURN(const PageNo root, WriteNodePage(top.leaf, items));
+      JKV_ASSIGN_OR_RETURN(const PageNo root, WriteNodePage(top.leaf, items, root_));
       top.cur.Clear();
       pages_.set_meta(kRootMetaSlot, root.value());
       CountWrite(pages_);

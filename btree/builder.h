@@ -25,9 +25,12 @@
 //       (nothing else): the builder works inside a write transaction of any journal mode, and
 //       the pager's spill, journal or WAL and crash safety apply as they do to Put. At most
 //       two pages per level are held in memory, in the builder's own buffers, until written.
-//   L6. The root is written last and only then stored in meta slot 0; a build that fails
-//       part way leaves the slot as it was (0) and its pages allocated: the caller rolls the
-//       transaction back (as after a failed Put).
+//   L6. The root's page is the first page allocated (at the first Add, before its overflow
+//       chain), so that it lies before the pages it covers, as a tree grown by Put has its
+//       root early in the file: auto_vacuum's cut of freed tail pages is not stopped by a root
+//       at the very end. The root is written last, and only then stored in meta slot 0; a
+//       build that fails part way leaves the slot as it was (0) and its pages allocated: the
+//       caller rolls the transaction back (as after a failed Put).
 //
 // Errors. FailedPrecondition when the tree is not empty at Create. InvalidArgument naming the
 // pair's index (0-based, in the order of Add) for a key not greater than the previous one, and
@@ -98,7 +101,9 @@ class TreeBuilder {
   absl::Status Push(size_t level, absl::string_view item);
   // Writes the level's held page `which` (0 prev, 1 cur) and passes its separator up.
   absl::Status WritePage(size_t level, int which);
-  absl::StatusOr<PageNo> WriteNodePage(bool leaf, const std::vector<absl::string_view>& items);
+  // Writes a page of `items` into a new page, or into `into` when it is not PageNo(0).
+  absl::StatusOr<PageNo> WriteNodePage(bool leaf, const std::vector<absl::string_view>& items,
+                                       PageNo into);
 
   pager::PageWriter& pages_;
   const uint32_t usable_;
@@ -107,6 +112,7 @@ class TreeBuilder {
   std::string cell_;     // scratch: the cell being added
   std::string item_;     // scratch: an interior item
   std::string last_key_;  // the previous key (its page may already be written)
+  PageNo root_;  // allocated at the first Add (L6)
   uint64_t pairs_ = 0;
   uint32_t node_pages_ = 0;
   bool finished_ = false;
