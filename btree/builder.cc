@@ -309,4 +309,79 @@ uint64_t TreeBuilder::EstimatePages(uint64_t cell_bytes, uint64_t cells, uint32_
   return total;
 }
 
+absl::StatusOr<TreeBuilder::RebuildEstimate> TreeBuilder::EstimateRebuild(
+    pager::PageReader& pages, double fill) {
+  RebuildEstimate e;
+  const PageNo root = RootPage(pages);
+  if (root.value() == 0) return e;
+  const uint32_t usable = pages.usable_size();
+  const uint64_t target = static_cast<uint64_t>(fill * CellSpace(usable));
+  // The leaves are packed as Push packs them (L1), in key order; the separators between the
+  // packed leaves are computed as L2 computes them and packed into the first interior level
+  // the same way; the levels above that are estimated from its average separator.
+  uint64_t leaf_pages = 0, leaf_cost = 0;
+  uint64_t sep_pages = 0, sep_cost = 0, sep_items = 0, sep_bytes = 0;
+  std::string last_key;  // the last key put in the current packed leaf
+  auto add_separator = [&](uint64_t key_size) {
+    const uint64_t c = InteriorCellSize(static_cast<uint32_t>(key_size)) + kCellPointerSize;
+    ++sep_items;
+    sep_bytes += c;
+    if (sep_cost + c > target && sep_cost > 0) {
+      ++sep_pages;
+      sep_cost = 0;  // that separator's child starts the next page: its cell goes up
+    } else {
+      sep_cost += c;
+    }
+  };
+  std::vector<std::pair<PageNo, PageNo>> stack = {{root, PageNo(1)}};  // page, referrer
+  uint64_t visited = 0;
+  while (!stack.empty()) {
+    const auto [page_no, referrer] = stack.back();
+    stack.pop_back();
+    if (++visited > pages.page_count()) {
+      return absl::DataLossError(
+          absl::StrCat("page ", page_no.value(), ": the tree is larger than the database"));
+    }
+    PinnedPage page;
+    JKV_RETURN_IF_ERROR(ReadNodePage(pages, page_no, referrer, &page));
+    if (!page.view.is_leaf()) {
+      for (int i = page.view.cell_count(); i >= 0; --i) {  // the left-most child popped first
+        stack.push_back({page.view.child(i), page_no});
+      }
+      if (page.view.damaged()) return page.view.DamageError();
+      continue;
+    }
+    for (int i = 0; i < page.view.cell_count(); ++i) {
+      LeafCell cell;
+      if (!page.view.leaf_cell_into(i, &cell)) return page.view.leaf_cell(i).status();
+      const uint64_t c = cell.size + kCellPointerSize;
+      ++e.cells;
+      e.cell_bytes += c;
+      if (cell.overflow_page.value() != 0) {
+        e.overflow_pages += OverflowPageCount(usable, static_cast<uint32_t>(cell.key.size()),
+                                              cell.value_size);
+      }
+      if (leaf_pages == 0 || (leaf_cost + c > target && leaf_cost > 0)) {
+        if (leaf_pages > 0) add_separator(ShortestSeparator(last_key, cell.key).size());
+        ++leaf_pages;
+        leaf_cost = 0;
+      }
+      leaf_cost += c;
+      last_key.assign(cell.key.data(), cell.key.size());
+    }
+  }
+  e.tree_pages = leaf_pages;
+  if (leaf_pages > 1) {
+    uint64_t level = sep_pages + 1;
+    e.tree_pages += level;
+    const double avg = static_cast<double>(sep_bytes) / static_cast<double>(sep_items);
+    const uint64_t fanout = std::max<uint64_t>(2, static_cast<uint64_t>(target / avg));
+    while (level > 1) {
+      level = (level + fanout - 1) / fanout;
+      e.tree_pages += level;
+    }
+  }
+  return e;
+}
+
 }  // namespace journalkv::btree

@@ -93,6 +93,19 @@ class TreeBuilder {
   static uint64_t EstimatePages(uint64_t cell_bytes, uint64_t cells, uint32_t usable_size,
                                 double fill);
 
+  // What a rebuild of the tree in `pages` at `fill` would take: every leaf read in key order
+  // and its cells packed as a build packs them (L1, so the leaf count is the build's but for
+  // L4's merge of the last two), the separators of the first interior level computed (L2) and
+  // packed, the levels above estimated; each value's overflow pages as they are.
+  struct RebuildEstimate {
+    uint64_t cells = 0;
+    uint64_t cell_bytes = 0;       // leaf cells and their pointers
+    uint64_t overflow_pages = 0;   // as the tree has them (a rebuild keeps the same chains)
+    uint64_t tree_pages = 0;       // the leaf and interior pages a build would write
+  };
+  static absl::StatusOr<RebuildEstimate> EstimateRebuild(pager::PageReader& pages,
+                                                         double fill = kFullFill);
+
  private:
   struct Level;
   TreeBuilder(pager::PageWriter& pages, double fill);

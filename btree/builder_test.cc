@@ -267,5 +267,28 @@ TEST(BuilderTest, FullFillWritesNoMorePagesThanAppendPuts) {
   EXPECT_NEAR(static_cast<double>(estimate), built.used_count(), built.used_count() * 0.03);
 }
 
+// EstimateRebuild of a tree that lost every other key predicts the pages a rebuild writes.
+TEST(BuilderTest, EstimateRebuildMatchesARebuild) {
+  for (uint32_t page_size : {512u, 4096u, 65536u}) {
+    MemPages pages(page_size);
+    std::map<std::string, std::string> model;
+    for (int i = 0; i < 20000; ++i) {
+      std::string v(i % 7 == 0 ? page_size * 2 + 5 : 10 + i % 60, 'v');
+      JKV_ASSERT_OK(BTree::Put(pages, NumKey(i), v));
+      if (i % 2 == 1) model[NumKey(i)] = v;
+    }
+    for (int i = 0; i < 20000; i += 2) ASSERT_THAT(BTree::Delete(pages, NumKey(i)), IsOkAndHolds(true));
+    JKV_ASSERT_OK_AND_ASSIGN(TreeBuilder::RebuildEstimate e, TreeBuilder::EstimateRebuild(pages));
+    EXPECT_EQ(e.cells, 10000u);
+    MemPages rebuilt(page_size);
+    JKV_ASSERT_OK_AND_ASSIGN(std::unique_ptr<TreeBuilder> b,
+                             TreeBuilder::Create(rebuilt, TreeBuilder::kFullFill));
+    for (const auto& [k, v] : model) JKV_ASSERT_OK(b->Add(k, v));
+    JKV_ASSERT_OK(b->Finish().status());
+    EXPECT_EQ(e.overflow_pages + e.tree_pages, rebuilt.used_count()) << "page size " << page_size;
+    EXPECT_EQ(e.tree_pages, b->node_pages()) << "page size " << page_size;
+  }
+}
+
 }  // namespace
 }  // namespace journalkv::btree

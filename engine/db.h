@@ -128,7 +128,7 @@ struct CheckResult {
 struct BackupOptions {
   // false: a page-for-page copy of the snapshot (free pages included, blank). true: the keys
   // rewritten into a new file of the same page size and journal family, with no free pages
-  // (slower: every key goes through the B+tree again).
+  // (slower: every key is read and the tree built again, bottom-up: btree/builder.h).
   bool compact = false;
 };
 
@@ -324,9 +324,15 @@ class Db {
   // that copies the whole log, which Compact tries at once). Crash-safe like any transaction:
   // a crash leaves the database as it was or compacted, with the same keys either way.
   // Writers wait for it (it holds the write lock throughout, up to their busy timeout);
-  // WAL readers go on, each on its snapshot. A database with no free pages is left as it is.
+  // WAL readers go on, each on its snapshot. A database with no free pages whose live cells
+  // would not fit in fewer pages (EstimateReclaimableBytes 0) is left as it is.
   // Not on a read-only connection (FailedPrecondition).
   absl::StatusOr<CompactResult> Compact();
+  // What Compact (or Backup with compaction) would give back, estimated from one snapshot: the
+  // file's bytes past the pages a compacted copy would take (its header page, the overflow
+  // pages as they are, and the leaf and interior pages the bottom-up builder would write for
+  // the live cells' bytes at full fill). Reads every leaf. `jkv info`'s reclaimable_bytes.
+  absl::StatusOr<uint64_t> EstimateReclaimableBytes();
 
   // Releases the file. FailedPrecondition while transactions are open. When recording
   // (Options::record_path), then ends the trace; an error of the recording is returned after
