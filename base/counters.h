@@ -73,6 +73,8 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
     "their time waiting for the writer role and the WRITE lock")                                   \
   X(kWriteWork, write_work_ms, double, kNanos, kTicker, kAll,                                      \
     "and working, to the end of commit or rollback (policy blocking too)")                         \
+  X(kBuiltPairs, built_pairs, uint64_t, kCount, kTicker, kAll,                                     \
+    "pairs written by the bottom-up builder (sorted loads, compaction)")                           \
   X(kWalMode, wal_mode, bool, kFlag, kGauge, kAll, "the connection is in wal or wal2 mode")        \
   X(kWal2, wal2, bool, kFlag, kGauge, kWal, "the connection is in wal2 mode")                      \
   X(kLogFrames, log_frames, uint32_t, kFrames, kGauge, kWal, "committed frames in the log(s)")     \

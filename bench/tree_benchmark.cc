@@ -34,6 +34,7 @@
 #include "benchmark/benchmark.h"
 #include "btree/btree.h"
 #include "btree/btree_format.h"
+#include "btree/builder.h"
 #include "btree/cursor.h"
 #include "pager/page_access.h"
 #include "pager/pager.h"
@@ -422,6 +423,54 @@ BENCHMARK_CAPTURE(BM_TxnPut, overwrite, PutKind::kOverwrite)->Apply(TreeSizes);
 BENCHMARK_CAPTURE(BM_TxnPut, insert, PutKind::kInsert)->Apply(TreeSizes);
 BENCHMARK_CAPTURE(BM_TxnPut, append, PutKind::kAppend)->Apply(TreeSizes);
 BENCHMARK_CAPTURE(BM_TxnPut, append_hinted, PutKind::kAppendHinted)->Apply(TreeSizes);
+
+// --- Building a tree from sorted keys --------------------------------------------------------
+
+// N sorted pairs (Key(i), kValueSize-byte values) into an empty tree in one write transaction
+// (rolled back, outside the timing): through btree::TreeBuilder (at its default fill, and
+// full), or through BTree::Put with an AppendHint (the path a sorted load took before it).
+enum class BuildKind { kBuilder, kBuilderFull, kAppendHinted };
+
+void BM_BuildSorted(benchmark::State& state, BuildKind kind) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  absl::StatusOr<std::unique_ptr<CachedDb>> db = OpenCachedDb();
+  if (Failed(state, db.status())) return;
+  std::vector<std::string> keys;
+  keys.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) keys.push_back(Key(i));
+  const std::string value(kValueSize, 'v');
+  uint64_t pages = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<pager::WriteTxn>> txn = (*db)->pager->BeginWrite();
+    if (Failed(state, txn.status())) return;
+    if (kind == BuildKind::kAppendHinted) {
+      btree::AppendHint hint;
+      for (const std::string& k : keys) {
+        if (Failed(state, BTree::Put(**txn, k, value, &hint))) return;
+      }
+    } else {
+      absl::StatusOr<std::unique_ptr<btree::TreeBuilder>> b = btree::TreeBuilder::Create(
+          **txn, kind == BuildKind::kBuilder ? btree::TreeBuilder::kDefaultFill
+                                             : btree::TreeBuilder::kFullFill);
+      if (Failed(state, b.status())) return;
+      for (const std::string& k : keys) {
+        if (Failed(state, (*b)->Add(k, value))) return;
+      }
+      if (Failed(state, (*b)->Finish().status())) return;
+    }
+    state.PauseTiming();
+    pages = (*txn)->page_count();
+    if (Failed(state, (*txn)->Rollback())) return;
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+  state.counters["pages"] = static_cast<double>(pages);
+}
+BENCHMARK_CAPTURE(BM_BuildSorted, builder, BuildKind::kBuilder)->Arg(10000)->Arg(100000);
+BENCHMARK_CAPTURE(BM_BuildSorted, builder_full, BuildKind::kBuilderFull)->Arg(10000)->Arg(100000);
+BENCHMARK_CAPTURE(BM_BuildSorted, append_hinted, BuildKind::kAppendHinted)
+    ->Arg(10000)
+    ->Arg(100000);
 
 }  // namespace
 }  // namespace journalkv

@@ -1,7 +1,11 @@
-// Db::Compact: the database rewritten in place with no free pages, in one write transaction.
+// Db::Compact: the database rewritten in place with no free pages and its leaves packed full,
+// in one write transaction. It runs when there are free pages or when the live cells, packed
+// as the bottom-up builder packs them, need fewer pages than the tree has
+// (TreeBuilder::EstimateRebuild).
 //
 // Under the write lock throughout (no commit lands between the image and the rewrite):
-//   1. The keys, read through the write transaction, are put in key order into a new database
+//   1. The keys, read through the write transaction, are built in key order (bottom-up:
+//      btree/builder.h, through WriteImage) into a new database
 //      PATH.jkv-compact (journal OFF, sync OFF: it is scratch, and a crash leaves it for the
 //      next Compact to remove; only a Compact, holding the write lock, writes that name).
 //   2. StartRewrite(N) for the image's page count N; each page 2..N of the image replaces the
@@ -20,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "btree/builder.h"
 #include "engine/db.h"
 #include "pager/db_format.h"
 #include "pager/pager.h"
@@ -45,6 +50,18 @@ void RemoveImage(vfs::FileSystem& fs, const std::string& image) {
 
 }  // namespace
 
+absl::StatusOr<uint64_t> Db::EstimateReclaimableBytes() {
+  if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
+  JKV_ASSIGN_OR_RETURN(btree::TreeBuilder::RebuildEstimate e,
+                       btree::TreeBuilder::EstimateRebuild(*txn));
+  txn.reset();
+  JKV_ASSIGN_OR_RETURN(const uint64_t file_size, SizeOf(*fs_, path_));
+  const uint64_t pages = 1 + e.overflow_pages + e.tree_pages;
+  const uint64_t compacted = pages * page_size();
+  return file_size > compacted ? file_size - compacted : 0;
+}
+
 absl::StatusOr<CompactResult> Db::Compact() {
   if (pager_ == nullptr) return absl::FailedPreconditionError("database is closed");
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> w, BeginWrite());
@@ -58,7 +75,19 @@ absl::StatusOr<CompactResult> Db::Compact() {
 
   const std::string image = path_ + kCompactTempSuffix;
   absl::Status s;
-  if (before.freelist_count > 0) {
+  // Worth rewriting when there are free pages, or when the live cells packed at full fill
+  // would take fewer pages than the tree has (every other key deleted leaves half-empty leaves
+  // and no free page).
+  bool worth = before.freelist_count > 0;
+  if (!worth) {
+    absl::StatusOr<btree::TreeBuilder::RebuildEstimate> e =
+        btree::TreeBuilder::EstimateRebuild(txn);
+    if (!e.ok()) {
+      return absl::Status(e.status().code(), absl::StrCat("compact: ", e.status().message()));
+    }
+    worth = 1 + e->overflow_pages + e->tree_pages < before.page_count;
+  }
+  if (worth) {
     // 1. The image. A leftover one is an interrupted Compact's (only Compact writes the name,
     // under the write lock this one holds).
     RemoveImage(*fs_, image);

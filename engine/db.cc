@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "btree/btree.h"
+#include "btree/builder.h"
 #include "log/wal_log.h"
 #include "pager/pager.h"
 #include "shm/wal_index.h"
@@ -333,6 +334,7 @@ DbStats Db::Stats() {
     s.atomic_write_kind = std::move(p.atomic_write_kind);
     s.atomic_fallback = std::move(p.atomic_fallback);
   }
+  s.built_pairs = built_pairs_.load(std::memory_order_relaxed);
   if (trace_ != nullptr) s.trace_error = std::string(trace_->status().message());
   s.database_io = fs_->stats().Snapshot(vfs::FileKind::kDatabase);
   s.journal_io = fs_->stats().Snapshot(vfs::FileKind::kJournal);
@@ -381,11 +383,12 @@ absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*
 // WriteTransaction
 
 WriteTransaction::WriteTransaction(Db* db, std::unique_ptr<pager::WriteTxn> txn)
-    : db_(db), txn_(std::move(txn)) {
+    : db_(db), txn_(std::move(txn)), build_fill_(btree::TreeBuilder::kDefaultFill) {
   db_->open_transactions_.fetch_add(1);
 }
 
 WriteTransaction::~WriteTransaction() {
+  builder_.reset();  // holds the transaction's pages by reference; writes nothing
   if (traced_ && db_->trace_ != nullptr) db_->trace_->Rollback();  // ends without Commit
   txn_.reset();  // rolls back unless committed
   db_->open_transactions_.fetch_sub(1);
@@ -407,8 +410,19 @@ absl::Status WriteTransaction::AfterWrite(absl::Status s) {
   return s;
 }
 
+absl::Status WriteTransaction::EndBuild() {
+  may_build_ = false;
+  if (builder_ == nullptr) return absl::OkStatus();
+  std::unique_ptr<btree::TreeBuilder> builder = std::move(builder_);
+  absl::Status s = builder->Finish().status();
+  if (s.ok()) db_->built_pairs_.fetch_add(builder->pairs(), std::memory_order_relaxed);
+  if (append_hint_ != nullptr) append_hint_->Reset();  // the tree changed under it
+  return AfterWrite(s);
+}
+
 absl::StatusOr<std::optional<std::string>> WriteTransaction::Get(absl::string_view key) {
   JKV_RETURN_IF_ERROR(CheckOpen());
+  JKV_RETURN_IF_ERROR(EndBuild());
   absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn_, key);
   if (traced_ && value.ok()) db_->trace_->Get(key);
   return value;
@@ -418,6 +432,22 @@ absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view valu
   JKV_RETURN_IF_ERROR(CheckOpen());
   JKV_RETURN_IF_ERROR(
       btree::BTree::CheckSizes(txn_->usable_size(), key.size(), value.size()));
+  // A transaction that starts with ascending Puts into an empty tree builds it bottom-up.
+  if (builder_ == nullptr && may_build_ && !across_ &&
+      txn_->meta(btree::kRootMetaSlot) == 0) {
+    absl::StatusOr<std::unique_ptr<btree::TreeBuilder>> b =
+        btree::TreeBuilder::Create(*txn_, build_fill_);
+    if (b.ok()) builder_ = *std::move(b);
+  }
+  may_build_ = false;
+  if (builder_ != nullptr) {
+    if (builder_->pairs() == 0 || builder_->last_key() < key) {
+      absl::Status s = AfterWrite(builder_->Add(key, value));
+      if (traced_ && s.ok()) db_->trace_->Put(key, value);
+      return s;
+    }
+    JKV_RETURN_IF_ERROR(EndBuild());  // out of order: the rest goes through the tree
+  }
   // Keys put in ascending order past the tree's greatest (a sorted load, backup --compact) go
   // straight to the right-most leaf (btree::AppendHint).
   if (append_hint_ == nullptr) append_hint_ = std::make_unique<btree::AppendHint>();
@@ -428,6 +458,7 @@ absl::Status WriteTransaction::Put(absl::string_view key, absl::string_view valu
 
 absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
   JKV_RETURN_IF_ERROR(CheckOpen());
+  JKV_RETURN_IF_ERROR(EndBuild());
   if (append_hint_ != nullptr) append_hint_->Reset();  // a delete may merge that leaf away
   absl::StatusOr<bool> existed = btree::BTree::Delete(*txn_, key);
   JKV_RETURN_IF_ERROR(AfterWrite(existed.status()));
@@ -436,12 +467,15 @@ absl::StatusOr<bool> WriteTransaction::Delete(absl::string_view key) {
 }
 
 std::unique_ptr<Iterator> WriteTransaction::NewIterator(IteratorOptions options) {
+  // A failure fails the transaction (its Commit says so); the iterator sees what was built.
+  EndBuild().IgnoreError();
   return std::unique_ptr<Iterator>(new Iterator(*txn_, std::move(options)));
 }
 
 absl::StatusOr<uint64_t> WriteTransaction::Scan(absl::string_view from, uint64_t limit,
                                                 ScanVisitor visit, const IteratorOptions& options) {
   JKV_RETURN_IF_ERROR(CheckOpen());
+  JKV_RETURN_IF_ERROR(EndBuild());
   absl::StatusOr<uint64_t> visited = internal::ScanPages(*txn_, from, limit, options, visit);
   if (traced_ && visited.ok()) {
     db_->trace_->Scan(from, limit, *visited, options.lower_bound, options.upper_bound);
@@ -451,6 +485,7 @@ absl::StatusOr<uint64_t> WriteTransaction::Scan(absl::string_view from, uint64_t
 
 absl::StatusOr<uint64_t> WriteTransaction::Count() {
   JKV_RETURN_IF_ERROR(CheckOpen());
+  JKV_RETURN_IF_ERROR(EndBuild());
   return btree::BTree::Count(*txn_);
 }
 
@@ -469,6 +504,7 @@ void WriteTransaction::TraceEnd(const absl::Status& s) {
 bool WriteTransaction::open() const { return !txn_->finished(); }
 
 absl::Status WriteTransaction::CommitPages() {
+  if (failed_.ok()) EndBuild().IgnoreError();  // a failure is in failed_, handled below
   if (!failed_.ok()) {
     const absl::Status failure = CheckOpen();
     txn_->Rollback().IgnoreError();  // the failure that forced it is what the caller needs
@@ -531,6 +567,8 @@ void Db::CallHooks(const pager::CommitRecord& record) {
 
 absl::Status WriteTransaction::Rollback() {
   JKV_RETURN_IF_ERROR(CheckNotAcross("Rollback"));
+  builder_.reset();  // its pages go with the rollback
+  may_build_ = false;
   if (traced_) {
     db_->trace_->Rollback();
     traced_ = false;

@@ -43,6 +43,7 @@ namespace journalkv {
 
 namespace btree {
 class AppendHint;
+class TreeBuilder;
 }  // namespace btree
 
 namespace pager {
@@ -127,7 +128,7 @@ struct CheckResult {
 struct BackupOptions {
   // false: a page-for-page copy of the snapshot (free pages included, blank). true: the keys
   // rewritten into a new file of the same page size and journal family, with no free pages
-  // (slower: every key goes through the B+tree again).
+  // (slower: every key is read and the tree built again, bottom-up: btree/builder.h).
   bool compact = false;
 };
 
@@ -200,6 +201,14 @@ class WriteTransaction {
   // back and returns the error.
   absl::Status Put(absl::string_view key, absl::string_view value);
   // Returns whether the key existed.
+  //
+  // Bottom-up builds: while a transaction's operations so far are only Puts of strictly
+  // ascending keys into a tree that was empty at its first Put, the pairs go to a bottom-up
+  // builder (btree/builder.h) instead of through the tree: leaves filled left to right, the
+  // interior levels above them. Any other operation (a Put of a key not past the last, Get,
+  // Delete, Count, Scan, NewIterator, Commit) first finishes the build, which makes the tree
+  // whole, and the transaction goes on as usual. The result is the same keys and values;
+  // DbStats::built_pairs counts the pairs written this way. Not in a WriteAcross.
   absl::StatusOr<bool> Delete(absl::string_view key);
   // An iterator that sees this transaction's writes, also those made while it is open, within
   // `options`' bounds; it must be destroyed before the transaction ends.
@@ -238,6 +247,9 @@ class WriteTransaction {
   // FailedPrecondition while the transaction is part of a WriteAcross (which commits it).
   absl::Status CheckNotAcross(absl::string_view op) const;
   absl::Status AfterWrite(absl::Status s);
+  // Ends a bottom-up build, if one is under way, and allows none from now on; an error (the
+  // pager's) fails the transaction.
+  absl::Status EndBuild();
   // Commits (Commit's work, without its note on a transaction left open).
   absl::Status CommitPages();
   // Records the end of a commit attempt whose status is `s` (engine/db.cc).
@@ -248,6 +260,11 @@ class WriteTransaction {
   // Put's way to the right-most leaf (btree::AppendHint), made at the first Put; Delete resets
   // it.
   std::unique_ptr<btree::AppendHint> append_hint_;
+  // The bottom-up build of this transaction's first Puts (see Delete's comment), while one is
+  // under way; `may_build_` is true until the first operation that is not such a Put.
+  std::unique_ptr<btree::TreeBuilder> builder_;
+  bool may_build_ = true;
+  double build_fill_;  // TreeBuilder::kDefaultFill; kFullFill for WriteImage (compaction)
   absl::Status failed_;
   bool across_ = false;  // part of a WriteAcross (engine/across.h)
   // Recorded (Options::record_path): its begin is in the trace and its end is not yet.
@@ -307,9 +324,15 @@ class Db {
   // that copies the whole log, which Compact tries at once). Crash-safe like any transaction:
   // a crash leaves the database as it was or compacted, with the same keys either way.
   // Writers wait for it (it holds the write lock throughout, up to their busy timeout);
-  // WAL readers go on, each on its snapshot. A database with no free pages is left as it is.
+  // WAL readers go on, each on its snapshot. A database with no free pages whose live cells
+  // would not fit in fewer pages (EstimateReclaimableBytes 0) is left as it is.
   // Not on a read-only connection (FailedPrecondition).
   absl::StatusOr<CompactResult> Compact();
+  // What Compact (or Backup with compaction) would give back, estimated from one snapshot: the
+  // file's bytes past the pages a compacted copy would take (its header page, the overflow
+  // pages as they are, and the leaf and interior pages the bottom-up builder would write for
+  // the live cells' bytes at full fill). Reads every leaf. `jkv info`'s reclaimable_bytes.
+  absl::StatusOr<uint64_t> EstimateReclaimableBytes();
 
   // Releases the file. FailedPrecondition while transactions are open. When recording
   // (Options::record_path), then ends the trace; an error of the recording is returned after
@@ -339,6 +362,7 @@ class Db {
     bool created = false;
     uint64_t keys = 0;
     uint32_t pages = 0;
+    uint64_t built_pairs = 0;  // of `keys`, those the bottom-up builder wrote
   };
   absl::Status WriteImage(const std::string& path, uint32_t page_size, Iterator& source,
                           ImageResult* result);
@@ -352,6 +376,7 @@ class Db {
   std::unique_ptr<pager::Pager> pager_;
   std::atomic<int> open_transactions_{0};
   std::atomic<uint64_t> commit_sequence_{0};  // CommitInfo::sequence
+  std::atomic<uint64_t> built_pairs_{0};      // DbStats::built_pairs
   // Options::record_path's recording; null when not recording (each operation checks it).
   std::unique_ptr<TraceWriter> trace_;
 };

@@ -84,8 +84,9 @@ Commands:
                   and exit 2
   info [--json]   print "name value" lines (--json: one JSON object): path,
                   page_size, page_count,
-                  free_pages, file_size, reclaimable_bytes (at least what
-                  backup --compact leaves out), journal_mode, sync, read_only, keys
+                  free_pages, file_size, reclaimable_bytes (what compact would
+                  give back, estimated: free pages, and the leaves' live cells
+                  packed full), journal_mode, sync, read_only, keys
                   (journal_mode is the mode in use, sync this invocation's); in
                   wal and wal2 also the log's state and checkpoint_policy (this
                   invocation's --checkpoint), and background_errors and

@@ -105,11 +105,10 @@ absl::StatusOr<Report> InfoReport(Db& db, vfs::FileSystem& fs) {
   f.AddInt("page_count", stats.page_count);
   f.AddInt("free_pages", stats.freelist_pages);
   f.Add("file_size", file_size);
-  // At least what `backup --compact` leaves out: the free pages and any file tail past the
-  // last page (it may pack the B+tree tighter too).
-  f.Add("reclaimable_bytes",
-        file_size - std::min<uint64_t>(
-                        file_size, uint64_t{stats.page_count - stats.freelist_pages} * stats.page_size));
+  // What `compact` (or `backup --compact`) would give back: the free pages, any file tail,
+  // and the space the live cells would no longer take once packed (Db's estimate).
+  JKV_ASSIGN_OR_RETURN(const uint64_t reclaimable, db.EstimateReclaimableBytes());
+  f.Add("reclaimable_bytes", reclaimable);
   f.Add("keys", keys);
   f.Add("journal_mode", std::string(JournalModeName(*o.journal_mode)));
   f.Add("sync", std::string(SyncLevelName(o.sync)));
