@@ -249,12 +249,13 @@ BENCHMARK_CAPTURE(BM_DbGetRecorded, mem_keep, TraceValues::kKeep);
 // and each miss is a pread of the page, its checksum, the cache's insert and an eviction. The snapshot's table of hot
 // pages (pager/hot_pages.h) pins up to half the cache meanwhile; eviction used to walk past
 // those pinned pages at every insert.
-void DbGetBeyondCache(benchmark::State& state, uint64_t mmap_size) {
+void DbGetBeyondCache(benchmark::State& state, uint64_t mmap_size, bool checkpoint) {
   constexpr uint64_t kManyKeys = 120000;
   absl::StatusOr<std::unique_ptr<BenchDb>> bench =
       BenchDb::Open(Fs::kPosix, JournalMode::kWal, kManyKeys, 2000, {}, mmap_size);
   if (Failed(state, bench.status())) return;
   Db& db = (*bench)->db();
+  if (checkpoint && Failed(state, db.Checkpoint(CheckpointMode::kTruncate).status())) return;
   const std::vector<std::string> keys = RandomKeys(kManyKeys);
   IoCounter io(state, db);
   const DbStats before = db.Stats();
@@ -272,11 +273,16 @@ void DbGetBeyondCache(benchmark::State& state, uint64_t mmap_size) {
   state.counters["mapped/op"] = benchmark::Counter(
       static_cast<double>(after.map_reads - before.map_reads), benchmark::Counter::kAvgIterations);
 }
-void BM_DbGetBeyondCache(benchmark::State& state) { DbGetBeyondCache(state, 0); }
+void BM_DbGetBeyondCache(benchmark::State& state) { DbGetBeyondCache(state, 0, false); }
 BENCHMARK(BM_DbGetBeyondCache);
-// The same with the database file read through the memory map (Options::mmap_size, 1 GiB):
-// each miss is a guarded copy out of the map (vfs/read_map.h) instead of a pread.
-void BM_DbGetBeyondCacheMapped(benchmark::State& state) { DbGetBeyondCache(state, 1ull << 30); }
+// The same after a TRUNCATE checkpoint, so that the pages come from the database file (above
+// they come from the log): each miss a pread of it; and with the file read through the memory
+// map (Options::mmap_size, 1 GiB), each miss a guarded copy out of the map (vfs/read_map.h).
+void BM_DbGetBeyondCacheFile(benchmark::State& state) { DbGetBeyondCache(state, 0, true); }
+BENCHMARK(BM_DbGetBeyondCacheFile);
+void BM_DbGetBeyondCacheMapped(benchmark::State& state) {
+  DbGetBeyondCache(state, 1ull << 30, true);
+}
 BENCHMARK(BM_DbGetBeyondCacheMapped);
 
 // The WAL database the threaded read benchmarks share: thread 0 makes it before the timed loop
