@@ -4,6 +4,7 @@
 // cut) is seen by the next transaction of a mapped reader; a file cut under a reader by someone
 // else gives that reader's transaction an error (no crash) and the database reads again once
 // the file is whole.
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
+#include "vfs/fault_injecting_fs.h"
 #include "vfs/file_system_testing.h"
+#include "vfs/posix_fs.h"
 
 namespace journalkv {
 namespace {
@@ -168,6 +171,37 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
   auto v = db->Get("after");
   JKV_ASSERT_OK(v.status());
   EXPECT_EQ(v->value_or(""), "the cut");
+}
+
+// The fault-injecting file system has no map (its files are the in-memory or overlay ones it
+// models): with mmap_size set, reads stay preads through it, so its injected read errors still
+// reach the reader, and the answers are the same.
+TEST_P(MmapTest, WithoutAMapTheFaultInjectingFileSystemReadsAndFailsAsBefore) {
+  vfs::PosixFileSystem posix;
+  vfs::FaultInjectingFileSystem fault(&posix);
+  Options o = Opts();
+  o.file_system = &fault;
+  {
+    auto db = MustOpen(o);
+    ASSERT_NE(db, nullptr);
+    Fill(db.get(), 1);
+  }
+  auto db = MustOpen(o);
+  ASSERT_NE(db, nullptr);
+  ExpectAll(db.get(), 1);
+  EXPECT_EQ(db->Stats().map_reads, 0u);
+  fault.FailNth(vfs::FaultOp::kRead, 1, EIO, /*persistent=*/true);
+  int failed = 0;
+  for (int i = 1; i < kKeys; i += 97) {
+    auto v = db->Get(Key(i));
+    if (!v.ok()) {
+      ++failed;
+      EXPECT_NE(v.status().message().find("Input/output error"), std::string::npos) << v.status();
+    }
+  }
+  EXPECT_GT(failed, 0);
+  fault.ClearFaults();
+  ExpectAll(db.get(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, MmapTest,
