@@ -129,14 +129,12 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
     ASSERT_NE(db, nullptr);
     Fill(db.get(), 1);
   }
-  std::string image;
+  vfs::PosixFileSystem posix;
+  std::vector<uint8_t> image(std::filesystem::file_size(path_));
   {
-    const uint64_t size = std::filesystem::file_size(path_);
-    image.resize(size);
-    const int fd = ::open(path_.c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::pread(fd, image.data(), size, 0), static_cast<ssize_t>(size));
-    ::close(fd);
+    auto f = posix.Open(path_, {vfs::OpenMode::kReadOnly, vfs::FileKind::kDatabase});
+    JKV_ASSERT_OK(f.status());
+    JKV_ASSERT_OK((*f)->Read(0, absl::MakeSpan(image)));
   }
   auto db = MustOpen(Opts());
   ASSERT_NE(db, nullptr);
@@ -161,10 +159,9 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
   EXPECT_GT(db->Stats().map_faults, 0u);
   // Whole again (the test puts the bytes back, as a restore would): the same handle reads.
   {
-    const int fd = ::open(path_.c_str(), O_WRONLY);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::pwrite(fd, image.data(), image.size(), 0), static_cast<ssize_t>(image.size()));
-    ::close(fd);
+    auto f = posix.Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase});
+    JKV_ASSERT_OK(f.status());
+    JKV_ASSERT_OK((*f)->Write(0, image));
   }
   ExpectAll(db.get(), 1);
   JKV_ASSERT_OK(db->Put("after", "the cut"));

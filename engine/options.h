@@ -76,7 +76,7 @@ struct Options {
   // spills them to the database file.
   uint32_t cache_pages = 2000;
   // The most bytes of the database file read through a read-only memory map instead of
-  // pread(2); 0: off (the default: see docs/api.md, "mmap_size"). Each page read out of the map
+  // pread; 0: off (the default: see docs/api.md, "mmap_size"). Each page read out of the map
   // is copied into the page cache and verified as a read page is; an I/O error or a file cut
   // by another process while mapped (SIGBUS) becomes the read's error, not a crash. Has no
   // effect on file systems without a map (the in-memory one, the fault-injecting wrapper).
