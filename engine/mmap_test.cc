@@ -156,7 +156,9 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
     }
     EXPECT_GT(failed, 0);
   }
+#if !defined(__SANITIZE_THREAD__)  // under TSan the map looks the size up before each copy
   EXPECT_GT(db->Stats().map_faults, 0u);
+#endif
   // Whole again (the test puts the bytes back, as a restore would): the same handle reads.
   {
     auto f = posix.Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase});

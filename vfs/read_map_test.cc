@@ -21,6 +21,12 @@
 namespace journalkv::vfs {
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kTsan = true;  // read_map.cc: no faults taken under TSan
+#else
+constexpr bool kTsan = false;
+#endif
+
 constexpr uint64_t kPage = 4096;
 
 std::vector<uint8_t> Pattern(uint64_t n, uint8_t seed) {
@@ -96,7 +102,7 @@ TEST_F(ReadMapTest, AFileCutByAnotherDescriptorFaultsIntoOutOfRange) {
   ::close(fd);
   const absl::Status s = file_->Read(6 * kPage, absl::MakeSpan(out));
   EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
-  EXPECT_EQ(file_->read_map_counters().faults, 1u);
+  EXPECT_EQ(file_->read_map_counters().faults, kTsan ? 0u : 1u);
   // Below the cut the file still reads, through the map again.
   JKV_ASSERT_OK(file_->Read(kPage, absl::MakeSpan(out)));
   EXPECT_EQ(0, std::memcmp(out.data(), data.data() + kPage, kPage));
@@ -104,10 +110,11 @@ TEST_F(ReadMapTest, AFileCutByAnotherDescriptorFaultsIntoOutOfRange) {
   JKV_ASSERT_OK(file_->Write(6 * kPage, absl::MakeSpan(data).subspan(6 * kPage, kPage)));
   JKV_ASSERT_OK(file_->Read(6 * kPage, absl::MakeSpan(out)));
   EXPECT_EQ(0, std::memcmp(out.data(), data.data() + 6 * kPage, kPage));
-  EXPECT_EQ(file_->read_map_counters().faults, 1u);
+  EXPECT_EQ(file_->read_map_counters().faults, kTsan ? 0u : 1u);
 }
 
 TEST_F(ReadMapTest, GuardedCopyReportsAFaultAndLeavesTheThreadUsable) {
+  if (kTsan) GTEST_SKIP() << "TSan does not follow a siglongjmp out of a signal handler";
   JKV_ASSERT_OK(file_->Write(0, Pattern(kPage, 1)));
   const int fd = ::open(path_.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
@@ -125,6 +132,7 @@ TEST_F(ReadMapTest, GuardedCopyReportsAFaultAndLeavesTheThreadUsable) {
 }
 
 TEST_F(ReadMapTest, ASigbusOutsideAGuardedCopyKeepsTheDefaultAction) {
+  if (kTsan) GTEST_SKIP() << "TSan does not follow a siglongjmp out of a signal handler";
   JKV_ASSERT_OK(file_->Write(0, Pattern(kPage, 1)));
   const int fd = ::open(path_.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
