@@ -56,6 +56,10 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
     "pages found cached (WAL: counted when a read transaction ends)")                              \
   X(kCacheMisses, cache_misses, uint64_t, kCount, kTicker, kAll, "pages read from a file")         \
   X(kCachedPages, cached_pages, uint64_t, kPages, kGauge, kAll, "pages in the cache now")          \
+  X(kMapReads, map_reads, uint64_t, kCount, kTicker, kAll,                                         \
+    "reads of the database file served by the memory map (Options::mmap_size), not pread")         \
+  X(kMapFaults, map_faults, uint64_t, kCount, kTicker, kAll,                                       \
+    "of the map's reads, those that faulted (SIGBUS: a cut file, an I/O error) and went to pread") \
   X(kCommits, commits, uint64_t, kCount, kTicker, kAll, "write transactions committed")            \
   X(kRollbacks, rollbacks, uint64_t, kCount, kTicker, kAll, "write transactions rolled back")      \
   X(kSpills, spills, uint64_t, kCount, kTicker, kAll,                                              \

@@ -86,6 +86,9 @@ const std::vector<FlagDef>& FlagDefs() {
       {"cache-mib", "N", nullptr,
        "page cache of journalkv and SQLite in MiB, also the most a write transaction keeps "
        "dirty before spilling (8); LMDB maps the file and has none"},
+      {"mmap-mib", "N", nullptr,
+       "journalkv: read the database file through a read-only memory map of up to N MiB "
+       "(Options::mmap_size; 0, the default, reads with pread)"},
       {"seed", "N", nullptr, "seed of keys, values and choices, the same for every engine (301)"},
       {"out", "DIR", nullptr,
        "where results.jsonl, results.csv, writelat_*.csv and plots go (jkvbench-results)"},
@@ -304,6 +307,7 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
   if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
+  if (name == "mmap-mib") return Number<uint64_t>(name, value, 0, 1 << 24, &p.mmap_mib);
   if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);
   if (name == "seconds") {
     if (!absl::SimpleAtod(value, &p.seconds) || !(p.seconds > 0) || p.seconds > 86400) {

@@ -48,6 +48,8 @@ struct CaseConfig {
   absl::Duration busy_timeout = absl::Seconds(10);
   // Page cache size for engines that have one (journalkv, SQLite); LMDB maps the file.
   uint64_t cache_bytes = uint64_t{8} << 20;
+  // journalkv: Options::mmap_size (--mmap-mib); 0: reads with pread.
+  uint64_t mmap_bytes = 0;
   // Expected data volume, so an engine that must size a map up front (LMDB) can.
   uint64_t expected_bytes = 0;
 };

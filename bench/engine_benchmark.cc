@@ -63,12 +63,14 @@ class BenchDb {
   static absl::StatusOr<std::unique_ptr<BenchDb>> Open(Fs fs, JournalMode mode,
                                                         uint64_t keys = kKeys,
                                                         uint32_t cache_pages = 2000,
-                                                        std::optional<TraceValues> record = {}) {
+                                                        std::optional<TraceValues> record = {},
+                                                        uint64_t mmap_size = 0) {
     auto bench = std::unique_ptr<BenchDb>(new BenchDb());
     Options options;
     options.journal_mode = mode;
     options.sync = SyncLevel::kOff;
     options.cache_pages = cache_pages;
+    options.mmap_size = mmap_size;
     std::string path = "/bench.db";
     if (fs == Fs::kMem) {
       bench->mem_fs_ = std::make_unique<vfs::MemFileSystem>();
@@ -247,12 +249,13 @@ BENCHMARK_CAPTURE(BM_DbGetRecorded, mem_keep, TraceValues::kKeep);
 // and each miss is a pread of the page, its checksum, the cache's insert and an eviction. The snapshot's table of hot
 // pages (pager/hot_pages.h) pins up to half the cache meanwhile; eviction used to walk past
 // those pinned pages at every insert.
-void BM_DbGetBeyondCache(benchmark::State& state) {
+void DbGetBeyondCache(benchmark::State& state, uint64_t mmap_size, bool checkpoint) {
   constexpr uint64_t kManyKeys = 120000;
   absl::StatusOr<std::unique_ptr<BenchDb>> bench =
-      BenchDb::Open(Fs::kPosix, JournalMode::kWal, kManyKeys);
+      BenchDb::Open(Fs::kPosix, JournalMode::kWal, kManyKeys, 2000, {}, mmap_size);
   if (Failed(state, bench.status())) return;
   Db& db = (*bench)->db();
+  if (checkpoint && Failed(state, db.Checkpoint(CheckpointMode::kTruncate).status())) return;
   const std::vector<std::string> keys = RandomKeys(kManyKeys);
   IoCounter io(state, db);
   const DbStats before = db.Stats();
@@ -267,8 +270,20 @@ void BM_DbGetBeyondCache(benchmark::State& state) {
   state.counters["misses/op"] = benchmark::Counter(
       static_cast<double>(after.cache_misses - before.cache_misses),
       benchmark::Counter::kAvgIterations);
+  state.counters["mapped/op"] = benchmark::Counter(
+      static_cast<double>(after.map_reads - before.map_reads), benchmark::Counter::kAvgIterations);
 }
+void BM_DbGetBeyondCache(benchmark::State& state) { DbGetBeyondCache(state, 0, false); }
 BENCHMARK(BM_DbGetBeyondCache);
+// The same after a TRUNCATE checkpoint, so that the pages come from the database file (above
+// they come from the log): each miss a pread of it; and with the file read through the memory
+// map (Options::mmap_size, 1 GiB), each miss a guarded copy out of the map (vfs/read_map.h).
+void BM_DbGetBeyondCacheFile(benchmark::State& state) { DbGetBeyondCache(state, 0, true); }
+BENCHMARK(BM_DbGetBeyondCacheFile);
+void BM_DbGetBeyondCacheMapped(benchmark::State& state) {
+  DbGetBeyondCache(state, 1ull << 30, true);
+}
+BENCHMARK(BM_DbGetBeyondCacheMapped);
 
 // The WAL database the threaded read benchmarks share: thread 0 makes it before the timed loop
 // of any thread (the loop's start is a barrier) and removes it after every thread's loop.

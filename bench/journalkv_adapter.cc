@@ -161,6 +161,7 @@ absl::StatusOr<Options> JournalkvOptions(const CaseConfig& config) {
   options.busy_timeout = config.busy_timeout;
   options.cache_pages = static_cast<uint32_t>(
       std::max<uint64_t>(16, config.cache_bytes / options.page_size));
+  options.mmap_size = config.mmap_bytes;
   JKV_ASSIGN_OR_RETURN(options.checkpoint_policy, PolicyName(config.checkpoint));
   return options;
 }

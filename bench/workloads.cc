@@ -343,6 +343,7 @@ absl::StatusOr<CaseResult> RunCase(const EngineInfo& engine, const CaseSpec& spe
   config.sync = spec.sync;
   config.checkpoint = spec.checkpoint == "none" ? "default" : spec.checkpoint;
   config.cache_bytes = uint64_t{effective.cache_mib} << 20;
+  config.mmap_bytes = effective.mmap_mib << 20;
   config.expected_bytes = ExpectedBytes(spec, effective);
   // A multidb workload opens its databases across (engine_adapter.h, open_across).
   const int across = AcrossDatabases(spec.workload);

@@ -73,6 +73,7 @@ struct WorkloadParams {
   uint64_t burst = 10;
   GapDistribution gap;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
+  uint64_t mmap_mib = 0;   // journalkv's Options::mmap_size in MiB (--mmap-mib; 0: pread)
   uint64_t seed = 301;
   // --trace: the traces loaded (and checked) before any case runs, each the workload named
   // by its LoadedTrace::workload (trace:<stem>, bench/trace_replay.h); --pace=recorded.

@@ -88,6 +88,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const Opti
   po.sync = options.sync;
   po.page_size = options.page_size;
   po.cache_pages = options.cache_pages;
+  po.mmap_size = options.mmap_size;
   po.auto_vacuum = options.auto_vacuum;
   po.busy_timeout = options.busy_timeout;
   po.access = options.read_only ? pager::AccessMode::kReadOnly : pager::AccessMode::kReadWrite;

@@ -14,6 +14,7 @@
 #include "checkpoint/policy.h"
 #include "engine/trace.h"
 #include "pager/journal_mode.h"
+#include "pager/pager_options.h"
 #include "vfs/vfs.h"
 
 namespace journalkv {
@@ -74,6 +75,12 @@ struct Options {
   // Clean pages kept in memory; also how many dirty pages a write transaction holds before it
   // spills them to the database file.
   uint32_t cache_pages = 2000;
+  // The most bytes of the database file read through a read-only memory map instead of
+  // pread; 0: off (the default: see docs/api.md, "mmap_size"). Each page read out of the map
+  // is copied into the page cache and verified as a read page is; an I/O error or a file cut
+  // by another process while mapped (SIGBUS) becomes the read's error, not a crash. Has no
+  // effect on file systems without a map (the in-memory one, the fault-injecting wrapper).
+  uint64_t mmap_size = pager::DefaultMmapSize();
   // At each commit that changed the freelist, the free pages at the end of the database file
   // are taken off the freelist and the file is cut before them (the rollback modes at the
   // commit, WAL and WAL2 at the next checkpoint that copies the whole log, as for Compact).

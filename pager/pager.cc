@@ -93,6 +93,9 @@ absl::StatusOr<std::pair<std::string, std::unique_ptr<vfs::File>>> OpenDatabaseF
         " names (hard links); its -wal, -shm and -journal are named after the name it is "
         "opened by, so every name but one must be removed before it is opened"));
   }
+  // The read map (vfs/read_map.h): where the file system has none, or the address space is
+  // short, reads stay preads (the same bytes, the same checks).
+  if (options.mmap_size > 0) (void)file->EnableReadMap(options.mmap_size);
   return std::make_pair(std::move(path), std::move(file));
 }
 
@@ -254,6 +257,9 @@ PagerStats Pager::Stats() {
   }
   c.Set(base::Counter::kCachedPages, cache_.size());
   c.Set(base::Counter::kPageSize, page_size_);
+  const vfs::ReadMapCounters map = db_file_->read_map_counters();
+  c.Set(base::Counter::kMapReads, map.copies);
+  c.Set(base::Counter::kMapFaults, map.faults);
   PagerStats s;
   strategy_->AddStats(c, s);  // its own rows and strings, under its own locks
   s.atomic_fallback = options_.atomic_fallback_reason;

@@ -1,10 +1,23 @@
 #include "pager/pager_options.h"
 
+#include <cstdlib>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace journalkv::pager {
+
+uint64_t DefaultMmapSize() {
+  static const uint64_t size = [] {
+    const char* env = std::getenv("JOURNALKV_TEST_MMAP_SIZE");
+    uint64_t bytes = 0;
+    if (env == nullptr || !absl::SimpleAtoi(env, &bytes)) return uint64_t{0};
+    return bytes;
+  }();
+  return size;
+}
 
 absl::string_view JournalModeName(JournalMode mode) {
   switch (mode) {

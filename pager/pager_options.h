@@ -31,11 +31,19 @@ inline JournalFamily FamilyOf(JournalMode mode) {
 
 enum class AccessMode { kReadWrite, kReadOnly };
 
+// The default of PagerOptions::mmap_size: 0 (off), unless the environment variable
+// JOURNALKV_TEST_MMAP_SIZE holds a number of bytes (read once; how the test suites are run with
+// the map on, docs/testing.md).
+uint64_t DefaultMmapSize();
+
 struct PagerOptions {
   JournalMode journal_mode = JournalMode::kDelete;
   SyncLevel sync = SyncLevel::kFull;
   uint32_t page_size = kDefaultPageSize;  // used only when the database is created
   uint32_t cache_pages = 2000;            // clean pages kept; also the dirty-page spill limit
+  // The most bytes of the database file read through a read-only memory map (vfs/read_map.h,
+  // E1..E5) instead of pread; 0: none.
+  uint64_t mmap_size = DefaultMmapSize();
   // At each commit that changed the freelist, the free pages at the end of the database leave
   // it and the database ends before them (WriteTxn::Commit, ReleaseFreeTail).
   bool auto_vacuum = false;

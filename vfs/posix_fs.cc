@@ -90,6 +90,10 @@ class PosixFile final : public File {
   absl::Status Unlock(uint64_t offset, uint64_t length) override;
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
+  absl::Status EnableReadMap(uint64_t max_bytes) override;
+  ReadMapCounters read_map_counters() const override {
+    return read_map_ == nullptr ? ReadMapCounters{} : read_map_->counters();
+  }
   AtomicWriteKind atomic_write_kind() const override { return atomic_.kind; }
   uint64_t atomic_write_block_size() const override { return atomic_.block_size; }
   absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;
@@ -129,6 +133,8 @@ class PosixFile final : public File {
   const bool read_only_;
   IoStats* const stats_;
   const AtomicWriteSupport atomic_;  // found at open (kNone when read-only)
+  // Set once by EnableReadMap before the File is shared (vfs.h), then immutable.
+  std::unique_ptr<ReadMap> read_map_;
 
   std::atomic<bool> batch_open_{false};
   base::Mutex mu_;
@@ -142,8 +148,18 @@ PosixFile::~PosixFile() {
   ::close(fd_);
 }
 
+absl::Status PosixFile::EnableReadMap(uint64_t max_bytes) {
+  if (read_map_ != nullptr) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(read_map_, ReadMap::Create(fd_, max_bytes, path_));
+  return absl::OkStatus();
+}
+
 absl::Status PosixFile::Read(uint64_t offset, absl::Span<uint8_t> out) {
   JKV_RETURN_IF_ERROR(CheckRange(path_, "pread", offset, out.size()));
+  if (read_map_ != nullptr && read_map_->Copy(offset, out)) {  // E4, E5: else pread below
+    stats_->AddRead(kind_, out.size());
+    return absl::OkStatus();
+  }
   size_t done = 0;
   while (done < out.size()) {
     const ssize_t n =
@@ -196,6 +212,7 @@ absl::Status PosixFile::Sync(SyncKind kind) {
 absl::Status PosixFile::Truncate(uint64_t size_bytes) {
   if (read_only_) return ReadOnlyError(path_, "ftruncate");
   JKV_RETURN_IF_ERROR(CheckRange(path_, "ftruncate", size_bytes, 0));
+  if (read_map_ != nullptr) read_map_->NoteTruncate(size_bytes);  // E4
   while (::ftruncate(fd_, static_cast<off_t>(size_bytes)) != 0) {
     const int err = errno;
     if (err == EINTR) continue;

@@ -37,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "vfs/read_map.h"
 
 namespace journalkv::vfs {
 
@@ -213,6 +214,18 @@ class File {
   // want of a block; when the disk has no room the call fails with ResourceExhausted
   // (MappingAllocationError).
   virtual absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) = 0;
+
+  // The read map (vfs/read_map.h, E1..E5): from now on, Read serves bytes below `max_bytes`
+  // by a guarded copy out of a read-only shared map of the file instead of pread, falling back
+  // to pread past the file's end and on a fault. Call before the File is shared between
+  // threads. Unimplemented on file systems without one (the in-memory one, the fault-injecting
+  // wrapper): reads then stay preads.
+  virtual absl::Status EnableReadMap(uint64_t max_bytes) {
+    (void)max_bytes;
+    return absl::UnimplementedError(absl::StrCat(path(), ": no read map on this file system"));
+  }
+  // The read map's counters (all zero without one).
+  virtual ReadMapCounters read_map_counters() const { return {}; }
 
   // How many directory entries name this file (st_nlink). A database with a second name (a
   // hard link) would get a second -wal, -shm and -journal under it, so the pager refuses one.

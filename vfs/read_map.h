@@ -1,0 +1,109 @@
+// ReadMap: a read-only shared memory map of a file (the database file; Options::mmap_size),
+// from which File::Read copies bytes instead of calling pread(2), and the SIGBUS guard that
+// makes a fault on the map an ordinary fallback instead of a crash.
+//
+// What it is for: past the page cache, half of a point read was the pread system call and its
+// copy (docs/performance-design.md, "The memory map"). A copy out of the map skips the system
+// call; the bytes land in the caller's buffer (the pager's cache frame) exactly as a pread's
+// would, and the caller checks them exactly as it checks a pread (the page checksum,
+// PagerCore::CheckLoaded). Pages are never handed out of the map itself (no zero-copy): after
+// the guarded copy returns, nothing touches the map for that read, so no later access can fault.
+//
+// Invariants of the map (E for epoch: the design names the moves of the database file's
+// writers; this build keeps them by never trusting a page of the map past one copy):
+//   E1. The map is MAP_SHARED and PROT_READ over the file descriptor whose pread it replaces,
+//       so it sees the same inode and (Linux's page cache is unified) the same bytes a pread at
+//       the same instant would: the writes of this and every other process (rollback commits
+//       and spills, WAL checkpoints' copies, recovery's rollbacks, XFS exchange-range batches,
+//       which drop the file's cached pages) reach the map as they reach pread. A copy from
+//       the map is therefore ordered with the file's writers by the same locks that order a
+//       pread (SHARED against EXCLUSIVE in the rollback modes; the WAL's read marks and
+//       backfill against a checkpoint's copy): nothing new is needed to read a page a
+//       snapshot may read.
+//   E2. Every page read through the map is copied into the caller's buffer and verified by the
+//       caller as a pread page is, once per copy: a page is trusted only in the frame it was
+//       copied into, and the page cache's own rules (change counter, WAL epoch and generation)
+//       decide as before how long that frame is used. A page verified once and trusted in the
+//       map across copies would need an epoch moved by each writer of the file before and after
+//       it writes (the design in docs/performance-design.md); it is not built, and E2 is why
+//       none is needed.
+//   E3. The map is made once, when the file is opened for the pager, at its largest size
+//       (mmap_size bytes, a reservation of address space, not of memory), and is never moved
+//       or unmapped while the File lives: growth of the file needs no remap (bytes appended
+//       past the old end become readable through the existing map), and no reader can hold a
+//       pointer into an extent that goes away.
+//   E4. A copy is served from the map only when its whole range lies below the file size last
+//       seen (known_size, refreshed by fstat when a read reaches past it, lowered by this
+//       File's own Truncate); otherwise, and for bytes past mmap_size, pread serves it, so a
+//       short file reads as OutOfRange exactly as without the map.
+//   E5. A fault during a copy (SIGBUS: the file was cut by another process below known_size,
+//       or the disk failed to read the page) ends the copy (GuardedCopy returns false), and the
+//       read is retried through pread, which reports the cut (OutOfRange: the pager's DataLoss
+//       "past the end of the file") or the I/O error (EIO) as a Status of that read only;
+//       known_size is dropped so that the next reads past the cut go to pread too. The SIGBUS
+//       handler acts only while the faulting thread is inside GuardedCopy (a thread-local
+//       flag); any other SIGBUS goes to the handler installed before ours, or to the default
+//       action (the process dies, as it would without the map).
+//
+// Thread-safety: Copy may be called by any number of threads at once; the map is immutable
+// after Create; known_size and the counters are atomics.
+#ifndef JOURNALKV_VFS_READ_MAP_H_
+#define JOURNALKV_VFS_READ_MAP_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace journalkv::vfs {
+
+// Copies n bytes from src to dst; false when the copy faulted (SIGBUS) part way, dst then
+// holding some of the bytes. Safe to call from any thread; installs the process-wide SIGBUS
+// handler at its first use (E5).
+bool GuardedCopy(void* dst, const void* src, size_t n);
+
+struct ReadMapCounters {
+  uint64_t copies = 0;     // reads served from the map
+  uint64_t fallbacks = 0;  // reads past known_size or past the map, served by pread
+  uint64_t faults = 0;     // copies that faulted (E5) and went to pread
+};
+
+class ReadMap {
+ public:
+  // Maps `length` bytes of `fd` (read-only, shared) whatever the file's size now (E3).
+  static absl::StatusOr<std::unique_ptr<ReadMap>> Create(int fd, uint64_t length,
+                                                         const std::string& path);
+  ~ReadMap();
+  ReadMap(const ReadMap&) = delete;
+  ReadMap& operator=(const ReadMap&) = delete;
+
+  // Copies out.size() bytes at offset into out and returns true, or returns false when the
+  // read must go to pread instead (E4, E5): past the map, past the file size, or a fault.
+  bool Copy(uint64_t offset, absl::Span<uint8_t> out);
+  // This File cut the file (E4).
+  void NoteTruncate(uint64_t size);
+
+  uint64_t length() const { return length_; }
+  ReadMapCounters counters() const;
+
+ private:
+  ReadMap(int fd, const uint8_t* base, uint64_t length)
+      : fd_(fd), base_(base), length_(length) {}
+  uint64_t RefreshSize();
+
+  const int fd_;
+  const uint8_t* const base_;
+  const uint64_t length_;
+  std::atomic<uint64_t> known_size_{0};
+  std::atomic<uint64_t> copies_{0};
+  std::atomic<uint64_t> fallbacks_{0};
+  std::atomic<uint64_t> faults_{0};
+};
+
+}  // namespace journalkv::vfs
+
+#endif  // JOURNALKV_VFS_READ_MAP_H_
