@@ -10,6 +10,7 @@
 #include "btree/builder.h"
 #include "log/wal_log.h"
 #include "pager/pager.h"
+#include "pager/pager_options.h"
 #include "shm/wal_index.h"
 #include "vfs/posix_fs.h"
 
@@ -41,6 +42,8 @@ absl::Status CheckExistence(vfs::FileSystem* fs, const std::string& path, const 
 }
 
 }  // namespace
+
+uint64_t DefaultMmapSize() { return pager::DefaultMmapSize(); }
 
 // ---------------------------------------------------------------------------------------------
 // Db

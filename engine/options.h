@@ -14,7 +14,6 @@
 #include "checkpoint/policy.h"
 #include "engine/trace.h"
 #include "pager/journal_mode.h"
-#include "pager/pager_options.h"
 #include "vfs/vfs.h"
 
 namespace journalkv {
@@ -57,6 +56,11 @@ struct WalCommitInfo {
   uint64_t log_bytes = 0;    // the log's length through the commit frame
 };
 
+// Options::mmap_size's default: 0 (off), or JOURNALKV_TEST_MMAP_SIZE's bytes when that is set
+// (docs/testing.md: how the existing test suites run with the map on). Defined in db.cc, over
+// the pager's, so that this public header does not include the pager's.
+uint64_t DefaultMmapSize();
+
 struct Options {
   // Unset (the default): a new database is created in wal mode, and an existing one opens in
   // the family it was last used in (wal, or delete for a rollback-family database), so an
@@ -80,7 +84,7 @@ struct Options {
   // is copied into the page cache and verified as a read page is; an I/O error or a file cut
   // by another process while mapped (SIGBUS) becomes the read's error, not a crash. Has no
   // effect on file systems without a map (the in-memory one, the fault-injecting wrapper).
-  uint64_t mmap_size = pager::DefaultMmapSize();
+  uint64_t mmap_size = DefaultMmapSize();
   // At each commit that changed the freelist, the free pages at the end of the database file
   // are taken off the freelist and the file is cut before them (the rollback modes at the
   // commit, WAL and WAL2 at the next checkpoint that copies the whole log, as for Compact).
