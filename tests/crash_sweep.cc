@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 #include <set>
 #include <utility>
@@ -132,9 +133,18 @@ std::vector<int> Guarantees::Outcomes(const RunResult& run, CrashKind kind) cons
 
 namespace {
 
-std::map<std::string, int>* clean_sites = nullptr;
+// The clean run's sync sites, counted by the sync observer. The observer is called by every
+// thread that syncs: the workload's, and a background checkpointer's (async:N/B policies), so
+// the map is guarded (TSan caught the two counting at once in wal_policy_crash_test).
+std::mutex clean_sites_mu;
+std::map<std::string, int>* clean_sites = nullptr;  // guarded by clean_sites_mu
 void CountSite(const char* site) {
+  std::lock_guard<std::mutex> lock(clean_sites_mu);
   if (clean_sites != nullptr) ++(*clean_sites)[site];
+}
+void CountSitesInto(std::map<std::string, int>* sites) {
+  std::lock_guard<std::mutex> lock(clean_sites_mu);
+  clean_sites = sites;
 }
 
 class Sweep {
@@ -217,11 +227,11 @@ class Sweep {
     vfs::FaultInjectingFileSystem fs(&base);
     fs.SetDiskModel(spec_.disk);
     std::map<std::string, int> sites;
-    clean_sites = &sites;
+    CountSitesInto(&sites);
     vfs::SetSyncObserverForTesting(&CountSite);
     RunResult clean = RunWorkload(fs, spec_.options, /*record=*/true);
     vfs::SetSyncObserverForTesting(nullptr);
-    clean_sites = nullptr;
+    CountSitesInto(nullptr);
     if (clean.acknowledged != spec_.options.transactions) {
       ADD_FAILURE() << spec_.name << ": the clean run stopped after transaction "
                     << clean.acknowledged;
