@@ -5,7 +5,8 @@
 //                         committer paid before it slept, before Z1
 //   BM_FlushWordParity    what it reads instead (Z2): the FLUSH word and its parity
 //   BM_WakeHop/threads    one wake from a sleeper on a wake word to the waker and back (two
-//   BM_WakeHop/processes  futex waits and wakes through WaitWake and Bump), between two threads
+//   BM_WakeHop/processes  futex waits and wakes through WaitWake and Bump: an iteration's real
+//                         time is two hops), between two threads
 //                         of one process and between two processes sharing the -shm's mapping:
 //                         the wakes a group flush makes (its publish to its committers, a
 //                         writer's release of WRITE to the next writer)
@@ -109,10 +110,11 @@ void BM_FlushWordParity(benchmark::State& state) {
 }
 BENCHMARK(BM_FlushWordParity);
 
-// The pong side: each change of the WRITE word (a ping) is answered by a bump of the FLUSH
-// word, until the WRITE word's value reaches `stop`.
-void Pong(shm::WalIndex& index, uint32_t stop) {
-  uint32_t seen = index.wake_seq(Wake::kWrite);
+// The pong side: each change of the WRITE word (a ping) from `start` on is answered by a bump
+// of the FLUSH word, until the WRITE word's value reaches `stop`. (`start` is read before the
+// pong starts: a ping made before the pong's first look is answered too.)
+void Pong(shm::WalIndex& index, uint32_t start, uint32_t stop) {
+  uint32_t seen = start;
   while (seen != stop) {
     index.WaitWake(Wake::kWrite, seen, absl::Seconds(1));
     const uint32_t now = index.wake_seq(Wake::kWrite);
@@ -138,11 +140,11 @@ void BM_WakeHop(benchmark::State& state) {
       return;
     }
     if (child == 0) {
-      Pong(*x.b, stop);
+      Pong(*x.b, start, stop);
       _exit(0);
     }
   } else {
-    pong = std::thread([&] { Pong(*x.b, stop); });
+    pong = std::thread([&] { Pong(*x.b, start, stop); });
   }
   for (auto _ : state) {
     const uint32_t seen = x.a->wake_seq(Wake::kFlush);
@@ -160,9 +162,6 @@ void BM_WakeHop(benchmark::State& state) {
   } else {
     pong.join();
   }
-  state.counters["hop_us"] = benchmark::Counter(
-      2 * static_cast<double>(state.iterations()) / 1e6,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_WakeHop)->ArgName("processes")->Arg(0)->Arg(1)->UseRealTime();
 
