@@ -114,6 +114,16 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
     "of those, the ones another connection's or thread's flush covered")                           \
   X(kFlushWait, flush_wait_ms, double, kNanos, kTicker, kWal,                                      \
     "time its commits waited for a flush")                                                         \
+  X(kFlushSyncTime, flush_sync_ms, double, kNanos, kTicker, kWal,                                 \
+    "of its group flushes, the time in the log's sync")                                            \
+  X(kFlushJoinWait, flush_join_ms, double, kNanos, kTicker, kWal,                                  \
+    "of its group flushes, the time waiting for writers on their way to join (W12)")               \
+  X(kFlushSleeps, flush_sleeps, uint64_t, kCount, kTicker, kWal,                                   \
+    "times its committers slept on the flush word waiting for another's flush")                    \
+  X(kFlushSleepTime, flush_sleep_ms, double, kNanos, kTicker, kWal,                                \
+    "their time asleep there")                                                                     \
+  X(kFlushLockMisses, flush_lock_misses, uint64_t, kCount, kTicker, kWal,                          \
+    "its committers' tries of the FLUSH lock byte (a system call) that found it held")             \
   X(kOldestPinnedFrame, oldest_pinned_frame, uint32_t, kFrames, kGauge, kWal,                      \
     "the oldest snapshot any reader pins (0: none)")                                               \
   X(kPinnedConnections, pinned_connections, int, kCount, kGauge, kWal,                             \

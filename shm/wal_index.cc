@@ -572,13 +572,22 @@ void WalIndex::WaitWake(Wake w, uint32_t seen, absl::Duration timeout) {
   WakeWaiters(region0(), kind).fetch_sub(1);
 }
 
-void WalIndex::Bump(Wake w) {
+void WalIndex::Bump(Wake w, uint32_t step) {
   const int kind = static_cast<int>(w);
-  WakeSeq(region0(), kind).fetch_add(1);
+  WakeSeq(region0(), kind).fetch_add(step);
   if (WakeWaiters(region0(), kind).load() != 0) {
     vfs::WakeWordWaiters(reinterpret_cast<const uint32_t*>(region0() + kWakeOffset + 8 * kind));
   }
 }
+
+void WalIndex::MarkHeld(Wake w) {
+  std::atomic_ref<uint32_t> seq = WakeSeq(region0(), static_cast<int>(w));
+  uint32_t v = seq.load();
+  while (!seq.compare_exchange_weak(v, v + ((v & 1) == 0 ? 1 : 2))) {
+  }
+}
+
+void WalIndex::MarkReleasing(Wake w) { WakeSeq(region0(), static_cast<int>(w)).fetch_add(1); }
 
 absl::Status WalIndex::Unlock(ShmLock lock) {
   Point("shm:unlock");

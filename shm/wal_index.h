@@ -45,7 +45,9 @@
 //   400    | 80    | appended header, copy D
 //   480    | 16    | wake words, per kind K in {WRITE, FLUSH} at 480 + 8*K: u32 seq, bumped when
 //          |       |   WRITE is released / a group flush has published; u32 waiters, the
-//          |       |   connections' threads sleeping on seq (vfs/word_wait.h) until it changes
+//          |       |   connections' threads sleeping on seq (vfs/word_wait.h) until it changes.
+//          |       |   FLUSH's seq is odd while a connection holds FLUSH, or one was killed
+//          |       |   holding it (a hint: the lock byte decides; wal/group_flush.h Z1, Z2)
 //   496    | 16    | synced_through, per log L at 496 + 8*L: u64 ckpt_seq << 32 | F: every frame
 //          |       |   up to F of that generation of log L is durable (D2). Bit 63
 //          |       |   (kSyncFailedBit): a sync of this generation failed (W13), so frames past F
@@ -382,7 +384,13 @@ class WalIndex {
   uint32_t wake_seq(Wake w) const;
   uint32_t wake_waiters(Wake w) const;  // how many sleep on it now (a hint: a dead one stays)
   void WaitWake(Wake w, uint32_t seen, absl::Duration timeout);
-  void Bump(Wake w);
+  // Adds `step` to seq, then wakes its sleepers (if any).
+  void Bump(Wake w, uint32_t step = 1);
+  // The parity of seq as a holder's mark (wal/group_flush.h Z1), without a wake: MarkHeld
+  // makes seq odd (+1 from even, +2 from odd, which a holder killed holding it left);
+  // MarkReleasing adds 1 (odd to even).
+  void MarkHeld(Wake w);
+  void MarkReleasing(Wake w);
 
   // --- locks on the -shm file (always granted on a heap index). `lock` is a ShmLock or a slot.
   absl::StatusOr<bool> TryLock(ShmLock lock, vfs::LockMode mode);

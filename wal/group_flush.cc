@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "shm/pins.h"
 #include "wal/index_recovery.h"
+#include "wal/wal_connection.h"  // CallWalHook
 #include "wal/wal_internal.h"
 
 namespace journalkv::wal {
@@ -48,6 +49,7 @@ bool GroupFlush::TryLock(shm::WalIndex& index, absl::Status* error) {
   absl::StatusOr<bool> locked = index.TryLock(shm::ShmLock::kFlush, vfs::LockMode::kExclusive);
   if (locked.ok() && *locked) {
     holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // F1
+    index.MarkHeld(shm::WalIndex::Wake::kFlush);                            // Z1
     return true;
   }
   if (!locked.ok()) *error = locked.status();
@@ -71,6 +73,7 @@ absl::Status GroupFlush::Lock(shm::WalIndex& index, absl::Time deadline,
     }
     if (*locked) {
       holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);  // F1
+      index.MarkHeld(shm::WalIndex::Wake::kFlush);                            // Z1
       return absl::OkStatus();
     }
     const absl::Time now = absl::Now();
@@ -90,10 +93,15 @@ absl::Status GroupFlush::Lock(shm::WalIndex& index, absl::Time deadline,
 void GroupFlush::Unlock(shm::WalIndex& index) {
   JKV_DCHECK(HeldHere());  // F1: only the holder lets go
   holder_.store(std::thread::id(), std::memory_order_relaxed);
+  // Z1: even before either lock is let go; a committer that reads it even from here tries the
+  // lock byte, and may miss it until the unlock below.
+  index.MarkReleasing(shm::WalIndex::Wake::kFlush);
+  CallWalHook("flush:releasing");
   index.Unlock(shm::ShmLock::kFlush).IgnoreError();  // closing the file drops it anyway
   mu_.Unlock();
-  // After the unlock: a waiter whose commit this flush did not cover takes FLUSH when it wakes.
-  index.Bump(shm::WalIndex::Wake::kFlush);
+  // After the unlock (Z1, Z2): a waiter whose commit this flush did not cover takes FLUSH when
+  // it wakes. +2 keeps the parity: a taker may have marked it held meanwhile.
+  index.Bump(shm::WalIndex::Wake::kFlush, 2);
 }
 
 void GroupFlush::Publish(shm::WalIndex& index, const shm::IndexHeader& published,

@@ -19,6 +19,25 @@
 //   F4. Writers waiting to become this connection's writer are counted in and out in pairs
 //       (AddWaitingWriters): the count is never negative.
 //
+// The FLUSH word (shm/wal_index.h: the FLUSH kind's wake word, a futex every process shares)
+// also tells whether someone holds FLUSH, so that a committer waiting for a flush under way
+// need not ask the lock byte (a system call that fails) before it sleeps:
+//   Z1. The FLUSH word's seq is odd from the moment a holder holds both locks (TryLock, Lock:
+//       WalIndex::MarkHeld, after the lock byte is taken) until its Unlock starts letting them
+//       go (MarkReleasing, before the lock byte is let go; hook "flush:releasing" in between),
+//       and even otherwise, but after a holder killed in between, which leaves it odd until the
+//       next holder's MarkHeld (+2 then). Every other change adds 2 (Unlock's Bump, after both
+//       locks are let go, which wakes the sleepers): the parity moves only at a take and at a
+//       release, and every take and release moves seq (W14's progress, the sleepers' wake).
+//   Z2. A committer (WalConnection::AwaitDurable) that reads seq odd takes it for a flush under
+//       way and sleeps on it without trying the lock byte; a sleep that ends with seq
+//       unchanged (its bound ran out: the holder was killed or stopped; or a spurious wake) is
+//       followed by a real try, which a killed holder's freed byte grants, so a stale odd seq
+//       costs one bounded sleep, never a stuck commit. A seq read even while FLUSH is held
+//       (between a release's MarkReleasing and its unlock, or a take and its MarkHeld) costs
+//       the failed try every committer made before Z1; the release's Bump, after its unlock,
+//       changes the value that committer then sleeps on, so it is woken.
+//
 // Thread-safety: the role is FLUSH to clang's analysis (a capability): TryLock acquires it,
 // Unlock releases it, and a caller whose Lock returned OK says so with AssertHeld (a Status
 // cannot carry a conditional acquire), so every REQUIRES(FLUSH) (Publish, SyncTook,
@@ -55,13 +74,17 @@ class ABSL_LOCKABLE GroupFlush {
   // false when it stays torn (ReadWholeHeader, wal/index_recovery.h).
   static bool ReadPublished(const shm::WalIndex& index, shm::IndexHeader* out);
   static bool ReadAppended(const shm::WalIndex& index, shm::IndexHeader* out);
+  // Z1: whether FLUSH word value `seq` says a flush is under way (someone holds FLUSH, or was
+  // killed holding it).
+  static bool UnderWay(uint32_t seq) { return (seq & 1) != 0; }
 
   // FLUSH on `index` (the connection's; the same one until Unlock). TryLock takes both locks
   // or neither (false: another thread of this connection or another connection holds FLUSH,
   // or the lock call failed, then *error). Lock waits for both (a holder that dies frees the
   // -shm byte): W14, it gives up (Unavailable "busy", naming `what`) only once no flush has
   // published for `patience`, and not before `deadline`; on OK the caller holds FLUSH and
-  // calls AssertHeld. Unlock lets both go, then wakes the waiters.
+  // calls AssertHeld. Both mark the FLUSH word held once they hold FLUSH (Z1). Unlock marks
+  // it released, lets both locks go, then wakes the waiters (Z1).
   bool TryLock(shm::WalIndex& index, absl::Status* error) ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
   absl::Status Lock(shm::WalIndex& index, absl::Time deadline, absl::Duration patience,

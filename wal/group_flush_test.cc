@@ -150,6 +150,40 @@ TEST_F(GroupFlushTest, AnotherConnectionsFlushKeepsThisOneOutUntilW14GivesUp) {
   a->flush.Unlock(*a->index);
 }
 
+// Z1: the FLUSH word is odd exactly while a connection holds FLUSH, whoever takes it (TryLock,
+// Lock), every take and release moves it, and a holder that died (the word left odd, the lock
+// byte free: a connection gone without Unlock) is followed by a take that keeps it odd.
+TEST_F(GroupFlushTest, TheFlushWordIsOddExactlyWhileFlushIsHeld) {
+  using Wake = shm::WalIndex::Wake;
+  std::unique_ptr<Connection> a = Join(/*initialize=*/true);
+  std::unique_ptr<Connection> b = Join(/*initialize=*/false);
+  const uint32_t free_seq = a->index->wake_seq(Wake::kFlush);
+  EXPECT_FALSE(GroupFlush::UnderWay(free_seq));
+  absl::Status error;
+  if (!a->flush.TryLock(*a->index, &error)) GTEST_FAIL() << "FLUSH is free";
+  const uint32_t held_seq = b->index->wake_seq(Wake::kFlush);
+  EXPECT_TRUE(GroupFlush::UnderWay(held_seq));
+  EXPECT_FALSE(TryLockUnchecked(b->flush, *b->index, &error));  // a miss changes nothing
+  EXPECT_EQ(b->index->wake_seq(Wake::kFlush), held_seq);
+  a->flush.Unlock(*a->index);
+  const uint32_t released_seq = b->index->wake_seq(Wake::kFlush);
+  EXPECT_FALSE(GroupFlush::UnderWay(released_seq));
+  EXPECT_NE(released_seq, free_seq);
+  ASSERT_THAT(b->flush.Lock(*b->index, absl::Now(), kPatience, "/x.db-shm"), IsOk());
+  b->flush.AssertHeld();
+  EXPECT_TRUE(GroupFlush::UnderWay(a->index->wake_seq(Wake::kFlush)));
+  // b dies holding FLUSH: its file closes (the byte is freed), the word stays odd.
+  b->index.reset();
+  b->file.reset();
+  const uint32_t dead_seq = a->index->wake_seq(Wake::kFlush);
+  EXPECT_TRUE(GroupFlush::UnderWay(dead_seq));
+  if (!a->flush.TryLock(*a->index, &error)) GTEST_FAIL() << "a dead holder's byte is free";
+  EXPECT_TRUE(GroupFlush::UnderWay(a->index->wake_seq(Wake::kFlush)));
+  EXPECT_NE(a->index->wake_seq(Wake::kFlush), dead_seq) << "the take moved it";
+  a->flush.Unlock(*a->index);
+  EXPECT_FALSE(GroupFlush::UnderWay(a->index->wake_seq(Wake::kFlush)));
+}
+
 TEST(GroupFlushHeapTest, APublishCountsTheCommitsItCovers) {
   std::unique_ptr<shm::WalIndex> index = shm::WalIndex::OpenHeap();
   index->WriteHeader(Header(2, 10));

@@ -262,7 +262,9 @@ using vfs::SyncLevel;
 // "begin_write:locked" after the WRITE lock and any restart, "repair:appended" when a WRITE
 // holder rewrites a torn appended header from its whole copy (W12 e), "commit:appended" after a commit's
 // frames are written and before they are synced and published, "flush:synced" after a group
-// flush synced the log and before it publishes (W12), "await:start" when a commit appended and
+// flush synced the log and before it publishes (W12), "flush:releasing" when a FLUSH holder
+// has marked the FLUSH word released and before it lets the locks go (Z1, wal/group_flush.h),
+// "await:start" when a commit appended and
 // WRITE let go begins to wait for its flush, "begin_write:restart_through_pending"
 // before a writer flushes and copies pending commits to restart the log (W12 g), "read:frame"
 // and "read:db" before a page is read from the log or from the database file, "wait" before

@@ -49,9 +49,11 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
   // writer killed between them leaves them torn until the next writer repairs them; then this
   // flush covers `target`, which was appended whole.
   if (!as_writer) {
+    const absl::Time join_start = absl::Now();
     flush_.WaitForAppenders(
         *index_, *published, [this] { return writer_.write_locked(); },
         [] { CallWalHook("wait"); });
+    counters_.AddDuration(base::Counter::kFlushJoinWait, absl::Now() - join_start);
   }
   shm::IndexHeader appended;
   if (!GroupFlush::ReadAppended(*index_, &appended) || !GroupFlush::Covers(appended, target)) {
@@ -66,7 +68,11 @@ absl::StatusOr<bool> WalConnection::FlushLocked(const shm::IndexHeader& target, 
     const absl::Time sync_start = absl::Now();
     JKV_ASSIGN_OR_RETURN(const bool synced,
                          durability_.MakeLogDurable(flush_, log, appended.logs[log], "W1 log"));
-    if (synced) flush_.SyncTook(absl::Now() - sync_start);
+    if (synced) {
+      const absl::Duration took = absl::Now() - sync_start;
+      flush_.SyncTook(took);
+      counters_.AddDuration(base::Counter::kFlushSyncTime, took);
+    }
   }
   CallWalHook("flush:synced");
   // W12 h: only over an older header, read again now.
@@ -95,6 +101,9 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
   uint32_t progress = index_->wake_seq(shm::WalIndex::Wake::kFlush);
   shm::IndexHeader published;
   bool by_others = true;
+  // Z2: false while the FLUSH word's parity may be trusted (a flush under way needs no try of
+  // the lock byte); true after a sleep that ended with the word unchanged.
+  bool must_try = false;
   while (true) {
     // W13 d: asked before the published header is trusted, and again after it (a failure, a
     // reset and a later commit over the same frames may all fall in between).
@@ -105,7 +114,9 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
     }
     const uint32_t seen = index_->wake_seq(shm::WalIndex::Wake::kFlush);
     absl::Status error;
-    if (flush_.TryLock(*index_, &error)) {
+    // Z2: a flush under way (odd) is not asked for its lock byte: sleep until it lets go.
+    const bool skip_try = !must_try && GroupFlush::UnderWay(seen);
+    if (!skip_try && flush_.TryLock(*index_, &error)) {
       absl::StatusOr<bool> covered =
           FlushLocked(ticket.header, ticket.epoch, &published, /*as_writer=*/false);
       flush_.Unlock(*index_);
@@ -122,6 +133,7 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
       continue;
     }
     JKV_RETURN_IF_ERROR(error);
+    if (!skip_try) counters_.Add(base::Counter::kFlushLockMisses);
     const absl::Time now = absl::Now();
     if (seen != progress) {
       progress = seen;
@@ -136,6 +148,11 @@ absl::StatusOr<WalSnapshot> WalConnection::AwaitDurable(const CommitTicket& tick
     // Another thread or connection is flushing: sleep until its publish bumps the flush word
     // (every waiter of every process wakes at once), or a flush's time at most.
     index_->WaitWake(shm::WalIndex::Wake::kFlush, seen, kMaxJoinWait);
+    counters_.Add(base::Counter::kFlushSleeps);
+    counters_.AddDuration(base::Counter::kFlushSleepTime, absl::Now() - now);
+    // Z2: unchanged after the sleep (its bound ran out, or a spurious wake): the odd word may
+    // be a killed holder's, so the next turn asks the lock byte, which death frees.
+    must_try = index_->wake_seq(shm::WalIndex::Wake::kFlush) == seen;
   }
   counters_.Add(base::Counter::kFlushedCommits);
   if (by_others) counters_.Add(base::Counter::kCommitsFlushedByOthers);
