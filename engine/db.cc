@@ -546,10 +546,7 @@ PendingCommit WriteTransaction::CommitAsync() {
 }
 
 absl::Status PendingCommit::Wait() const {
-  if (promise_ == nullptr) {
-    return absl::FailedPreconditionError("an empty PendingCommit: no commit to wait for");
-  }
-  return promise_->Wait();
+  return promise_ == nullptr ? absl::OkStatus() : promise_->Wait();
 }
 
 bool PendingCommit::Ready() const { return promise_ == nullptr || promise_->Ready(); }

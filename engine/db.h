@@ -204,7 +204,7 @@ class ReadTransaction {
 // Db::Close waits for every pipelined commit to be flushed or failed before it returns.
 class PendingCommit {
  public:
-  // An empty handle: Wait returns FailedPrecondition.
+  // An empty handle: a commit with nothing in it, ready, its Wait OK.
   PendingCommit() = default;
   absl::Status Wait() const;
   bool Ready() const;

@@ -48,7 +48,10 @@ std::string Key(int i) { return absl::StrCat("k", 1000 + i); }
 // Writes key i in one transaction and commits it pipelined.
 PendingCommit PutAsync(Db& db, int i) {
   absl::StatusOr<std::unique_ptr<WriteTransaction>> txn = db.BeginWrite();
-  if (!txn.ok()) return PendingCommit();
+  if (!txn.ok()) {
+    ADD_FAILURE() << txn.status();
+    return PendingCommit();
+  }
   EXPECT_THAT((*txn)->Put(Key(i), absl::StrCat("v", i)), IsOk());
   return (*txn)->CommitAsync();
 }
@@ -199,8 +202,6 @@ TEST_P(PipelinedTest, AFailedFlushFailsEveryCoveredAndLaterCommit) {
     }
     absl::StatusOr<std::unique_ptr<WriteTransaction>> next = (*db)->BeginWrite();
     EXPECT_FALSE(next.ok()) << "the writer's next transaction began after a failed flush";
-    PendingCommit late = PutAsync(**db, 4);
-    EXPECT_FALSE(late.Wait().ok());
     ASSERT_THAT(fs.SimulatePowerLoss(seed), IsOk());
     observer->reset();
     db->reset();
@@ -281,7 +282,7 @@ TEST_P(PipelinedTest, CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb) {
   absl::StatusOr<std::unique_ptr<Db>> reopened = Db::Open("/x.db", o);
   ASSERT_THAT(reopened, IsOk());
   for (int i = 0; i <= 20; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
-  EXPECT_THAT(PendingCommit().Wait(), ::testing::Not(IsOk()));
+  EXPECT_TRUE(PendingCommit().Ready());
 }
 
 // Bugs live between connections: a NORMAL connection commits while the FULL one's pipelined
