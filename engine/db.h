@@ -192,8 +192,8 @@ class ReadTransaction {
 // A pipelined commit's outcome (WriteTransaction::CommitAsync). Copyable (copies share the one
 // outcome) and usable from any thread; it may outlive the Db.
 //   - Wait() blocks until the commit is durable and visible (OK) or has failed, and returns that;
-//     every call returns the same. Handles of one Db become ready in commit order: when Wait
-//     of a commit returns, every earlier commit of the Db is settled too.
+//     every call returns the same. Pipelined commits of one Db become ready in commit order:
+//     when Wait of one returns, every earlier pipelined commit of the Db is settled too.
 //   - Ready() tells, without blocking, whether Wait would return at once.
 //   - Dropping a handle without Wait neither waits nor cancels: the commit is flushed as any
 //     (its hooks run), only its outcome goes unread. A failure is not lost even then: it fails
