@@ -118,6 +118,7 @@ class CommitPipeline {
   std::deque<Entry> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool running_ ABSL_GUARDED_BY(mu_) = false;
+  bool idle_ ABSL_GUARDED_BY(mu_) = false;  // the flusher waits on cv_ for a commit
   std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 
