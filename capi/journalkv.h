@@ -221,7 +221,7 @@ void jkv_txn_end(jkv_txn* txn);
  * database's next transactions: reopen it). jkv_commit_free releases the handle, ready or not:
  * the commit goes on all the same, unwaited. jkv_close waits for every pending commit to be
  * flushed or failed; the handles stay valid after it, until freed. NULL is allowed in
- * jkv_commit_free. */
+ * jkv_commit_free. On a read transaction it just ends it, with a ready handle. */
 jkv_code jkv_txn_commit_async(jkv_txn* txn, jkv_commit** commit, char** err);
 jkv_code jkv_commit_wait(jkv_commit* commit, char** err);
 int jkv_commit_ready(const jkv_commit* commit);
