@@ -84,6 +84,10 @@ const std::vector<FlagDef>& FlagDefs() {
        "contention's writers: sync (the default) waits for each commit; async commits "
        "pipelined (journalkv's CommitAsync, engine/db.h), up to --commit-window commits of each "
        "writer in flight, the oldest waited for first; other engines commit as with sync"},
+      {"handles", "shared|own", nullptr,
+       "contention as threads: journalkv's workers share the case's Db handle (shared, the "
+       "default: one writer role, one flusher) or open one each (own; the engine counters "
+       "then cover the first handle only)"},
       {"commit-window", "N", nullptr,
        "--commit=async: commits each writer keeps in flight before it waits for the oldest (8)"},
       {"processes", nullptr, nullptr,
@@ -312,6 +316,14 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   if (name == "puts-per-db") return Number<uint64_t>(name, value, 1, 100000, &p.puts_per_db);
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
   if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
+  if (name == "handles") {
+    if (value == "shared" || value == "own") {
+      p.own_handles = value == "own";
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--handles wants shared or own, got \"", value, "\""));
+  }
   if (name == "commit-window") return Number<int>(name, value, 1, 4096, &p.commit_window);
   if (name == "commit") {
     if (value == "sync" || value == "async") {

@@ -386,9 +386,19 @@ absl::Status Contention(Ctx& c) {
   JKV_RETURN_IF_ERROR(Load(c, Loaded(c.params)));
   const int workers = Writers(c.params) + std::max(0, c.params.threads);
   if (c.params.processes) return ContentionInProcesses(c, workers);
+  // --handles=own: journalkv's workers each on a handle of their own (the first on the case's);
+  // declared first, so that the sessions go before their handles.
+  std::vector<std::unique_ptr<EngineAdapter>> handles;
   std::vector<std::unique_ptr<Session>> sessions;
   for (int i = 0; i < workers; ++i) {
-    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
+    std::unique_ptr<Session> s;
+    if (c.params.own_handles && i > 0 && c.engine.name() == "journalkv") {
+      JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> handle, c.open_another());
+      handles.push_back(std::move(handle));
+      JKV_ASSIGN_OR_RETURN(s, handles.back()->NewSession());
+    } else {
+      JKV_ASSIGN_OR_RETURN(s, c.engine.NewSession());
+    }
     sessions.push_back(std::move(s));
   }
   std::vector<WorkerStats> stats(workers);

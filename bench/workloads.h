@@ -67,6 +67,9 @@ struct WorkloadParams {
   // engines without pipelined commits commit as usual.
   bool commit_async = false;
   int commit_window = 8;
+  // contention as threads (--handles=own): journalkv's workers each on a Db handle of their
+  // own (a connection per thread, as SQLite's adapter has), not sessions of the case's one.
+  bool own_handles = false;
   // The YCSB workloads (ycsb.h): records loaded, operations measured, and their value size
   // (RunCase makes it the case's value_size).
   uint64_t records = 100000;
