@@ -87,7 +87,7 @@ const std::vector<FlagDef>& FlagDefs() {
       {"handles", "shared|own", nullptr,
        "contention as threads: journalkv's workers share the case's Db handle (shared, the "
        "default: one writer role, one flusher) or open one each (own; the engine counters "
-       "then cover the first handle only)"},
+       "are then summed over the handles)"},
       {"commit-window", "N", nullptr,
        "--commit=async: commits each writer keeps in flight before it waits for the oldest (8)"},
       {"processes", nullptr, nullptr,

@@ -404,6 +404,8 @@ absl::Status Contention(Ctx& c) {
   std::vector<WorkerStats> stats(workers);
   ContentionShared sh{c};
   StartPhase(c, static_cast<uint64_t>(c.params.seconds * 1000));
+  std::vector<EngineCounters> handle_start;  // --handles=own: the other handles' counters
+  for (const std::unique_ptr<EngineAdapter>& h : handles) handle_start.push_back(h->Counters());
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) {
     threads.emplace_back([&, i] { WorkerLoop(sh, *sessions[i], i, stats[i]); });
@@ -411,6 +413,10 @@ absl::Status Contention(Ctx& c) {
   WaitOut(c, sh);
   for (std::thread& t : threads) t.join();
   EndPhase(c);
+  // Every handle's counters, as --processes sums its children's connections'.
+  for (size_t i = 0; i < handles.size(); ++i) {
+    c.result.counters += handles[i]->Counters().Since(handle_start[i]);
+  }
   for (const WorkerStats& w : stats) JKV_RETURN_IF_ERROR(w.status);
   Collect(c, stats);
   return absl::OkStatus();
