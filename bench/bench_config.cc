@@ -80,6 +80,16 @@ const std::vector<FlagDef>& FlagDefs() {
        "which keys contention's writers write: hot (the default) as described under "
        "--writers; own: writer i makes single-put autocommits of loaded keys only it writes "
        "(index i modulo --writers) and reads nothing, the case group commit is for"},
+      {"commit", "sync|async", nullptr,
+       "contention's writers: sync (the default) waits for each commit; async commits "
+       "pipelined (journalkv's CommitAsync, engine/db.h), up to --commit-window commits of each "
+       "writer in flight, the oldest waited for first; other engines commit as with sync"},
+      {"handles", "shared|own", nullptr,
+       "contention as threads: journalkv's workers share the case's Db handle (shared, the "
+       "default: one writer role, one flusher) or open one each (own; the engine counters "
+       "are then summed over the handles)"},
+      {"commit-window", "N", nullptr,
+       "--commit=async: commits each writer keeps in flight before it waits for the oldest (8)"},
       {"processes", nullptr, nullptr,
        "contention: run each writer and each reader as a separate process with its own "
        "connection, instead of threads of one process"},
@@ -306,6 +316,23 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   if (name == "puts-per-db") return Number<uint64_t>(name, value, 1, 100000, &p.puts_per_db);
   if (name == "threads") return Number<int>(name, value, 0, 256, &p.threads);
   if (name == "writers") return Number<int>(name, value, 0, 256, &p.writers);
+  if (name == "handles") {
+    if (value == "shared" || value == "own") {
+      p.own_handles = value == "own";
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--handles wants shared or own, got \"", value, "\""));
+  }
+  if (name == "commit-window") return Number<int>(name, value, 1, 4096, &p.commit_window);
+  if (name == "commit") {
+    if (value == "sync" || value == "async") {
+      p.commit_async = value == "async";
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--commit wants sync or async, got \"", value, "\""));
+  }
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
   if (name == "mmap-mib") return Number<uint64_t>(name, value, 0, 1 << 24, &p.mmap_mib);
   if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);

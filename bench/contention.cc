@@ -65,10 +65,19 @@ std::string OwnKey(const Ctx& c, int index, Rng& rng) {
   return c.Key(i + writers * rng.Uniform(owned));
 }
 
+// --commit=async: how many commits a writer keeps in flight (0: commits wait, as sync).
+int Window(const WorkloadParams& p) { return p.commit_async ? p.commit_window : 0; }
+
+// One single-put commit, pipelined at --commit=async.
+absl::StatusOr<uint64_t> TimedPut(const Ctx& c, Session& s, absl::string_view key,
+                                  absl::string_view value) {
+  return TimedWritePipelined(s, Window(c.params), [&](Session& t) { return t.Put(key, value); });
+}
+
 // A multi-writer transaction: reads a random hot key and writes it back with a new value.
 absl::StatusOr<uint64_t> TimedReadModifyWrite(const Ctx& ctx, Session& s, Rng& rng) {
   const std::string key = ctx.Key(rng.Uniform(std::min(ctx.params.num, kHotKeys)));
-  return TimedWrite(s, [&](Session& t) -> absl::Status {
+  return TimedWritePipelined(s, Window(ctx.params), [&](Session& t) -> absl::Status {
     JKV_ASSIGN_OR_RETURN(std::optional<std::string> old, t.Get(key));
     if (!old.has_value()) return absl::InternalError("contention: loaded key missing");
     return t.Put(key, ctx.values.Next(rng));
@@ -86,10 +95,10 @@ void WriterLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
     absl::StatusOr<uint64_t> ns;
     if (c.params.writer_keys == WriterKeys::kOwn) {
       const std::string key = OwnKey(c, index, rng);
-      ns = TimedPutCommit(s, key, c.values.Next(rng));
+      ns = TimedPut(c, s, key, c.values.Next(rng));
     } else if (Writers(c.params) == 1) {
       const std::string key = c.Key(rng.Uniform(c.params.num));
-      ns = TimedPutCommit(s, key, c.values.Next(rng));
+      ns = TimedPut(c, s, key, c.values.Next(rng));
     } else {
       ns = TimedReadModifyWrite(c, s, rng);
     }
@@ -105,6 +114,8 @@ void WriterLoop(ContentionShared& sh, Session& s, int index, WorkerStats& w) {
     w.latency.Record(*ns);
     ++w.iterations;
   }
+  // --commit=async: the commits still in flight are counted; their flushes end in the phase.
+  if (absl::Status done = s.WaitCommits(); !done.ok() && w.status.ok()) w.status = done;
 }
 
 // One reader iteration: kReadsPerReaderTxn point reads in one read transaction.
@@ -375,14 +386,26 @@ absl::Status Contention(Ctx& c) {
   JKV_RETURN_IF_ERROR(Load(c, Loaded(c.params)));
   const int workers = Writers(c.params) + std::max(0, c.params.threads);
   if (c.params.processes) return ContentionInProcesses(c, workers);
+  // --handles=own: journalkv's workers each on a handle of their own (the first on the case's);
+  // declared first, so that the sessions go before their handles.
+  std::vector<std::unique_ptr<EngineAdapter>> handles;
   std::vector<std::unique_ptr<Session>> sessions;
   for (int i = 0; i < workers; ++i) {
-    JKV_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, c.engine.NewSession());
+    std::unique_ptr<Session> s;
+    if (c.params.own_handles && i > 0 && c.engine.name() == "journalkv") {
+      JKV_ASSIGN_OR_RETURN(std::unique_ptr<EngineAdapter> handle, c.open_another());
+      handles.push_back(std::move(handle));
+      JKV_ASSIGN_OR_RETURN(s, handles.back()->NewSession());
+    } else {
+      JKV_ASSIGN_OR_RETURN(s, c.engine.NewSession());
+    }
     sessions.push_back(std::move(s));
   }
   std::vector<WorkerStats> stats(workers);
   ContentionShared sh{c};
   StartPhase(c, static_cast<uint64_t>(c.params.seconds * 1000));
+  std::vector<EngineCounters> handle_start;  // --handles=own: the other handles' counters
+  for (const std::unique_ptr<EngineAdapter>& h : handles) handle_start.push_back(h->Counters());
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) {
     threads.emplace_back([&, i] { WorkerLoop(sh, *sessions[i], i, stats[i]); });
@@ -390,6 +413,10 @@ absl::Status Contention(Ctx& c) {
   WaitOut(c, sh);
   for (std::thread& t : threads) t.join();
   EndPhase(c);
+  // Every handle's counters, as --processes sums its children's connections'.
+  for (size_t i = 0; i < handles.size(); ++i) {
+    c.result.counters += handles[i]->Counters().Since(handle_start[i]);
+  }
   for (const WorkerStats& w : stats) JKV_RETURN_IF_ERROR(w.status);
   Collect(c, stats);
   return absl::OkStatus();

@@ -69,6 +69,16 @@ class Session {
   // On error nothing of the transaction is in the database and no transaction is open.
   virtual absl::Status Commit() = 0;
   virtual absl::Status Rollback() = 0;
+  // --commit=async: Commit, pipelined where the engine can (journalkv's CommitAsync): ends the
+  // write transaction and returns once at most `window` of this session's commits are still in
+  // flight, having waited for the oldest ones first; an error is the first failed commit's.
+  // Engines without pipelined commits commit here (the default).
+  virtual absl::Status CommitPipelined(int window) {
+    (void)window;
+    return Commit();
+  }
+  // Waits for every commit CommitPipelined left in flight; the first error of them.
+  virtual absl::Status WaitCommits() { return absl::OkStatus(); }
 
   // A read transaction: one snapshot until EndRead. REQUIRES: no transaction open.
   virtual absl::Status BeginRead() = 0;

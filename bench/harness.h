@@ -113,6 +113,22 @@ absl::StatusOr<uint64_t> TimedWrite(Session& s, Puts puts) {
   return NowNs() - t0;
 }
 
+// TimedWrite with the commit pipelined (Session::CommitPipelined) when `window` > 0: the time
+// is to the return of the commit call, which waits only for commits `window` behind.
+template <typename Puts>
+absl::StatusOr<uint64_t> TimedWritePipelined(Session& s, int window, Puts puts) {
+  if (window <= 0) return TimedWrite(s, puts);
+  const uint64_t t0 = NowNs();
+  JKV_RETURN_IF_ERROR(s.BeginWrite());
+  absl::Status st = puts(s);
+  if (!st.ok()) {
+    s.Rollback().IgnoreError();
+    return st;
+  }
+  JKV_RETURN_IF_ERROR(s.CommitPipelined(window));
+  return NowNs() - t0;
+}
+
 absl::StatusOr<uint64_t> TimedPutCommit(Session& s, absl::string_view key,
                                         absl::string_view value);
 

@@ -28,6 +28,7 @@ for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch -
            --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
            --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --puts-per-db=0 \
            --burst=0 --gap=poisson:5 --gap=uniform:9-1 --gap=exp:-1 \
+           --commit=later --commit-window=0 --handles=each \
            --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
@@ -38,7 +39,7 @@ grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
-            floor-seconds fs puts-per-db burst gap; do
+            floor-seconds fs puts-per-db burst gap commit commit-window handles; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2|atomic\*$' help.txt || fail "--help does not list journalkv's wal2 and atomic"
@@ -346,6 +347,25 @@ check_own "$work/out15/results.jsonl" threads 3 || fail "--writer-keys=own resul
   || { cat progress16.txt; fail "--writer-keys=own --processes failed"; }
 python3 "$checker" "$work/out16" --workloads=contention
 check_own "$work/out16/results.jsonl" processes 2 || fail "--writer-keys=own results (processes)"
+# --commit=async: the own-key writers commit pipelined (CommitAsync), as threads and as
+# processes; the records say so, and the commits are whole and counted.
+for workers in threads processes; do
+  extra=(--handles=own); [[ $workers == processes ]] && extra=(--processes)
+  "$bench" --workloads=contention --writers=2 --writer-keys=own --threads=0 --num=20 \
+    --modes=journalkv:wal --sync=full --seconds=0.3 --floor-seconds=0.1 --commit=async \
+    --commit-window=4 "${extra[@]}" --out="$work/out16a-$workers" \
+    >table16a.txt 2>progress16a.txt || { cat progress16a.txt; fail "--commit=async failed"; }
+  grep -q 'keys=own commit=async/4' table16a.txt || fail "the table does not show --commit=async"
+  python3 "$checker" "$work/out16a-$workers" --workloads=contention --engines=journalkv
+  check_own "$work/out16a-$workers/results.jsonl" "$workers" 2 \
+    || fail "--commit=async results ($workers)"
+  python3 - "$work/out16a-$workers/results.jsonl" <<'PY' || fail "--commit=async fields"
+import json, sys
+for r in map(json.loads, open(sys.argv[1])):
+    assert r["commit"] == "async" and r["commit_window"] == 4, r
+    assert r["handles"] == ("own" if r["workers"] == "threads" else "shared"), r
+PY
+done
 
 # The multidb workloads: each operation one transaction across 2 (4) databases, journalkv and
 # SQLite only (LMDB, and the modes memory and off, skipped, saying so). The records name the

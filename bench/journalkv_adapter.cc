@@ -10,6 +10,7 @@
 // journalkv::BeginWriteAcross over all of them (engine/across.h), committed by its one Commit.
 // LogBytes and Counters add up the N databases' (marks and gauges: the largest).
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,27 @@ class JournalkvSession final : public Session {
     write_.reset();
     return s;
   }
+  absl::Status CommitPipelined(int window) override {
+    if (write_ == nullptr) return absl::FailedPreconditionError("commit without a write txn");
+    in_flight_.push_back(write_->CommitAsync());
+    write_.reset();
+    absl::Status s;
+    while (in_flight_.size() > static_cast<size_t>(window) ||
+           (!in_flight_.empty() && in_flight_.front().Ready())) {
+      absl::Status w = in_flight_.front().Wait();
+      in_flight_.pop_front();
+      if (s.ok()) s = w;
+    }
+    return s;
+  }
+  absl::Status WaitCommits() override {
+    absl::Status s;
+    for (; !in_flight_.empty(); in_flight_.pop_front()) {
+      absl::Status w = in_flight_.front().Wait();
+      if (s.ok()) s = w;
+    }
+    return s;
+  }
   absl::Status Rollback() override {
     if (write_ == nullptr) return absl::OkStatus();
     absl::Status s = write_->Rollback();
@@ -106,6 +128,7 @@ class JournalkvSession final : public Session {
   Db* const db_;
   std::unique_ptr<WriteTransaction> write_;
   std::unique_ptr<ReadTransaction> read_;
+  std::deque<PendingCommit> in_flight_;  // CommitPipelined's, oldest first
 };
 
 // Through the transactions' Scan, journalkv's fastest way to read a range, as LMDB's adapter

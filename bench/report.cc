@@ -125,6 +125,11 @@ std::vector<Field>* MakeFields() {
       {"floor_ratio", [](const CaseResult& r) { return Num(r.FloorRatio()); }},
       {"reader_ops_per_sec", [](const CaseResult& r) { return Num(r.ReaderOpsPerSec()); }},
       {"writer_keys", [](const CaseResult& r) { return Text(WriterKeysName(r.params)); }},
+      {"commit", [](const CaseResult& r) { return Text(r.params.commit_async ? "async" : "sync"); }},
+      {"handles", [](const CaseResult& r) { return Text(r.params.own_handles ? "own" : "shared"); }},
+      {"commit_window", [](const CaseResult& r) {
+         return Num(r.params.commit_async ? r.params.commit_window : 0);
+       }},
       {"records", [](const CaseResult& r) { return Num(r.params.records); }},
       {"operations", [](const CaseResult& r) { return Num(r.params.operations); }},
       {"fs", [](const CaseResult& r) { return Text(r.spec.fs); }},
@@ -270,7 +275,10 @@ std::string ContentionDetail(const CaseResult& r) {
   const std::string per_commit =
       absl::StrFormat("%s/s, %.2f fsync/commit", HumanCount(r.WriterOpsPerSec()),
                       r.FsyncsPerCommit());
-  const std::string keys = r.params.writer_keys == WriterKeys::kOwn ? " keys=own" : "";
+  const std::string keys =
+      std::string(r.params.writer_keys == WriterKeys::kOwn ? " keys=own" : "") +
+      (r.params.commit_async ? absl::StrCat(" commit=async/", r.params.commit_window) : "") +
+      (r.params.own_handles && !r.params.processes ? " handles=own" : "");
   const char* processes = r.params.processes ? " (processes)" : "";
   if (r.writer_ops_each.size() > 1) {
     return absl::StrFormat("  %s writers=%d commits=%d (%s) %s%s busy=%d (writers' %d)%s",

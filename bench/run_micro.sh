@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every Google Benchmark suite of bench/ (the *_benchmark binaries in this target's
-# runfiles: page_checksum, cell, tree, engine, wal, flush), prints the console tables and writes one JSON
+# runfiles: page_checksum, cell, tree, engine, wal, flush, wake, commit), prints the console tables and writes one JSON
 # file with every result.
 #
 #   ./bazelw run //bench:micro -- [--out=FILE] [--quick] [--benchmark_filter=REGEX] ...

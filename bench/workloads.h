@@ -62,6 +62,14 @@ struct WorkloadParams {
   int writers = 1;     // contention's writers
   bool processes = false;  // contention: workers are processes, not threads
   WriterKeys writer_keys = WriterKeys::kHot;
+  // contention's writers (--commit, --commit-window): commit pipelined (journalkv's
+  // WriteTransaction::CommitAsync), each writer keeping up to commit_window commits in flight;
+  // engines without pipelined commits commit as usual.
+  bool commit_async = false;
+  int commit_window = 8;
+  // contention as threads (--handles=own): journalkv's workers each on a Db handle of their
+  // own (a connection per thread, as SQLite's adapter has), not sessions of the case's one.
+  bool own_handles = false;
   // The YCSB workloads (ycsb.h): records loaded, operations measured, and their value size
   // (RunCase makes it the case's value_size).
   uint64_t records = 100000;

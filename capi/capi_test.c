@@ -477,6 +477,63 @@ static void test_record(void) {
   err = NULL;
 }
 
+/* Pipelined commits: at wal full, handles wait in commit order, each commit is visible once
+   its handle is ready, the next transaction builds on a pending one, and jkv_close flushes the
+   handles not waited for (which stay valid after it). At normal the handle is ready at once. */
+static void test_commit_async(void) {
+  for (int full = 0; full <= 1; ++full) {
+    char db_path[4200];
+    snprintf(db_path, sizeof db_path, "%s.async-%d", path, full);
+    jkv_options options;
+    jkv_options_init(&options);
+    options.journal_mode = JKV_JOURNAL_WAL;
+    options.sync = full ? JKV_SYNC_FULL : JKV_SYNC_NORMAL;
+    options.checkpoint_policy = "manual";
+    jkv_db* db = NULL;
+    if (!ok(jkv_open(db_path, &options, &db, &err), "open async")) return;
+    enum { kCommits = 8 };
+    jkv_commit* commits[kCommits];
+    for (int i = 0; i < kCommits; ++i) {
+      commits[i] = NULL;
+      char key[16];
+      snprintf(key, sizeof key, "key%d", i);
+      jkv_txn* txn = NULL;
+      if (!ok(jkv_begin_write(db, &txn, &err), "begin write")) break;
+      if (i > 0) {
+        char prev[16];
+        char* value = NULL;
+        snprintf(prev, sizeof prev, "key%d", i - 1);
+        CHECK(ok(jkv_txn_get(txn, prev, strlen(prev), &value, NULL, &err), "sees pending"));
+        jkv_free(value);
+      }
+      CHECK(ok(jkv_txn_put(txn, key, strlen(key), "v", 1, &err), "put"));
+      CHECK(ok(jkv_txn_commit_async(txn, &commits[i], &err), "commit async"));
+      CHECK(commits[i] != NULL);
+      if (!full) CHECK(jkv_commit_ready(commits[i]));
+    }
+    for (int i = 0; i < kCommits / 2; ++i) {
+      if (commits[i] == NULL) continue;
+      CHECK(ok(jkv_commit_wait(commits[i], &err), "wait"));
+      CHECK(ok(jkv_commit_wait(commits[i], &err), "wait again"));
+      for (int j = 0; j <= i; ++j) CHECK(commits[j] != NULL && jkv_commit_ready(commits[j]));
+      char key[16];
+      snprintf(key, sizeof key, "key%d", i);
+      CHECK(value_is(db, key, "v"));
+    }
+    jkv_commit_free(commits[kCommits - 1]); /* never waited: committed all the same */
+    CHECK(ok(jkv_close(db, &err), "close with commits pending"));
+    for (int i = kCommits / 2; i < kCommits - 1; ++i) {
+      CHECK(commits[i] != NULL && jkv_commit_ready(commits[i]));
+      if (commits[i] != NULL) CHECK(ok(jkv_commit_wait(commits[i], &err), "wait after close"));
+    }
+    for (int i = 0; i < kCommits - 1; ++i) jkv_commit_free(commits[i]);
+    jkv_commit_free(NULL);
+    if (!ok(jkv_open(db_path, &options, &db, &err), "reopen async")) return;
+    CHECK(value_is(db, "key7", "v"));
+    CHECK(ok(jkv_close(db, &err), "close"));
+  }
+}
+
 int main(void) {
   const char* dir = getenv("TEST_TMPDIR");
   snprintf(path, sizeof path, "%s/capi.db", dir != NULL ? dir : "/tmp");
@@ -486,6 +543,7 @@ int main(void) {
   test_busy_commit_is_retried();
   test_across();
   test_record();
+  test_commit_async();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

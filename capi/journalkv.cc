@@ -35,6 +35,10 @@ struct jkv_across {
   std::vector<jkv_txn> parts;  // one per database, in the order given
 };
 
+struct jkv_commit {
+  journalkv::PendingCommit pending;
+};
+
 struct jkv_iter {
   std::unique_ptr<journalkv::Iterator> it;
   std::string value;  // the current value, for jkv_iter_value
@@ -300,6 +304,35 @@ jkv_code jkv_txn_commit(jkv_txn* txn, char** err) {
   delete txn;
   return Fail(s, err);
 }
+
+jkv_code jkv_txn_commit_async(jkv_txn* txn, jkv_commit** commit, char** err) {
+  *commit = nullptr;
+  if (txn->part) return Fail(txn->write->Commit(), err);  // refused: the jkv_across commits
+  if (txn->write == nullptr) {  // a read transaction just ends
+    delete txn;
+    *commit = new jkv_commit{journalkv::PendingCommit()};
+    return JKV_OK;
+  }
+  journalkv::PendingCommit pending = txn->write->CommitAsync();
+  if (pending.Ready()) {
+    const absl::Status s = pending.Wait();
+    if (!s.ok()) {
+      if (!txn->write->open()) delete txn;  // else busy, still open: retried or ended
+      return Fail(s, err);
+    }
+  }
+  delete txn;
+  *commit = new jkv_commit{std::move(pending)};
+  return JKV_OK;
+}
+
+jkv_code jkv_commit_wait(jkv_commit* commit, char** err) {
+  return Fail(commit->pending.Wait(), err);
+}
+
+int jkv_commit_ready(const jkv_commit* commit) { return commit->pending.Ready() ? 1 : 0; }
+
+void jkv_commit_free(jkv_commit* commit) { delete commit; }
 
 void jkv_txn_end(jkv_txn* txn) {
   if (txn->part) return;  // its jkv_across ends it

@@ -166,6 +166,7 @@ typedef struct jkv_db jkv_db;
 typedef struct jkv_txn jkv_txn;
 typedef struct jkv_iter jkv_iter;
 typedef struct jkv_across jkv_across;
+typedef struct jkv_commit jkv_commit;
 
 void jkv_options_init(jkv_options* options);
 /* Releases what the API allocated (a value, a message). NULL is allowed. */
@@ -206,6 +207,25 @@ jkv_code jkv_txn_delete(jkv_txn* txn, const char* key, size_t key_len, int* exis
 jkv_code jkv_txn_commit(jkv_txn* txn, char** err);
 /* Ends the transaction without committing (a write transaction rolls back) and frees it. */
 void jkv_txn_end(jkv_txn* txn);
+
+/* Pipelined commits (the C++ WriteTransaction::CommitAsync): jkv_txn_commit_async appends the
+ * commit, frees the transaction and returns at once with *commit, a handle to its outcome, so
+ * that the caller can begin and write its next transaction while this one's flush is in flight
+ * (wal and wal2 at sync full and extra; in every other mode and level the commit completes
+ * before it returns and the handle is ready at once). An error before the append is returned
+ * here as jkv_txn_commit's (*commit is then NULL; JKV_BUSY leaves the transaction open, as
+ * there). jkv_commit_wait blocks until the commit is durable and visible (JKV_OK) or failed,
+ * and may be called again (same result); jkv_commit_ready tells without blocking (non-zero:
+ * ready). Handles of one database become ready in commit order; readers never see a commit
+ * before it is ready; a failed flush fails every commit it covered and every later one (and the
+ * database's next transactions: reopen it). jkv_commit_free releases the handle, ready or not:
+ * the commit goes on all the same, unwaited. jkv_close waits for every pending commit to be
+ * flushed or failed; the handles stay valid after it, until freed. NULL is allowed in
+ * jkv_commit_free. On a read transaction it just ends it, with a ready handle. */
+jkv_code jkv_txn_commit_async(jkv_txn* txn, jkv_commit** commit, char** err);
+jkv_code jkv_commit_wait(jkv_commit* commit, char** err);
+int jkv_commit_ready(const jkv_commit* commit);
+void jkv_commit_free(jkv_commit* commit);
 
 /* A write transaction across several databases (docs/across.md): writes to `count` open
  * databases, committed as one. Atomic across them after any crash in delete, truncate, persist

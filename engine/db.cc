@@ -9,6 +9,7 @@
 #include "btree/btree.h"
 #include "btree/builder.h"
 #include "log/wal_log.h"
+#include "pager/commit_pipeline.h"
 #include "pager/pager.h"
 #include "pager/pager_options.h"
 #include "shm/wal_index.h"
@@ -518,6 +519,37 @@ absl::Status WriteTransaction::CommitPages() {
   db_->CallHooks(txn_->commit_record());
   return absl::OkStatus();
 }
+
+PendingCommit WriteTransaction::CommitAsync() {
+  absl::Status s = CheckNotAcross("CommitAsync");
+  std::shared_ptr<pager::CommitPromise> promise;
+  if (s.ok() && failed_.ok()) EndBuild().IgnoreError();  // a failure is in failed_, below
+  if (s.ok() && !failed_.ok()) {
+    s = CheckOpen();
+    txn_->Rollback().IgnoreError();  // the failure that forced it is what the caller needs
+  }
+  if (s.ok()) {
+    Db* db = db_;
+    // N2 (pager/commit_pipeline.h): the hooks run once the commit is durable and visible.
+    absl::StatusOr<std::shared_ptr<pager::CommitPromise>> p =
+        txn_->CommitAsync([db](const pager::CommitRecord& record) { db->CallHooks(record); });
+    s = p.status();
+    if (p.ok()) promise = *std::move(p);
+  }
+  if (!across_) TraceEnd(s);
+  if (!s.ok() && !across_ && !txn_->finished()) {
+    s = absl::Status(s.code(), absl::StrCat(s.message(), "; the transaction is still open: "
+                                                        "Commit again to retry, or Rollback"));
+  }
+  if (promise == nullptr) promise = pager::CommitPromise::Settled(s);
+  return PendingCommit(std::move(promise));
+}
+
+absl::Status PendingCommit::Wait() const {
+  return promise_ == nullptr ? absl::OkStatus() : promise_->Wait();
+}
+
+bool PendingCommit::Ready() const { return promise_ == nullptr || promise_->Ready(); }
 
 absl::Status WriteTransaction::CheckNotAcross(absl::string_view op) const {
   if (!across_) return absl::OkStatus();

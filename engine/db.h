@@ -47,6 +47,7 @@ class TreeBuilder;
 }  // namespace btree
 
 namespace pager {
+class CommitPromise;
 class Pager;
 class ReadTxn;
 class WriteTxn;
@@ -188,6 +189,33 @@ class ReadTransaction {
   std::unique_ptr<pager::ReadTxn> txn_;
 };
 
+// A pipelined commit's outcome (WriteTransaction::CommitAsync). Copyable (copies share the one
+// outcome) and usable from any thread; it may outlive the Db.
+//   - Wait() blocks until the commit is durable and visible (OK) or has failed, and returns that;
+//     every call returns the same. Pipelined commits of one Db become ready in commit order:
+//     when Wait of one returns, every earlier pipelined commit of the Db is settled too.
+//   - Ready() tells, without blocking, whether Wait would return at once.
+//   - Dropping a handle without Wait neither waits nor cancels: the commit is flushed as any
+//     (its hooks run), only its outcome goes unread. A failure is not lost even then: it fails
+//     the Db's later commits and transactions (the sticky error below).
+// A failed flush fails every commit it covered and every later commit built on it (each
+// handle's Wait returns the error; DataLoss for those dropped with it), and the Db's next
+// transactions fail with that error, as after a failed Commit: reopen the database.
+// Db::Close waits for every pipelined commit to be flushed or failed before it returns.
+class PendingCommit {
+ public:
+  // An empty handle: a commit with nothing in it, ready, its Wait OK.
+  PendingCommit() = default;
+  absl::Status Wait() const;
+  bool Ready() const;
+
+ private:
+  friend class WriteTransaction;
+  explicit PendingCommit(std::shared_ptr<const pager::CommitPromise> promise)
+      : promise_(std::move(promise)) {}
+  std::shared_ptr<const pager::CommitPromise> promise_;
+};
+
 // The write transaction. It sees its own writes. Destroying it without Commit rolls back.
 class WriteTransaction {
  public:
@@ -227,6 +255,20 @@ class WriteTransaction {
   // when they outlast it the transaction stays whole and open: call Commit again to retry (or
   // Rollback). FailedPrecondition once ended.
   absl::Status Commit();
+  // Commit, pipelined: appends the commit and ends the transaction without waiting for the
+  // commit to become durable, so that this thread (or another) can begin and write the next
+  // transaction while the flush is in flight (WAL and WAL2 at sync FULL and EXTRA: the next
+  // transaction builds on this one; the connection's flusher thread syncs the log meanwhile).
+  // The handle's Wait reports the outcome (PendingCommit). In the rollback journal modes and
+  // at sync NORMAL and OFF the commit completes here and the handle is ready at once.
+  // Visibility: readers, of this Db too, see the commit only once it is durable (its handle
+  // ready), never before; this Db's next write transaction sees it at once.
+  // Hooks (Options::commit_hook, wal_hook) run once the commit is durable and visible, before
+  // its handle becomes ready, in commit order: on the Db's flusher thread for a pipelined
+  // commit, on this thread for one completed here.
+  // An error before the append (the same as Commit's, including a busy error that leaves the
+  // transaction open) is the returned handle's, ready at once.
+  PendingCommit CommitAsync();
   // Discards every write. Idempotent.
   absl::Status Rollback();
   // Commit, but a commit that would stay open after a busy error is rolled back instead (its
@@ -334,7 +376,9 @@ class Db {
   // the live cells' bytes at full fill). Reads every leaf. `jkv info`'s reclaimable_bytes.
   absl::StatusOr<uint64_t> EstimateReclaimableBytes();
 
-  // Releases the file. FailedPrecondition while transactions are open. When recording
+  // Releases the file. FailedPrecondition while transactions are open. Pipelined commits
+  // (WriteTransaction::CommitAsync) are not transactions: Close first waits for each to be
+  // flushed (or failed), its hooks run and its handle settled. When recording
   // (Options::record_path), then ends the trace; an error of the recording is returned after
   // the database itself has closed (the message says so). The destructor closes
   // too (and requires that no transaction is open). REQUIRES: no other call on this Db runs

@@ -170,6 +170,10 @@ struct Options {
   // commit returns; never for a rollback, a failed commit or one that wrote nothing. Calls
   // from several threads may overlap. A hook may read this Db (its own thread's read
   // transaction included) but must not write through it: that commit would call it again.
+  // A pipelined commit's (WriteTransaction::CommitAsync at WAL FULL and EXTRA) run on the
+  // handle's flusher thread instead, in commit order, before its PendingCommit is ready: a
+  // hook that blocks there holds up the handle's later pipelined commits (and one that waits
+  // for a PendingCommit of this handle waits for itself).
   std::function<void(const CommitInfo&)> commit_hook;
   // WAL and WAL2 only: where the commit's frames are in the log (log/wal_format.h), so that a
   // shipper can copy exactly them.

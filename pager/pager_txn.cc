@@ -12,6 +12,7 @@
 #include "base/endian.h"
 #include "base/status_macros.h"
 #include "pager/freelist.h"
+#include "pager/commit_pipeline.h"
 #include "pager/pager_internal.h"
 #include "vfs/sync.h"
 
@@ -315,6 +316,23 @@ absl::Status WriteTxn::Commit() {
   JKV_ASSIGN_OR_RETURN(const bool go_on, StartCommit());
   if (!go_on) return absl::OkStatus();
   return FinishCommit(CommitPages());
+}
+
+absl::StatusOr<std::shared_ptr<CommitPromise>> WriteTxn::CommitAsync(
+    std::function<void(const CommitRecord&)> on_durable) {
+  JKV_ASSIGN_OR_RETURN(const bool go_on, StartCommit());
+  if (!go_on) return CommitPromise::Settled(absl::OkStatus());
+  std::shared_ptr<CommitPromise> promise;
+  JKV_RETURN_IF_ERROR(FinishCommit(CommitPagesAsync(std::move(on_durable), &promise)));
+  return promise;
+}
+
+absl::Status WriteTxn::CommitPagesAsync(std::function<void(const CommitRecord&)> on_durable,
+                                        std::shared_ptr<CommitPromise>* promise) {
+  JKV_RETURN_IF_ERROR(CommitPages());
+  if (on_durable) on_durable(commit_record_);
+  *promise = CommitPromise::Settled(absl::OkStatus(), commit_record_);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> WriteTxn::StartCommit() {

@@ -10,6 +10,7 @@
 #define JOURNALKV_PAGER_TXN_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,8 @@ struct CommitRecord {
   std::optional<LogCommit> log;  // set by the strategies that write a log; none otherwise
 };
 
+class CommitPromise;  // commit_pipeline.h
+
 // The write transaction. Destroying it without Commit rolls back. Made by the journaling
 // strategy, whose subclass implements the hooks below (where a clean page comes from, the
 // spill, the commit, the undo) and holds its per-transaction state.
@@ -106,6 +109,16 @@ class WriteTxn : public PageWriter {
   // journal's EXCLUSIVE lock). Then the transaction stays open, whole (finished() is false):
   // Commit again to retry, or Rollback. FailedPrecondition after Commit or Rollback.
   absl::Status Commit();
+  // Commit, pipelined (commit_pipeline.h): ends the transaction once its commit is appended
+  // and returns the promise of its outcome, so that the writer can begin its next transaction
+  // while this one's flush is in flight (WAL and WAL2 at FULL and EXTRA). Every other mode and
+  // level completes the commit first and returns a settled promise. `on_durable` runs once the
+  // commit is durable and visible, before the promise settles OK (on this thread when the
+  // commit completed here, else on the connection's flusher thread, in commit order: N2).
+  // Errors before the append are returned as Commit's (the transaction rolled back, or still
+  // open after a retryable busy error); a flush's failure is the promise's (N3).
+  absl::StatusOr<std::shared_ptr<CommitPromise>> CommitAsync(
+      std::function<void(const CommitRecord&)> on_durable);
   // Whether the transaction has ended (committed or rolled back).
   bool finished() const { return finished_; }
   // Discards every change. Idempotent.
@@ -171,6 +184,11 @@ class WriteTxn : public PageWriter {
   virtual absl::Status SpillPages() = 0;
   // Makes the transaction durable and visible and ends it (End); Commit undoes it on error.
   virtual absl::Status CommitPages() = 0;
+  // CommitPages, pipelined: on OK, *promise is the commit's (settled, or queued on the
+  // connection's flusher with `on_durable`, N1). The default completes the commit here
+  // (CommitPages, then on_durable) and returns a settled promise.
+  virtual absl::Status CommitPagesAsync(std::function<void(const CommitRecord&)> on_durable,
+                                        std::shared_ptr<CommitPromise>* promise);
   // Undoes what the transaction wrote outside memory; *clear_cache is set when the page cache
   // may hold pages it wrote. A failure here is the handle's sticky error (set by the caller).
   virtual absl::Status UndoWrites(bool* clear_cache) = 0;

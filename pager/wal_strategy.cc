@@ -129,6 +129,12 @@ class WalWriteTxn final : public WriteTxn {
   JournalFamily family() const override { return strategy_->family(); }
   absl::Status SpillPages() override;
   absl::Status CommitPages() override;
+  absl::Status CommitPagesAsync(std::function<void(const CommitRecord&)> on_durable,
+                                std::shared_ptr<CommitPromise>* promise) override;
+  // The commit's append (frames, index entries, the appended header; W2, W12 a) and its
+  // record, up to but not including End: *ticket and *new_header are what the flush needs.
+  absl::Status AppendCommit(wal::WalConnection::CommitTicket* ticket, DbHeader* new_header,
+                            uint32_t* commit_frames);
   absl::Status UndoWrites(bool* clear_cache) override;
   void EndWrite(bool clear_cache) override;
 
@@ -434,7 +440,8 @@ absl::Status WalWriteTxn::SpillPages() {
   return absl::OkStatus();
 }
 
-absl::Status WalWriteTxn::CommitPages() {
+absl::Status WalWriteTxn::AppendCommit(wal::WalConnection::CommitTicket* ticket,
+                                       DbHeader* header_out, uint32_t* commit_frames) {
   DbHeader new_header = header_;
   new_header.journal_family = FamilyOf(core_->options_.journal_mode);
   // Page 1 is logged only when the header changed (or no other page carries the commit
@@ -450,19 +457,18 @@ absl::Status WalWriteTxn::CommitPages() {
   }
   std::vector<uint32_t> order;
   const std::vector<wal::FramePage> pages = SealedFrames(dirty_, &order);
-  JKV_ASSIGN_OR_RETURN(const wal::WalConnection::CommitTicket ticket,
-                       strategy_->wal_->Commit(pages, new_header.page_count));
-  const shm::LogState& log = ticket.header.logs[ticket.header.current_log & 1];
+  JKV_ASSIGN_OR_RETURN(*ticket, strategy_->wal_->Commit(pages, new_header.page_count));
+  const shm::LogState& log = ticket->header.logs[ticket->header.current_log & 1];
   {
     CommitRecord& c = commit_record_;
     LogCommit& r = c.log.emplace();
     c.change_counter = new_header.change_counter;
-    r.log = static_cast<int>(ticket.header.current_log & 1);
+    r.log = static_cast<int>(ticket->header.current_log & 1);
     r.generation = log.ckpt_seq;
     r.last_frame = log.mx_frame;
     r.first_frame = log.mx_frame;
     c.pages = static_cast<uint32_t>(order.size());
-    for (uint32_t f : ticket.frames) r.first_frame = std::min(r.first_frame, f);
+    for (uint32_t f : ticket->frames) r.first_frame = std::min(r.first_frame, f);
     for (const auto& [page, frame] : log_frames_) {
       r.first_frame = std::min(r.first_frame, frame);
       if (!dirty_.contains(page)) ++c.pages;  // spilled, not written again at commit
@@ -473,14 +479,18 @@ absl::Status WalWriteTxn::CommitPages() {
   // before a publish covers them, and from then on they are these images for good.
   for (size_t i = 0; i < order.size(); ++i) {
     core_->cache_.Insert(PageNo(order[i]), dirty_[order[i]].buffer,
-                         wal::PageVersionKey(log.ckpt_seq, ticket.frames[i]));
+                         wal::PageVersionKey(log.ckpt_seq, ticket->frames[i]));
   }
-  // WRITE and this handle's writer role go now: the next writer (a thread of this handle or
-  // another connection) appends while this commit waits for its flush (W12).
-  End(/*clear_cache=*/false);
-  absl::StatusOr<wal::WalSnapshot> published = strategy_->wal_->AwaitDurable(ticket);
+  *header_out = new_header;
+  *commit_frames = static_cast<uint32_t>(order.size());
+  return absl::OkStatus();
+}
+
+absl::Status WalStrategy::FinishCommit(const wal::WalConnection::CommitTicket& ticket,
+                                       const DbHeader& new_header) {
+  absl::StatusOr<wal::WalSnapshot> published = wal_->AwaitDurable(ticket);
   if (!published.ok()) {
-    // I7, W13: the commit failed; it may be present after a crash, and this handle trusts
+    // I7, W13, N3: the commit failed; it may be present after a crash, and this handle trusts
     // nothing of the log any more. (Its pages stay cached under its frames' versions until the
     // next transaction of the handle begins, which finds the append epoch moved: G2.)
     base::MutexLock lock(&core_->mu_);
@@ -490,19 +500,55 @@ absl::Status WalWriteTxn::CommitPages() {
   // Test hook: the published snapshot is taken and not yet noted; meanwhile other threads'
   // reads may note a later generation (tests/hot_pages_test.cc).
   wal::CallWalHook("commit:published");
-  {
-    // core_ is the strategy's core_; named as the strategy's guards name it.
-    base::MutexLock lock(&strategy_->core_->mu_);
-    strategy_->NoteGenerationLocked(*published);
-    if (published->change == ticket.header.change && published->cur().seq == log.ckpt_seq &&
-        published->cur().mx == log.mx_frame) {
-      // The published state is this commit's (no later commit came with its flush).
-      strategy_->core_->header_ = new_header;
-      strategy_->header_key_ = HeaderKey(*published);
-    }
-    strategy_->core_->counters_.AddOwned(base::Counter::kCommits);
+  const shm::LogState& log = ticket.header.logs[ticket.header.current_log & 1];
+  base::MutexLock lock(&core_->mu_);
+  NoteGenerationLocked(*published);
+  if (published->change == ticket.header.change && published->cur().seq == log.ckpt_seq &&
+      published->cur().mx == log.mx_frame) {
+    // The published state is this commit's (no later commit came with its flush).
+    core_->header_ = new_header;
+    header_key_ = HeaderKey(*published);
   }
-  strategy_->AfterCommit(static_cast<uint32_t>(order.size()));
+  core_->counters_.AddOwned(base::Counter::kCommits);
+  return absl::OkStatus();
+}
+
+absl::Status WalWriteTxn::CommitPages() {
+  wal::WalConnection::CommitTicket ticket;
+  DbHeader new_header;
+  uint32_t frames = 0;
+  JKV_RETURN_IF_ERROR(AppendCommit(&ticket, &new_header, &frames));
+  // WRITE and this handle's writer role go now: the next writer (a thread of this handle or
+  // another connection) appends while this commit waits for its flush (W12).
+  End(/*clear_cache=*/false);
+  JKV_RETURN_IF_ERROR(strategy_->FinishCommit(ticket, new_header));
+  strategy_->AfterCommit(frames);
+  return absl::OkStatus();
+}
+
+absl::Status WalWriteTxn::CommitPagesAsync(std::function<void(const CommitRecord&)> on_durable,
+                                           std::shared_ptr<CommitPromise>* promise) {
+  if (core_->options_.sync != SyncLevel::kFull && core_->options_.sync != SyncLevel::kExtra) {
+    // NORMAL and OFF: complete on return (a commit that finds FULL commits pending flushes
+    // them here, W12 b, as Commit does).
+    return WriteTxn::CommitPagesAsync(std::move(on_durable), promise);
+  }
+  wal::WalConnection::CommitTicket ticket;
+  DbHeader new_header;
+  uint32_t frames = 0;
+  JKV_RETURN_IF_ERROR(AppendCommit(&ticket, &new_header, &frames));
+  auto p = std::make_shared<CommitPromise>(commit_record_);
+  // N1: queued while this writer still holds the writer role, so the queue's order is the
+  // order of the appends of every thread of this handle.
+  WalStrategy* strategy = strategy_;
+  strategy_->pipeline_.Push(
+      p, [strategy, ticket, new_header] { return strategy->FinishCommit(ticket, new_header); },
+      std::move(on_durable));
+  End(/*clear_cache=*/false);
+  // The checkpoint policy runs on the writer's thread, as after Commit: a policy that blocks
+  // commits blocks this writer, not the flusher (which would stall every commit queued).
+  strategy_->AfterCommit(frames);
+  *promise = std::move(p);
   return absl::OkStatus();
 }
 
@@ -534,6 +580,9 @@ void WalStrategy::AddStats(base::CounterArray& c, PagerStats& s) {
 }
 
 void WalStrategy::Close() {
+  // N4: every pipelined commit is flushed or failed (its promise settled, its hooks run) before
+  // anything of the connection goes.
+  pipeline_.Drain();
   // No checkpoint touches a closed database: a running background step stops at its next page.
   background_->Stop();
   base::MutexLock lock(&core_->mu_);

@@ -23,6 +23,7 @@
 #include "base/check.h"
 #include "checkpoint/background.h"
 #include "checkpoint/policy.h"
+#include "pager/commit_pipeline.h"
 #include "pager/hot_pages.h"
 #include "pager/journal_strategy.h"
 #include "pager/pager_core.h"
@@ -120,6 +121,11 @@ class WalStrategy final : public JournalStrategy {
   absl::StatusOr<wal::WalSnapshot> AcquireWriterLocked(absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_->mu_);
   void ReleaseWriter() ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // After the append and End: waits for the commit's flush (AwaitDurable, W12) and notes the
+  // published state (G1, the header); on failure makes it the sticky error (I7, N3). On the
+  // committing thread (Commit) or the flusher (CommitAsync, N2).
+  absl::Status FinishCommit(const wal::WalConnection::CommitTicket& ticket,
+                            const DbHeader& new_header) ABSL_LOCKS_EXCLUDED(core_->mu_);
 
   // --- Checkpoints and the policy (wal_policy.cc).
   void StartPolicy() ABSL_LOCKS_EXCLUDED(core_->mu_);
@@ -148,6 +154,9 @@ class WalStrategy final : public JournalStrategy {
   absl::Status TakeDeferredError() ABSL_LOCKS_EXCLUDED(core_->mu_);
 
   const std::unique_ptr<wal::WalConnection> wal_;
+  // Pipelined commits' flusher (commit_pipeline.h, N1-N5); drained by Close. Declared after
+  // wal_, so that it is destroyed (drained) before the connection.
+  CommitPipeline pipeline_;
   std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // immutable after Open
   // Its thread starts when the policy first wakes it, and stops before the pager closes
   // anything.
