@@ -87,8 +87,7 @@ for dir in speedtest1-1000:speedtest1-1000 suite-562:suite-562 contention/thread
   fi
   engines=journalkv,sqlite
   [[ $sub == traces ]] && engines=journalkv,sqlite,lmdb
-  [[ $sub == mmap/*-off ]] && engines=journalkv,lmdb
-  [[ $sub == mmap/*-on ]] && engines=journalkv
+  [[ $sub == mmap/* ]] && engines=journalkv,lmdb
   python3 "$checker" "$work/out/$sub" --workloads="${dir#*:}" --engines=$engines \
     || fail "$sub's results"
   if command -v gnuplot >/dev/null; then
