@@ -377,15 +377,13 @@ Experiment Mmap() {
   const std::vector<std::pair<std::string, std::string>> sizes = {
       {"20k", "20000"}, {"200k", "200000"}, {"1m", "1000000"}};
   std::vector<ExperimentRun> runs;
+  const std::string modes = "--modes=journalkv:wal,journalkv:delete,lmdb:nosync";
   for (const auto& [label, num] : sizes) {
-    runs.push_back({label + "-off",
-                    {"--engines=journalkv,lmdb", "--modes=journalkv:wal,journalkv:delete,lmdb:nosync",
-                     "--workloads=readrandom,scan", "--sync=off", "--mmap-mib=0",
-                     "--num=" + num}});
-    runs.push_back({label + "-on",
-                    {"--engines=journalkv,lmdb", "--modes=journalkv:wal,journalkv:delete,lmdb:nosync",
-                     "--workloads=readrandom,scan", "--sync=off", "--mmap-mib=1024",
-                     "--num=" + num}});
+    for (const std::string map : {"0", "1024"}) {
+      runs.push_back({label + (map == "0" ? "-off" : "-on"),
+                      {"--engines=journalkv,lmdb", modes, "--workloads=readrandom,scan",
+                       "--sync=off", "--mmap-mib=" + map, "--num=" + num}});
+    }
   }
   Experiment e{"mmap", "issue 48 (a verified memory-mapped read path), its bars",
                "Point reads (readrandom) and scans of 100 pairs with the default cache, "
