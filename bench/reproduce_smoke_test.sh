@@ -54,7 +54,7 @@ text = open(sys.argv[1]).read()
 can_fs = sys.argv[2] == "1"
 sections = dict(re.findall(r"^## (\S+)\n(.*?)(?=^## |\Z)", text, re.S | re.M))
 want = ["speedtest1-1000", "suite-562", "contention", "writelat-acp", "bursty-acp", "maw",
-        "mfaw", "traces"]
+        "mfaw", "traces", "mmap"]
 assert list(sections) == want, list(sections)
 for name, body in sections.items():
     if name == "traces":  # no published figures: the shipped traces' cases on every engine
@@ -78,7 +78,8 @@ PY
 
 for dir in speedtest1-1000:speedtest1-1000 suite-562:suite-562 contention/threads:contention \
            contention/processes:contention writelat-acp:writelat bursty-acp:bursty maw:smalltxn \
-           mfaw:multidb2,multidb4 traces:trace:chat,trace:kv-cache,trace:test-results; do
+           mfaw:multidb2,multidb4 traces:trace:chat,trace:kv-cache,trace:test-results \
+           mmap/200k-off:readrandom,scan mmap/200k-on:readrandom,scan; do
   sub=${dir%%:*}
   if [[ ! -d $work/out/$sub ]]; then
     [[ $can_fs -eq 0 && ($sub == maw || $sub == mfaw) ]] && continue
@@ -86,6 +87,7 @@ for dir in speedtest1-1000:speedtest1-1000 suite-562:suite-562 contention/thread
   fi
   engines=journalkv,sqlite
   [[ $sub == traces ]] && engines=journalkv,sqlite,lmdb
+  [[ $sub == mmap/* ]] && engines=journalkv,lmdb
   python3 "$checker" "$work/out/$sub" --workloads="${dir#*:}" --engines=$engines \
     || fail "$sub's results"
   if command -v gnuplot >/dev/null; then

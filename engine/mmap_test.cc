@@ -172,10 +172,10 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
   EXPECT_EQ(v->value_or(""), "the cut");
 }
 
-// The fault-injecting file system has no map (its files are the in-memory or overlay ones it
-// models): with mmap_size set, reads stay preads through it, so its injected read errors still
-// reach the reader, and the answers are the same.
-TEST_P(MmapTest, WithoutAMapTheFaultInjectingFileSystemReadsAndFailsAsBefore) {
+// The fault-injecting file system over real files forwards the map to its base (the crash
+// sweeps' base with the map on, tests/sweep_base.h): reads go through the map, and its
+// injected read errors still reach the reader, and the answers are the same.
+TEST_P(MmapTest, TheFaultInjectingFileSystemMapsItsBaseAndStillFailsReadsAsTold) {
   vfs::PosixFileSystem posix;
   vfs::FaultInjectingFileSystem fault(&posix);
   Options o = Opts();
@@ -188,7 +188,7 @@ TEST_P(MmapTest, WithoutAMapTheFaultInjectingFileSystemReadsAndFailsAsBefore) {
   auto db = MustOpen(o);
   ASSERT_NE(db, nullptr);
   ExpectAll(db.get(), 1);
-  EXPECT_EQ(db->Stats().map_reads, 0u);
+  EXPECT_GT(db->Stats().map_reads, 0u);
   fault.FailNth(vfs::FaultOp::kRead, 1, EIO, /*persistent=*/true);
   int failed = 0;
   for (int i = 1; i < kKeys; i += 97) {

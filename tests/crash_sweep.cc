@@ -14,6 +14,8 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
+#include "pager/pager_options.h"
+#include "tests/sweep_base.h"
 #include "vfs/mem_fs.h"
 #include "vfs/sync.h"
 
@@ -154,6 +156,7 @@ class Sweep {
   SweepCounts Run() {
     RunSeed();  // printed first
     start_ = absl::Now();
+    map_reads_at_start_ = MapReadsSeen().load();
     if (!CleanRun()) return counts_;
     std::vector<uint64_t> points = Points();
     counts_.points = points.size();
@@ -182,6 +185,17 @@ class Sweep {
     }
     std::printf("%s: over %llu mutations: %s\n", spec_.name.c_str(),
                 static_cast<unsigned long long>(total_), counts_.Summary().c_str());
+    if (SweepsOnRealFiles()) {
+      // With the map on, the pager's reads of the database file (the workload's, recovery's
+      // and the verification's) must have gone through it: else this run tests only pread.
+      const uint64_t map_reads = MapReadsSeen().load() - map_reads_at_start_;
+      std::printf("%s: on real files (tests/sweep_base.h), map %s: %llu reads served by it\n",
+                  spec_.name.c_str(), pager::DefaultMmapSize() > 0 ? "on" : "off",
+                  static_cast<unsigned long long>(map_reads));
+      if (pager::DefaultMmapSize() > 0) {
+        EXPECT_GT(map_reads, 0u) << spec_.name << ": the read map never served a read";
+      }
+    }
     // Not vacuous: states were verified, recoveries had something to do, and so on.
     EXPECT_GT(counts_.states, 0u) << spec_.name;
     if (g_.atomic && !g_.nothing_to_recover) {
@@ -223,8 +237,8 @@ class Sweep {
   }
 
   bool CleanRun() {
-    vfs::MemFileSystem base;
-    vfs::FaultInjectingFileSystem fs(&base);
+    SweepBase base;
+    vfs::FaultInjectingFileSystem fs(&base.fs());
     fs.SetDiskModel(spec_.disk);
     std::map<std::string, int> sites;
     CountSitesInto(&sites);
@@ -439,6 +453,7 @@ class Sweep {
   SweepCounts counts_;
   uint64_t points_tried_ = 0;  // crash points begun (the recovery crashes count as none)
   absl::Time start_;
+  uint64_t map_reads_at_start_ = 0;
 };
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "pager/pager.h"
+#include "tests/sweep_base.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
 
@@ -114,9 +115,11 @@ RunResult RunWorkload(vfs::FaultInjectingFileSystem& fs, const WorkloadOptions& 
 // DELETE, TRUNCATE and PERSIST write a journal file and are crash-atomic; MEMORY and OFF not.
 bool FileJournal(pager::JournalMode mode);
 
-// A fresh in-memory disk with the workload run on it up to a crash point.
+// A fresh disk with the workload run on it up to a crash point: in memory, or real files when
+// the read map is on (tests/sweep_base.h).
 struct CrashWorld {
-  vfs::MemFileSystem base;
+  SweepBase sweep_base;
+  vfs::FileSystem& base = sweep_base.fs();
   std::unique_ptr<vfs::FaultInjectingFileSystem> fs;
   RunResult run;
 };

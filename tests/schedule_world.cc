@@ -12,6 +12,7 @@
 #include "base/test_scale.h"
 #include "gtest/gtest.h"
 #include "log/wal_format.h"
+#include "pager/pager_options.h"
 #include "tests/crash_sweep.h"
 #include "tests/schedule_explorer.h"
 #include "wal/wal_connection.h"
@@ -34,9 +35,9 @@ void RaiseTo(std::atomic<int>& a, int v) {
 }  // namespace
 
 World::World(JournalMode mode, uint64_t seed, bool power_loss)
-    : mode_(mode), rng_(seed), fs_(&mem_), tear_rng_(~seed) {
+    : mode_(mode), rng_(seed), fs_(&files_), tear_rng_(~seed) {
   if (power_loss) {
-    fault_ = std::make_unique<vfs::FaultInjectingFileSystem>(&mem_);
+    fault_ = std::make_unique<vfs::FaultInjectingFileSystem>(&files_);
     if ((seed >> 5) % 2 == 1) {
       fault_->SetDiskModel({.unsynced_entries_may_survive = true, .size_without_data = true});
     }
@@ -300,7 +301,7 @@ std::string World::StepCheck(const char* point) {
   }
   if (index_ == nullptr) {
     absl::StatusOr<std::unique_ptr<vfs::File>> f =
-        mem_.Open("/x.db-shm", {vfs::OpenMode::kReadWrite, vfs::FileKind::kShm});
+        files_.Open("/x.db-shm", {vfs::OpenMode::kReadWrite, vfs::FileKind::kShm});
     if (!f.ok()) return "";
     absl::StatusOr<std::unique_ptr<shm::WalIndex>> index =
         shm::WalIndex::OpenShared(f->get(), /*initialize=*/false);
@@ -357,9 +358,9 @@ std::string World::FileCheck(const shm::IndexHeader& h) {
   }
   if (log_file_ == nullptr || db_file_ == nullptr) {
     absl::StatusOr<std::unique_ptr<vfs::File>> l =
-        mem_.Open(kLogPaths[0], {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
+        files_.Open(kLogPaths[0], {vfs::OpenMode::kReadOnly, vfs::FileKind::kWal});
     absl::StatusOr<std::unique_ptr<vfs::File>> d =
-        mem_.Open(kPath, {vfs::OpenMode::kReadOnly, vfs::FileKind::kDatabase});
+        files_.Open(kPath, {vfs::OpenMode::kReadOnly, vfs::FileKind::kDatabase});
     if (!l.ok() || !d.ok()) return "";
     log_file_ = std::move(*l);
     db_file_ = std::move(*d);
@@ -553,6 +554,7 @@ void RunSchedules(JournalMode mode, const ScheduleFamily& family) {
       if (kinds.find(kind) != std::string::npos) seeds.push_back(seed);
     }
   }
+  const uint64_t map_reads_before = MapReadsSeen().load();
   Outcome total;
   uint64_t held_back = 0;  // schedules that reached race 2's window
   uint64_t power_losses = 0, durable_checked = 0, newer = 0;
@@ -601,6 +603,15 @@ void RunSchedules(JournalMode mode, const ScheduleFamily& family) {
         family.label, name, n(power_losses), n(durable_checked), n(newer));
   }
   EXPECT_GT(total.steps, seeds.size() * 100) << "the schedules ran almost nothing";
+  if (SweepsOnRealFiles()) {
+    const uint64_t map_reads = MapReadsSeen().load() - map_reads_before;
+    std::printf("schedule explorer (%s%s): on real files (tests/sweep_base.h), map %s: %llu "
+                "reads served by it\n",
+                family.label, name, pager::DefaultMmapSize() > 0 ? "on" : "off", n(map_reads));
+    if (pager::DefaultMmapSize() > 0) {
+      EXPECT_GT(map_reads, 0u) << "the read map never served a read of the schedules";
+    }
+  }
 }
 
 }  // namespace journalkv::testing

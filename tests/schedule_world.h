@@ -30,6 +30,7 @@
 #include "engine/options.h"
 #include "shm/wal_index.h"
 #include "tests/schedule_explorer.h"
+#include "tests/sweep_base.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
 
@@ -56,7 +57,8 @@ struct Connection {
 // One schedule's world: the database, the version map and the first failure.
 class World {
  public:
-  // power_loss: the files live on a FaultInjectingFileSystem over the in-memory one, so that
+  // power_loss: the files live on a FaultInjectingFileSystem over the in-memory one (real files
+  // with the map on: tests/sweep_base.h), so that
   // PowerLoss can cut the power (every other seed, by bit 5, on a disk that may also keep
   // unsynced directory entries and sizes without data).
   World(JournalMode mode, uint64_t seed, bool power_loss = false);
@@ -168,9 +170,11 @@ class World {
 
   const JournalMode mode_;
   std::mt19937_64 rng_;
-  vfs::MemFileSystem mem_;
+  // In memory, or real files when the read map is on (tests/sweep_base.h).
+  SweepBase base_;
+  vfs::FileSystem& files_ = base_.fs();
   std::unique_ptr<vfs::FaultInjectingFileSystem> fault_;  // power_loss worlds only
-  vfs::FileSystem* fs_;                                   // fault_ or mem_
+  vfs::FileSystem* fs_;                                   // fault_ or files_
   std::mutex mu_;
   std::vector<Accounts> versions_;  // the state the writers committed at each version
   std::atomic<int> acknowledged_{0};

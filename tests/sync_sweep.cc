@@ -67,8 +67,8 @@ constexpr uint64_t kSiteWindow = 80;  // kNeededAtSite
 
 SyncSweep::SyncSweep(SyncSweepSpec spec) : spec_(std::move(spec)) {
   RunSeed();  // printed first
-  vfs::MemFileSystem base;
-  vfs::FaultInjectingFileSystem fs(&base);
+  SweepBase base;
+  vfs::FaultInjectingFileSystem fs(&base.fs());
   fs.SetDiskModel(spec_.disk);
   RunResult clean;
   {

@@ -99,6 +99,16 @@ class WalCrashSweepTest : public ::testing::TestWithParam<WalSweepConfig> {};
 
 TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGuarantees) {
   const WalSweepConfig& c = GetParam();
+  // With the read map on (tests/sweep_base.h): wal at FULL with two connections and at NORMAL
+  // with one, wal2 at EXTRA with two connections.
+  if (SkipOnRealFiles(
+          (c.mode == JournalMode::kWal && c.sync == SyncLevel::kFull &&
+           c.connections == Connections::kTwo) ||
+          (c.mode == JournalMode::kWal && c.sync == SyncLevel::kNormal &&
+           c.connections == Connections::kOne) ||
+          (c.mode == JournalMode::kWal2 && c.sync == SyncLevel::kExtra))) {
+    GTEST_SKIP() << "on real files outside the long tier: a sample of the configurations";
+  }
   SweepSpec spec;
   spec.name = Name(c);
   spec.options.pager.journal_mode = c.mode;
@@ -123,8 +133,8 @@ TEST_P(WalCrashSweepTest, EveryCrashRecoversToAWholeTransactionAsTheSyncLevelGua
   spec.guarantees.atomic = true;
   spec.guarantees.power_loss = c.sync != SyncLevel::kOff;
   spec.guarantees.power_loss_durable = c.sync >= SyncLevel::kFull;
-  spec.further_points = static_cast<size_t>(TierScaled(60, 8, 150));
-  spec.recovery_crash_states = static_cast<size_t>(TierScaled(3, 1, 250));
+  spec.further_points = static_cast<size_t>(SweepScaled(60, 8, 150));
+  spec.recovery_crash_states = static_cast<size_t>(SweepScaled(3, 1, 250));
   spec.check_clean_run = [&](const RunResult& clean, const std::map<std::string, int>& sites) {
     if (c.mode == JournalMode::kWal2) {
       // Not vacuous: the writer went back and forth between the logs.
@@ -225,6 +235,10 @@ class WalMixedCrashSweepTest : public ::testing::TestWithParam<MixedConfig> {};
 
 TEST_P(WalMixedCrashSweepTest, EveryCrashKeepsWhatEachTransactionsOwnLevelPromises) {
   const MixedConfig& c = GetParam();
+  // With the read map on (tests/sweep_base.h): the first mix only.
+  if (SkipOnRealFiles(c.name == std::string("wal_normal_full_checkpointed_by_full"))) {
+    GTEST_SKIP() << "on real files outside the long tier: a sample of the configurations";
+  }
   SweepSpec spec;
   spec.name = c.name;
   pager::PagerOptions base;
@@ -256,8 +270,8 @@ TEST_P(WalMixedCrashSweepTest, EveryCrashKeepsWhatEachTransactionsOwnLevelPromis
   spec.guarantees.atomic = true;
   spec.guarantees.power_loss = true;
   spec.guarantees.power_loss_durable = false;  // each transaction's own level: FromLastDurable
-  spec.further_points = static_cast<size_t>(TierScaled(60, 8, 150));
-  spec.recovery_crash_states = static_cast<size_t>(TierScaled(3, 1, 250));
+  spec.further_points = static_cast<size_t>(SweepScaled(60, 8, 150));
+  spec.recovery_crash_states = static_cast<size_t>(SweepScaled(3, 1, 250));
   bool durable_writer = false;  // some connection at FULL or EXTRA
   for (const MixedConnection& m : c.connections) durable_writer |= m.sync >= SyncLevel::kFull;
   spec.check_clean_run = [&, durable_writer](const RunResult& clean,

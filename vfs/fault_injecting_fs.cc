@@ -96,6 +96,14 @@ class FaultInjectingFile final : public File {
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override {
     return fs_->FileMap(*this, region, region_size);
   }
+  // The read map is the base file's (vfs/read_map.h): on a base of real files (PosixFileSystem,
+  // RootedFileSystem) reads go through it, the rest of this file's model unchanged; Read still
+  // checks liveness and injected faults first. Unimplemented over the in-memory file system.
+  absl::Status EnableReadMap(uint64_t max_bytes) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->EnableReadMap(max_bytes);
+  }
+  ReadMapCounters read_map_counters() const override { return base_->read_map_counters(); }
   AtomicWriteKind atomic_write_kind() const override {
     return read_only_ ? AtomicWriteKind::kNone : AtomicWriteKind::kEmulated;
   }

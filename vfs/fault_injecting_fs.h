@@ -34,6 +34,10 @@
 //    MemFileSystem. Files never opened or deleted through the wrapper are left untouched.
 //    Shared-memory mappings are not modelled: a -shm file comes back with its last tracked
 //    content (typically its content when first opened), which is a state a disk may hold.
+//    The read map (File::EnableReadMap, vfs/read_map.h) is the base File's: over real files
+//    (PosixFileSystem, RootedFileSystem) reads of a mapped file are copies out of the base's
+//    map, which sees every write, truncate and power-loss rewrite of the base as pread would
+//    (E1); over MemFileSystem there is none (Unimplemented) and reads stay reads.
 //    The same seed, history and DiskModel give the same state; DiskModel{} draws exactly as the
 //    model before DiskModel existed did, so old sweeps reproduce.
 // 2. Process crashes. SimulateProcessCrash() models a SIGKILL of the process: every File opened
