@@ -45,8 +45,37 @@
 //       flag); any other SIGBUS goes to the handler installed before ours, or to the default
 //       action (the process dies, as it would without the map).
 //
-// Thread-safety: Copy may be called by any number of threads at once; the map is immutable
-// after Create; known_size and the counters are atomics.
+// Pages handed out of the map (zero-copy; the pager's WAL read transactions, pager/
+// mapped_pages.h). Bytes() returns a pointer into the map that the caller reads directly, and
+// keeps reading after the call returns (a B+tree page, a value view the user holds), where no
+// guard can catch a fault. What a fault there does instead (O for the map's zero-copy side;
+// the epoch that decides when a page handed out needs no new check is O4..O7, pager/
+// mapped_pages.h and shm/wal_index.h):
+//   O1. A SIGBUS whose address lies in a live ReadMap (every map registers its range at
+//       Create and leaves the registry before it is unmapped) and outside a GuardedCopy is
+//       answered by mapping one page of zeroed anonymous memory over the faulting page
+//       (MAP_FIXED, read-only) and counting the map's damage (an atomic, async-signal-safe);
+//       the handler then returns and the access that faulted reads zeros. So no access of a
+//       page handed out of the map kills the process or jumps out of the code that made it:
+//       the worst it reads is a page of zeros, which no page checksum accepts.
+//   O2. Whoever reads pages handed out of a map loads damage() when it begins and again
+//       before anything it read reaches its caller (the pager's read transaction at each page
+//       it hands out and at CheckReads, which the engine calls before every read operation
+//       returns): damage moved since its begin means some access of the map may have read
+//       zeros, and the operation fails (DataLoss naming the file) whatever it computed. The
+//       counter is the map's, not the thread's: every transaction open on the map when a page
+//       of it faults fails its next operation, including ones that never touched that page
+//       (a transaction may move between threads, and a user's value view is read by any).
+//   O3. Repair() maps the file again over the whole map (MAP_FIXED, one call: no other
+//       thread ever sees a hole) and moves repairs(); the zeroed pages are the file's again,
+//       or fault again (O1) when the file is still short. It is called only when damage() has
+//       moved since the last repair, before a transaction begins (the pager, under its
+//       mutex). A damage also drops known_size (as E5 does), so the next Bytes() asks fstat
+//       and hands out nothing past a cut.
+//
+// Thread-safety: Copy and Bytes may be called by any number of threads at once; the map's
+// address range is fixed after Create (Repair maps the same range again); known_size and the
+// counters are atomics.
 #ifndef JOURNALKV_VFS_READ_MAP_H_
 #define JOURNALKV_VFS_READ_MAP_H_
 
@@ -70,6 +99,7 @@ struct ReadMapCounters {
   uint64_t copies = 0;     // reads served from the map
   uint64_t fallbacks = 0;  // reads past known_size or past the map, served by pread
   uint64_t faults = 0;     // copies that faulted (E5) and went to pread
+  uint64_t damage = 0;     // faults on pages handed out, answered with zeros (O1)
 };
 
 class ReadMap {
@@ -87,6 +117,18 @@ class ReadMap {
   // This File cut the file (E4).
   void NoteTruncate(uint64_t size);
 
+  // Zero-copy: the map's bytes [offset, offset + n), or nullptr when they must be read
+  // another way (past the map or past known_size, E4). The pointer stays valid while the
+  // ReadMap lives (E3); a fault on it reads zeros and counts damage (O1).
+  const uint8_t* Bytes(uint64_t offset, size_t n);
+  // Faults on pages handed out, answered with zeros (O1), since Create; acquire.
+  uint64_t damage() const { return damage_.load(std::memory_order_acquire); }
+  // Maps the file again over the whole map (O3); the number of repairs made.
+  void Repair();
+  uint64_t repairs() const { return repairs_.load(std::memory_order_acquire); }
+  // For the SIGBUS handler only: a fault at `address` (inside the map) was answered (O1).
+  void NoteDamage();
+
   uint64_t length() const { return length_; }
   ReadMapCounters counters() const;
 
@@ -94,6 +136,7 @@ class ReadMap {
   ReadMap(int fd, const uint8_t* base, uint64_t length)
       : fd_(fd), base_(base), length_(length) {}
   uint64_t RefreshSize();
+  bool Below(uint64_t end);  // E4: end within the map and below the file size last seen
 
   const int fd_;
   const uint8_t* const base_;
@@ -102,6 +145,9 @@ class ReadMap {
   std::atomic<uint64_t> copies_{0};
   std::atomic<uint64_t> fallbacks_{0};
   std::atomic<uint64_t> faults_{0};
+  std::atomic<uint64_t> damage_{0};
+  std::atomic<uint64_t> repairs_{0};
+  int registry_slot_ = -1;  // O1: this map's entry in the handler's registry
 };
 
 }  // namespace journalkv::vfs
