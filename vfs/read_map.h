@@ -1,13 +1,16 @@
 // ReadMap: a read-only shared memory map of a file (the database file; Options::mmap_size),
-// from which File::Read copies bytes instead of calling pread(2), and the SIGBUS guard that
-// makes a fault on the map an ordinary fallback instead of a crash.
+// from which File::Read copies bytes instead of calling pread(2), and out of which the WAL
+// modes' read transactions take pages in place (Bytes, zero-copy: pager/mapped_pages.h); and
+// the SIGBUS answers that make a fault on the map an ordinary fallback (a copy) or an error of
+// the transactions reading it (a page in place), instead of a crash.
 //
 // What it is for: past the page cache, half of a point read was the pread system call and its
 // copy (docs/performance-design.md, "The memory map"). A copy out of the map skips the system
 // call; the bytes land in the caller's buffer (the pager's cache frame) exactly as a pread's
 // would, and the caller checks them exactly as it checks a pread (the page checksum,
-// PagerCore::CheckLoaded). Pages are never handed out of the map itself (no zero-copy): after
-// the guarded copy returns, nothing touches the map for that read, so no later access can fault.
+// PagerCore::CheckLoaded). After the guarded copy returns, nothing touches the map for that
+// read. A page taken in place skips the copy and the page cache too, and may fault at any
+// later access: O1..O3 below.
 //
 // Invariants of the map (E for epoch: the design names the moves of the database file's
 // writers; this build keeps them by never trusting a page of the map past one copy):
@@ -20,13 +23,12 @@
 //       pread (SHARED against EXCLUSIVE in the rollback modes; the WAL's read marks and
 //       backfill against a checkpoint's copy): nothing new is needed to read a page a
 //       snapshot may read.
-//   E2. Every page read through the map is copied into the caller's buffer and verified by the
+//   E2. Every page read through Copy is copied into the caller's buffer and verified by the
 //       caller as a pread page is, once per copy: a page is trusted only in the frame it was
 //       copied into, and the page cache's own rules (change counter, WAL epoch and generation)
-//       decide as before how long that frame is used. A page verified once and trusted in the
-//       map across copies would need an epoch moved by each writer of the file before and after
-//       it writes (the design in docs/performance-design.md); it is not built, and E2 is why
-//       none is needed.
+//       decide as before how long that frame is used. (A page taken in place with Bytes and
+//       trusted across reads needs the epoch each writer of the file moves: shm/wal_index.h
+//       O4, pager/mapped_pages.h O5..O7; the rollback modes do not take pages in place.)
 //   E3. The map is made once, when the file is opened for the pager, at its largest size
 //       (mmap_size bytes, a reservation of address space, not of memory), and is never moved
 //       or unmapped while the File lives: growth of the file needs no remap (bytes appended
