@@ -5,9 +5,6 @@
 // page damaged in the file since is found (without the move it would be trusted); a
 // transaction begun while a checkpoint writes (an odd epoch) trusts nothing and checks every
 // page it reads.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
 #include "vfs/file_system_testing.h"
+#include "vfs/posix_fs.h"
 
 namespace journalkv {
 namespace {
@@ -133,11 +131,11 @@ TEST_P(MmapEpochTest, APageDamagedInTheFileIsFoundOnceACheckpointMovesTheEpoch) 
   const size_t at = image.find(Value(0, 1));
   ASSERT_NE(at, std::string::npos);
   {
-    const int fd = ::open(path_.c_str(), O_WRONLY);
-    ASSERT_GE(fd, 0);
-    const char x = 'X';
-    ASSERT_EQ(::pwrite(fd, &x, 1, at + 6), 1);
-    ::close(fd);
+    vfs::PosixFileSystem posix;
+    auto f = posix.Open(path_, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase});
+    JKV_ASSERT_OK(f.status());
+    const uint8_t x = 'X';
+    JKV_ASSERT_OK((*f)->Write(at + 6, absl::MakeConstSpan(&x, 1)));
   }
   auto trusted = reader->Get(Key(0));
   JKV_ASSERT_OK(trusted.status());  // same epoch: the stamp vouches for it (O6)

@@ -7,8 +7,8 @@
 // read transaction that finds a page in the database file (not in the log) takes a pointer into
 // the map: the B+tree reads the page there, and a value it returns is copied from there.
 //
-// When a page of the map needs no check (O5..O7; O4, the epoch, is in shm/wal_index.h; O1..O3,
-// the faults, in vfs/read_map.h):
+// When a page of the map needs no check (O5..O7; O4, the epoch, is in shm/wal_index.h; the
+// faults, O1, O2 and O3, in vfs/read_map.h):
 //   O5. A read transaction's trust key is taken by WalStrategy::BeginRead under the pager
 //       mutex, after its snapshot is pinned (wal::WalConnection::BeginRead returned) and after
 //       any repair of the map (O3): the database file's write epoch (O4) and the map's

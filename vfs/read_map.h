@@ -10,7 +10,7 @@
 // would, and the caller checks them exactly as it checks a pread (the page checksum,
 // PagerCore::CheckLoaded). After the guarded copy returns, nothing touches the map for that
 // read. A page taken in place skips the copy and the page cache too, and may fault at any
-// later access: O1..O3 below.
+// later access: O1, O2, O3 below.
 //
 // Invariants of the map (E for epoch: the design names the moves of the database file's
 // writers; this build keeps them by never trusting a page of the map past one copy):

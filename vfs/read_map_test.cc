@@ -1,4 +1,4 @@
-// Tests of the read map (vfs/read_map.h, E3..E5, O1..O3) on the real kernel: reads through the map
+// Tests of the read map (vfs/read_map.h, E3..E5, O1, O2, O3) on the real kernel: reads through the map
 // equal preads, the file grows under the map, a file cut by another descriptor under the map
 // reads as OutOfRange (a SIGBUS caught, not a crash), and a SIGBUS outside a guarded copy still
 // takes the default action.
@@ -113,7 +113,7 @@ TEST_F(ReadMapTest, AFileCutByAnotherDescriptorFaultsIntoOutOfRange) {
   EXPECT_EQ(file_->read_map_counters().faults, kTsan ? 0u : 1u);
 }
 
-// O1..O3: a page handed out of the map (Bytes) whose file was cut by someone else reads zeros
+// O1, O2, O3: a page handed out of the map (Bytes) whose file was cut by someone else reads zeros
 // instead of killing the process, and the map counts the damage; Repair maps the file back,
 // and the page reads the file's bytes again once it is whole.
 TEST_F(ReadMapTest, APageHandedOutOfACutFileReadsZerosCountsDamageAndIsRepaired) {
