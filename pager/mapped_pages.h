@@ -32,6 +32,16 @@
 //       is not handed out of the map: the read goes the copying way (the page cache, then
 //       pread or the guarded copy, E2), which reports a damaged page as without the map
 //       (DataLoss naming the page), or finds it whole when the map had read zeros (O1).
+//   O8. A leaf read in place enters the transaction's hot-page table (hot_pages.h) as its
+//       address in the map, without an image (HotPages::AddMapped, from
+//       PageReader::NoteLeaf), and the transactions handed that table take it from there
+//       without a stamp. Sound because, for one snapshot identity, Locate sends the page to
+//       the file, and the file's page does not change while the table can be handed out: a
+//       checkpoint copies only frames at or below every pin, a frame of the page at or below
+//       the identity's mx_frame would have sent the page to the log, a later frame exists only
+//       once a later commit is published (then no new read begins at the identity: H1), and a
+//       restart changes the generation, so the identity. The damage check (O2) still runs at
+//       every page.
 // Only pages the snapshot reads from the database file (Locate says frame 0, cacheable) are
 // taken from the map: the log's frames are read from the log as before, and a read that W7
 // sends back to the file after its frame was overwritten goes the copying way.

@@ -158,6 +158,9 @@ class PageReader {
   // tree, which most reads of this snapshot pass through. A reader may keep it at hand for the
   // transactions of the same snapshot (WAL: pager/hot_pages.h); the default ignores it.
   virtual void NoteInterior(const PageRef& page) { (void)page; }
+  // The same for a leaf page just read through Get (WAL: a leaf read in place in the memory
+  // map enters the hot-page table, pager/mapped_pages.h O8); the default ignores it.
+  virtual void NoteLeaf(const PageRef& page) { (void)page; }
 
   // The page's bytes when this transaction has them at hand without a read or a lock, else
   // nullptr: for a hint only (a prefetch of the page a scan goes to next), since nothing keeps

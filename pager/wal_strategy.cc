@@ -73,6 +73,8 @@ class WalReadTxn final : public ReadTxn {
     if (mapped_ != nullptr) JKV_RETURN_IF_ERROR(mapped_->CheckDamage(map_.damage));  // O2
     if (const HotPages::Entry* hot = hot_->Find(page_no.value())) {
       ++hot_hits_;
+      // O8: a leaf read in place, at its address in the map.
+      if (hot->image == nullptr) return PageRef::Mapped(page_no, hot->bytes, usable_size());
       // H2: hot_ keeps the image until this transaction ends, and no PageRef outlives it.
       return PageRef::Borrowed(page_no, hot->image.get(), hot->bytes, usable_size());
     }
@@ -108,6 +110,15 @@ class WalReadTxn final : public ReadTxn {
     if (page_no.value() < 2) return nullptr;
     const HotPages::Entry* hot = hot_->Find(page_no.value());
     return hot != nullptr ? hot->bytes : nullptr;
+  }
+
+  // O8: a leaf read in place enters the table at its address in the map.
+  void NoteLeaf(const PageRef& page) override {
+    if (page.mapped() && hot_->HasRoom(HotPages::Kind::kAny) &&
+        hot_->Find(page.page_no().value()) == nullptr) {
+      wal::CallWalHook("read:hot_add");
+      hot_->AddMapped(page.page_no().value(), page.data().data());
+    }
   }
 
   // An interior page may take the table's last quarter, which leaves may not (hot_pages.h).
