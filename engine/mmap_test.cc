@@ -157,10 +157,19 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
         EXPECT_TRUE(absl::IsDataLoss(v.status())) << v.status();
         // WAL modes read pages in place in the map: the fault read zeros, and the transaction
         // fails with the map's error (O1, O2); the rollback modes copy and fall back to pread.
-        const absl::string_view expected = IsWalMode(GetParam()) && !kTsan
-                                               ? "memory-mapped database file could not be read"
-                                               : "past the end of the file";
-        EXPECT_NE(v.status().message().find(expected), std::string::npos) << v.status();
+        // Under TSan the map looks the size up before it hands a page out, so a WAL read sees
+        // the cut first unless its leaf was at hand already (O8).
+        const absl::string_view message = v.status().message();
+        const bool map_error =
+            message.find("memory-mapped database file could not be read") != message.npos;
+        const bool cut_error = message.find("past the end of the file") != message.npos;
+        if (!IsWalMode(GetParam())) {
+          EXPECT_TRUE(cut_error) << v.status();
+        } else if (!kTsan) {
+          EXPECT_TRUE(map_error) << v.status();
+        } else {
+          EXPECT_TRUE(map_error || cut_error) << v.status();
+        }
       }
     }
     EXPECT_GT(failed, 0);
