@@ -60,6 +60,12 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
     "reads of the database file served by the memory map (Options::mmap_size), not pread")         \
   X(kMapFaults, map_faults, uint64_t, kCount, kTicker, kAll,                                       \
     "of the map's reads, those that faulted (SIGBUS: a cut file, an I/O error) and went to pread") \
+  X(kMapPages, map_pages, uint64_t, kCount, kTicker, kAll,                                         \
+    "WAL: pages read in place in the memory map, no copy (counted when a read transaction ends)") \
+  X(kMapChecks, map_checks, uint64_t, kCount, kTicker, kAll,                                       \
+    "WAL: checksums of pages in the map; a page is trusted without one until the file is written")\
+  X(kMapDamage, map_damage, uint64_t, kCount, kTicker, kAll,                                       \
+    "faults on pages read in place, answered with zeros; each fails the open read transactions")  \
   X(kCommits, commits, uint64_t, kCount, kTicker, kAll, "write transactions committed")            \
   X(kRollbacks, rollbacks, uint64_t, kCount, kTicker, kAll, "write transactions rolled back")      \
   X(kSpills, spills, uint64_t, kCount, kTicker, kAll,                                              \

@@ -90,7 +90,11 @@ absl::Status ReadNodePage(pager::PageReader& pages, PageNo page_no, PageNo refer
   JKV_ASSIGN_OR_RETURN(out->ref, GetReferencedPage(pages, page_no, referrer));
   JKV_RETURN_IF_ERROR(PageView::Open(page_no, out->ref.data(), &out->view));
   out->view.set_hints(HintsFor(out->ref, out->view));
-  if (!out->view.is_leaf()) pages.NoteInterior(out->ref);
+  if (!out->view.is_leaf()) {
+    pages.NoteInterior(out->ref);
+  } else if (out->ref.mapped()) {
+    pages.NoteLeaf(out->ref);  // only a page read in place has anything to note
+  }
   return absl::OkStatus();
 }
 

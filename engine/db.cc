@@ -212,6 +212,8 @@ absl::StatusOr<std::optional<std::string>> Db::Get(absl::string_view key) {
   // for Close; this one ends before Get returns.
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<pager::ReadTxn> txn, pager_->BeginRead());
   absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn, key);
+  // O2 (vfs/read_map.h): a page read in place in the memory map read zeros for a fault.
+  JKV_RETURN_IF_ERROR(txn->CheckReads());
   if (trace_ != nullptr && value.ok()) trace_->Get(key);
   return value;
 }
@@ -365,6 +367,7 @@ ReadTransaction::~ReadTransaction() {
 
 absl::StatusOr<std::optional<std::string>> ReadTransaction::Get(absl::string_view key) {
   absl::StatusOr<std::optional<std::string>> value = btree::BTree::Get(*txn_, key);
+  JKV_RETURN_IF_ERROR(txn_->CheckReads());  // O2 (vfs/read_map.h)
   if (db_->trace_ != nullptr && value.ok()) db_->trace_->Get(key);
   return value;
 }
@@ -382,7 +385,11 @@ absl::StatusOr<uint64_t> ReadTransaction::Scan(absl::string_view from, uint64_t 
   return visited;
 }
 
-absl::StatusOr<uint64_t> ReadTransaction::Count() { return btree::BTree::Count(*txn_); }
+absl::StatusOr<uint64_t> ReadTransaction::Count() {
+  absl::StatusOr<uint64_t> count = btree::BTree::Count(*txn_);
+  JKV_RETURN_IF_ERROR(txn_->CheckReads());  // O2 (vfs/read_map.h)
+  return count;
+}
 
 // ---------------------------------------------------------------------------------------------
 // WriteTransaction

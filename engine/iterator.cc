@@ -24,7 +24,8 @@ IteratorOptions IteratorOptions::Prefix(absl::string_view prefix) {
 }
 
 Iterator::Iterator(pager::PageReader& pages, IteratorOptions options)
-    : cursor_(std::make_unique<btree::Cursor>(pages)),
+    : pages_(pages),
+      cursor_(std::make_unique<btree::Cursor>(pages)),
       options_(std::move(options)),
       bounded_(options_.lower_bound.has_value() || options_.upper_bound.has_value()) {}
 
@@ -80,6 +81,7 @@ void Iterator::Prev() { Keep(cursor_->Prev()); }
 bool Iterator::Valid() {
   const bool valid = cursor_->Valid();
   Keep(cursor_->status());
+  Keep(pages_.CheckReads());  // a page read in place in the memory map read zeros (O2)
   return valid && status_.ok() && (!bounded_ || InBounds(cursor_->key()));
 }
 
@@ -88,6 +90,8 @@ absl::string_view Iterator::key() const { return cursor_->key(); }
 absl::StatusOr<std::string> Iterator::value() {
   absl::StatusOr<std::string> v = cursor_->value();
   Keep(v.status());
+  Keep(pages_.CheckReads());  // the copy was made from the page: O2 after it
+  if (!status_.ok()) return status_;
   return v;
 }
 
@@ -97,7 +101,10 @@ absl::StatusOr<absl::string_view> Iterator::value_view() {
   return v;
 }
 
-absl::Status Iterator::status() const { return status_; }
+absl::Status Iterator::status() const {
+  // O2 (vfs/read_map.h): also a fault met while the caller read a view the iterator gave.
+  return status_.ok() ? pages_.CheckReads() : status_;
+}
 
 namespace internal {
 
@@ -124,6 +131,7 @@ absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view f
   // and any the loop leaves (a value in overflow pages) take the general way.
   while (cursor.Valid() && wanted(cursor.key())) {
     JKV_ASSIGN_OR_RETURN(absl::string_view value, cursor.ValueView());
+    JKV_RETURN_IF_ERROR(pages.CheckReads());  // O2: each leaf's first pair, before the visit
     ++visited;
     if (!visit(cursor.key(), value)) break;
     if (!cursor.writable() && !cursor.ScanInLeaf(each)) break;
@@ -131,6 +139,7 @@ absl::StatusOr<uint64_t> ScanPages(pager::PageReader& pages, absl::string_view f
     JKV_RETURN_IF_ERROR(cursor.Next());
   }
   JKV_RETURN_IF_ERROR(cursor.status());
+  JKV_RETURN_IF_ERROR(pages.CheckReads());  // O2: also faults met while the visitor read
   return visited;
 }
 

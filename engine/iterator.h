@@ -81,6 +81,7 @@ class Iterator {
   void Keep(const absl::Status& s);
   bool InBounds(absl::string_view key) const;
 
+  const pager::PageReader& pages_;
   std::unique_ptr<btree::Cursor> cursor_;
   const IteratorOptions options_;
   const bool bounded_;  // options_ has a bound: Valid checks the key against it

@@ -80,10 +80,12 @@ struct Options {
   // spills them to the database file.
   uint32_t cache_pages = 2000;
   // The most bytes of the database file read through a read-only memory map instead of
-  // pread; 0: off (the default: see docs/api.md, "mmap_size"). Each page read out of the map
-  // is copied into the page cache and verified as a read page is; an I/O error or a file cut
-  // by another process while mapped (SIGBUS) becomes the read's error, not a crash. Has no
-  // effect on file systems without a map (the in-memory one, the fault-injecting wrapper).
+  // pread; 0: off (the default: see docs/api.md, "mmap_size"). WAL modes read the file's
+  // pages in place in the map, each checked once until a checkpoint writes the file again;
+  // the other modes copy each page into the page cache and check it there. An I/O error or a
+  // file cut by another process while mapped (SIGBUS) becomes an error of the read
+  // transactions open on the handle, not a crash. Has no effect on file systems without a map
+  // (the in-memory one, the fault-injecting wrapper).
   uint64_t mmap_size = DefaultMmapSize();
   // At each commit that changed the freelist, the free pages at the end of the database file
   // are taken off the freelist and the file is cut before them (the rollback modes at the

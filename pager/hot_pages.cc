@@ -59,6 +59,15 @@ HotPages::Slots* HotPages::Grow() {
 }
 
 void HotPages::Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, Kind kind) {
+  const uint8_t* bytes = buffer->bytes.get();
+  AddEntry(page_no, Entry{std::move(buffer), bytes}, kind);
+}
+
+void HotPages::AddMapped(uint32_t page_no, const uint8_t* bytes) {
+  AddEntry(page_no, Entry{nullptr, bytes}, Kind::kAny);
+}
+
+void HotPages::AddEntry(uint32_t page_no, Entry entry, Kind kind) {
   // A table already full for `kind` takes no lock (the common case once a snapshot's pages are
   // all in it, or when it holds as many as it may).
   if (!HasRoom(kind)) return;
@@ -76,8 +85,7 @@ void HotPages::Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, K
   // At most half the slots taken, so that every probe ends at an empty slot; at max_slots_
   // (>= twice the limit) that always holds.
   if (slots == nullptr || 2 * (n + 1) > slots->mask + 1) slots = Grow();
-  const uint8_t* bytes = buffer->bytes.get();
-  slots->Put(page_no, Entry{std::move(buffer), bytes});
+  slots->Put(page_no, std::move(entry));
   used_.store(n + 1, std::memory_order_relaxed);
 }
 

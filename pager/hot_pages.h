@@ -84,8 +84,8 @@ class HotPages {
   // A page's image, and its bytes beside it, so that a reader of the table reaches the page
   // without touching the image's allocation (pager/page_access.h, PageRef::Borrowed).
   struct Entry {
-    std::shared_ptr<const PageBuffer> image;
-    const uint8_t* bytes;  // image->bytes
+    std::shared_ptr<const PageBuffer> image;  // null for a page read in place in the map
+    const uint8_t* bytes;  // image->bytes, or the page's bytes in the memory map
   };
 
   // The entry of `page_no`, or nullptr when the table does not hold it. REQUIRES: page_no > 0.
@@ -106,6 +106,10 @@ class HotPages {
   // while three quarters of the limit are free, interior pages up to the limit.
   void Add(uint32_t page_no, std::shared_ptr<const PageBuffer> buffer, Kind kind)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds a leaf read in place in the database file's memory map (pager/mapped_pages.h), as
+  // kAny: no image, the map's bytes, which no write changes while the table's identity is
+  // handed out (pager/mapped_pages.h O8).
+  void AddMapped(uint32_t page_no, const uint8_t* bytes) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Pages added.
   uint32_t size() const { return used_.load(std::memory_order_relaxed); }
@@ -133,6 +137,7 @@ class HotPages {
     std::vector<uint32_t> taken;
   };
 
+  void AddEntry(uint32_t page_no, Entry entry, Kind kind) ABSL_LOCKS_EXCLUDED(mu_);
   uint32_t RoomFor(Kind kind) const { return kind == Kind::kAny ? limit_ - limit_ / 4 : limit_; }
   // A larger array with every entry of the newest, published (H4). REQUIRES: mu_ held.
   Slots* Grow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

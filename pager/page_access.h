@@ -88,22 +88,37 @@ class PageRef {
     return ref;
   }
 
+  // A fixed page read in place in the database file's memory map (pager/mapped_pages.h): no
+  // image, so no decoration (Decorate keeps none) and no owner; the map outlives every
+  // transaction (vfs/read_map.h E3).
+  static PageRef Mapped(PageNo page_no, const uint8_t* bytes, uint32_t usable_size) {
+    PageRef ref;
+    ref.page_no_ = page_no;
+    ref.bytes_ = bytes;
+    ref.usable_size_ = usable_size;
+    ref.fixed_ = true;
+    return ref;
+  }
+
   PageNo page_no() const { return page_no_; }
   absl::Span<const uint8_t> data() const { return absl::Span<const uint8_t>(bytes_, usable_size_); }
-  bool valid() const { return image_ != nullptr; }
+  bool valid() const { return bytes_ != nullptr; }
+  // Whether the bytes are the memory map's (Mapped), not an image's.
+  bool mapped() const { return image_ == nullptr && bytes_ != nullptr; }
   // The image's owning pointer; null for a borrowed PageRef.
   const std::shared_ptr<const PageBuffer>& owner() const { return owner_; }
 
   // True for a clean image (cached or read for the transaction), false for a write
   // transaction's own dirty page. Only a fixed image carries a decoration (K1).
   bool fixed() const { return fixed_; }
-  // The image's decoration, or nullptr (K2). REQUIRES: valid().
+  // The image's decoration, or nullptr (K2; always for a mapped page). REQUIRES: valid().
   const PageDecoration* decoration() const {
-    return image_->decoration.load(std::memory_order_acquire);
+    return image_ == nullptr ? nullptr : image_->decoration.load(std::memory_order_acquire);
   }
-  // Attaches `decoration` unless the image has one already, and returns the one it keeps (K2).
-  // REQUIRES: fixed() (K1).
+  // Attaches `decoration` unless the image has one already, and returns the one it keeps (K2);
+  // a mapped page keeps none (nullptr). REQUIRES: fixed() (K1).
   const PageDecoration* Decorate(std::unique_ptr<PageDecoration> decoration) const {
+    if (image_ == nullptr) return nullptr;
     const PageDecoration* expected = nullptr;
     if (image_->decoration.compare_exchange_strong(expected, decoration.get(),
                                                    std::memory_order_acq_rel,
@@ -143,6 +158,9 @@ class PageReader {
   // tree, which most reads of this snapshot pass through. A reader may keep it at hand for the
   // transactions of the same snapshot (WAL: pager/hot_pages.h); the default ignores it.
   virtual void NoteInterior(const PageRef& page) { (void)page; }
+  // The same for a leaf page just read through Get (WAL: a leaf read in place in the memory
+  // map enters the hot-page table, pager/mapped_pages.h O8); the default ignores it.
+  virtual void NoteLeaf(const PageRef& page) { (void)page; }
 
   // The page's bytes when this transaction has them at hand without a read or a lock, else
   // nullptr: for a hint only (a prefetch of the page a scan goes to next), since nothing keeps
@@ -151,6 +169,11 @@ class PageReader {
     (void)page_no;
     return nullptr;
   }
+
+  // Whether every page this transaction handed out so far read as it was stored: an error when
+  // a page read in place in the memory map may have read zeros for a fault (vfs/read_map.h
+  // O2). The engine calls it before a read operation returns what it read from the pages.
+  virtual absl::Status CheckReads() const { return absl::OkStatus(); }
 };
 
 class PageWriter : public PageReader {

@@ -260,6 +260,7 @@ PagerStats Pager::Stats() {
   const vfs::ReadMapCounters map = db_file_->read_map_counters();
   c.Set(base::Counter::kMapReads, map.copies);
   c.Set(base::Counter::kMapFaults, map.faults);
+  c.Set(base::Counter::kMapDamage, map.damage);
   PagerStats s;
   strategy_->AddStats(c, s);  // its own rows and strings, under its own locks
   s.atomic_fallback = options_.atomic_fallback_reason;

@@ -53,26 +53,56 @@ std::vector<wal::FramePage> SealedFrames(DirtyMap& dirty, std::vector<uint32_t>*
 class WalReadTxn final : public ReadTxn {
  public:
   WalReadTxn(WalStrategy* strategy, PagerCore* core, const DbHeader& header,
-             const wal::WalSnapshot& snapshot, HotPages* hot)
-      : ReadTxn(core, header), strategy_(strategy), snapshot_(snapshot), hot_(hot) {}
+             const wal::WalSnapshot& snapshot, HotPages* hot, MappedPages::ReadStart map)
+      : ReadTxn(core, header),
+        strategy_(strategy),
+        snapshot_(snapshot),
+        hot_(hot),
+        mapped_(strategy->mapped_.get()),
+        map_(map) {}
   ~WalReadTxn() override {
     // The table's hits are counted once per transaction: a shared counter's atomic add per
     // page was about 4% of a cached point read, and every reading thread's adds fought over it.
     if (hot_hits_ != 0) core_->counters_.Add(base::Counter::kCacheHits, hot_hits_);
+    if (mapped_pages_ != 0) core_->counters_.Add(base::Counter::kMapPages, mapped_pages_);
     strategy_->EndRead(snapshot_, thread_, hot_);
   }
 
   absl::StatusOr<PageRef> Get(PageNo page_no) override {
     JKV_RETURN_IF_ERROR(CheckPageNo(page_no));
+    if (mapped_ != nullptr) JKV_RETURN_IF_ERROR(mapped_->CheckDamage(map_.damage));  // O2
     if (const HotPages::Entry* hot = hot_->Find(page_no.value())) {
       ++hot_hits_;
+      // O8: a leaf read in place, at its address in the map.
+      if (hot->image == nullptr) return PageRef::Mapped(page_no, hot->bytes, usable_size());
       // H2: hot_ keeps the image until this transaction ends, and no PageRef outlives it.
       return PageRef::Borrowed(page_no, hot->image.get(), hot->bytes, usable_size());
     }
+    if (mapped_ == nullptr) {
+      JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
+                           strategy_->CleanPage(snapshot_, page_no));
+      AddHot(page_no, buffer, HotPages::Kind::kAny);
+      return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
+    }
+    JKV_ASSIGN_OR_RETURN(wal::PageVersion version, strategy_->wal_->Locate(snapshot_, page_no));
+    if (version.frame == 0 && version.cacheable) {
+      // The database file's page, in place in the map: checked once per key (O5..O7).
+      const uint8_t* bytes = mapped_->Page(page_no, map_.key);
+      JKV_RETURN_IF_ERROR(mapped_->CheckDamage(map_.damage));  // O2: the check may have faulted
+      if (bytes != nullptr) {
+        ++mapped_pages_;
+        return PageRef::Mapped(page_no, bytes, usable_size());
+      }
+    }
     JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> buffer,
-                         strategy_->CleanPage(snapshot_, page_no));
+                         strategy_->CleanPageAt(snapshot_, page_no, version));
+    JKV_RETURN_IF_ERROR(mapped_->CheckDamage(map_.damage));  // O2: a copy of zeros (O7)
     AddHot(page_no, buffer, HotPages::Kind::kAny);
     return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
+  }
+
+  absl::Status CheckReads() const override {
+    return mapped_ == nullptr ? absl::OkStatus() : mapped_->CheckDamage(map_.damage);  // O2
   }
 
   // The table's pages only: a lock-free probe, no lookup in the wal-index or the cache.
@@ -82,11 +112,33 @@ class WalReadTxn final : public ReadTxn {
     return hot != nullptr ? hot->bytes : nullptr;
   }
 
+  // O8: a leaf read in place enters the table at its address in the map.
+  void NoteLeaf(const PageRef& page) override {
+    if (page.mapped() && hot_->HasRoom(HotPages::Kind::kAny) &&
+        hot_->Find(page.page_no().value()) == nullptr) {
+      wal::CallWalHook("read:hot_add");
+      hot_->AddMapped(page.page_no().value(), page.data().data());
+    }
+  }
+
   // An interior page may take the table's last quarter, which leaves may not (hot_pages.h).
   void NoteInterior(const PageRef& page) override {
     // A borrowed page came from the table: only one read through the cache may need adding.
     if (page.owner() != nullptr && hot_->Find(page.page_no().value()) == nullptr) {
       AddHot(page.page_no(), page.owner(), HotPages::Kind::kInterior);
+    } else if (page.mapped() && hot_->HasRoom(HotPages::Kind::kInterior) &&
+               hot_->Find(page.page_no().value()) == nullptr) {
+      // An interior page read in place: copied into the table, where it gets its search hints
+      // (a mapped page keeps none) and every read of the identity finds it without a lookup.
+      // The copy is guarded and checked again: the map may have read zeros (O1), and the
+      // table's images are trusted by every transaction of the identity.
+      auto image = std::make_shared<PageBuffer>(core_->page_size_);
+      const uint8_t* bytes = page.data().data();
+      if (!vfs::GuardedCopy(image->bytes.get(), bytes, image->size) ||
+          !PageChecksumOk(page.page_no(), Whole(*image))) {
+        return;
+      }
+      AddHot(page.page_no(), image, HotPages::Kind::kInterior);
     }
   }
 
@@ -109,6 +161,9 @@ class WalReadTxn final : public ReadTxn {
   const wal::WalSnapshot snapshot_;  // the snapshot this transaction reads
   HotPages* const hot_;  // the pages met at snapshot_'s identity, alive until EndRead (H2)
   uint64_t hot_hits_ = 0;                 // pages found in hot_, for the cache_hits counter
+  MappedPages* const mapped_;             // the strategy's, or null without a map
+  const MappedPages::ReadStart map_;      // the key and damage at begin (O2, O5)
+  uint64_t mapped_pages_ = 0;             // pages handed out of the map, for map_pages
 };
 
 class WalWriteTxn final : public WriteTxn {
@@ -158,6 +213,9 @@ absl::StatusOr<std::unique_ptr<WalStrategy>> WalStrategy::Open(PagerCore* core) 
                                                 core->page_size_, WalOptionsOf(core->options_),
                                                 &core->mu_));
   std::unique_ptr<WalStrategy> strategy(new WalStrategy(core, std::move(wal)));
+  if (vfs::ReadMap* map = core->db_file_->read_map(); map != nullptr) {
+    strategy->mapped_ = std::make_unique<MappedPages>(map, core->page_size_, core->path_);
+  }
   strategy->StartPolicy();
   return strategy;
 }
@@ -274,8 +332,11 @@ absl::StatusOr<std::unique_ptr<ReadTxn>> WalStrategy::BeginRead() {
   } else {
     reading_threads_.emplace_back(self, 1);
   }
-  return std::unique_ptr<ReadTxn>(
-      new WalReadTxn(this, core_, *header, snapshot, HotPagesLocked(snapshot, &retired)));
+  // O5: the key after the pin (wal_->BeginRead) and after any repair.
+  MappedPages::ReadStart map;
+  if (mapped_ != nullptr) map = mapped_->BeginRead(wal_->db_epoch());
+  return std::unique_ptr<ReadTxn>(new WalReadTxn(this, core_, *header, snapshot,
+                                                 HotPagesLocked(snapshot, &retired), map));
 }
 
 // H1 (hot_pages.h).
@@ -322,6 +383,11 @@ void WalStrategy::EndRead(const wal::WalSnapshot& snapshot, std::thread::id thre
 absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::CleanPage(const wal::WalSnapshot& snapshot,
                                                                    PageNo page_no) {
   JKV_ASSIGN_OR_RETURN(wal::PageVersion version, wal_->Locate(snapshot, page_no));
+  return CleanPageAt(snapshot, page_no, version);
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> WalStrategy::CleanPageAt(
+    const wal::WalSnapshot& snapshot, PageNo page_no, wal::PageVersion version) {
   if (version.cacheable) {
     if (std::shared_ptr<const PageBuffer> hit = core_->cache_.Lookup(page_no, version.key)) {
       core_->counters_.Add(base::Counter::kCacheHits);
@@ -573,6 +639,7 @@ void WalStrategy::AddStats(base::CounterArray& c, PagerStats& s) {
   c.Set(Counter::kBackgroundCheckpoints, b.steps);
   c.Set(Counter::kBackgroundErrors, b.errors);
   c.SetDuration(Counter::kBackgroundTime, b.busy);
+  if (mapped_ != nullptr) c.Set(Counter::kMapChecks, mapped_->checks());
   s.background_last_error = b.last_error;
   base::MutexLock lock(&core_->mu_);
   s.checkpoint_policy = policy_name_;

@@ -26,6 +26,7 @@
 #include "pager/commit_pipeline.h"
 #include "pager/hot_pages.h"
 #include "pager/journal_strategy.h"
+#include "pager/mapped_pages.h"
 #include "pager/pager_core.h"
 #include "wal/wal_connection.h"
 
@@ -71,6 +72,11 @@ class WalStrategy final : public JournalStrategy {
   // The committed image of a page as `snapshot` sees it, through the page cache.
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(const wal::WalSnapshot& snapshot,
                                                               PageNo page_no)
+      ABSL_LOCKS_EXCLUDED(core_->mu_);
+  // The same, the page's version already located.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPageAt(const wal::WalSnapshot& snapshot,
+                                                                PageNo page_no,
+                                                                wal::PageVersion version)
       ABSL_LOCKS_EXCLUDED(core_->mu_);
   // The pages read at `snapshot`'s identity (hot_pages.h), counted as used by one more read
   // transaction until its EndRead: the table of the last read begun, or a new one when
@@ -157,6 +163,9 @@ class WalStrategy final : public JournalStrategy {
   // Pipelined commits' flusher (commit_pipeline.h, N1-N5); drained by Close. Declared after
   // wal_, so that it is destroyed (drained) before the connection.
   CommitPipeline pipeline_;
+  // Pages read in place in the database file's memory map (mapped_pages.h O5..O7); null
+  // without a map. Set at Open.
+  std::unique_ptr<MappedPages> mapped_;
   std::shared_ptr<checkpoint::CheckpointPolicy> policy_;  // immutable after Open
   // Its thread starts when the policy first wakes it, and stops before the pager closes
   // anything.

@@ -30,6 +30,9 @@
 //   256    | 64    | checkpoint info: per log L in {0,1} at 256 + 32*L:
 //          |       |   +0  u32 backfill: frames of log L's current generation already copied
 //          |       |       into the database file (and, at sync != OFF, synced)
+//          |       |   +4  (log 0's record only, at 260) u32 db_epoch: O4 below; moved to an
+//          |       |       odd value before every write or cut of the database file and to
+//          |       |       the next even one after it (seq_cst)
 //          |       |   +8  u64 ckpt_target: ckpt_seq << 32 | the frame a running checkpoint
 //          |       |       may copy up to (readers retry when it is past their snapshot)
 //          |       |   +16 u64 copied_through: ckpt_seq << 32 | F: for every page of the
@@ -136,12 +139,14 @@
 
 namespace journalkv::shm {
 
-// "JKS" + layout 7. Layout 7 is layout 6 with the durability words (sync_floor, append_epoch,
+// "JKS" + layout 8. Layout 8 is layout 7 with db_epoch (O4): a build of layout 7 would write
+// the database file without moving it, and a mapped reader of this build would then trust its
+// verification of a page that changed since (pager/mapped_pages.h O5). Layout 7 was layout 6 with the durability words (sync_floor, append_epoch,
 // the sync failures, synced_through): a build of layout 6 would neither keep nor honour them
 // (it would publish a commit whose log sync failed, or skip C1 for frames a NORMAL connection
 // published), so it must not share a -shm with this one. Layout 6 was layout 5 (slots_used)
 // for logs of format version 2 (log/wal_format.h).
-inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5307;
+inline constexpr uint32_t kShmLayoutVersion = 0x4A4B5308;
 inline constexpr size_t kRegionSize = 32 * 1024;
 inline constexpr uint32_t kFramesPerBlock = 4096;
 inline constexpr uint32_t kHashSlots = 2 * kFramesPerBlock;
@@ -179,6 +184,7 @@ inline constexpr size_t kFailureStride = 20;
 inline constexpr size_t kSyncedThroughOffset = 496;
 inline constexpr size_t kCkptInfoOffset = 256;
 inline constexpr size_t kCkptInfoStride = 32;
+inline constexpr size_t kDbEpochOffset = kCkptInfoOffset + 4;  // log 0's gap (O4)
 inline constexpr size_t kAppendedCOffset = 320;
 inline constexpr size_t kAppendedDOffset = 400;
 inline constexpr size_t kWakeOffset = 480;
@@ -334,6 +340,24 @@ class WalIndex {
   // The current append epoch (W13), and its successor. REQUIRES for setting: WRITE and FLUSH.
   uint32_t append_epoch() const;
   void set_append_epoch(uint32_t epoch);
+
+  // --- the database file's write epoch (seq_cst)
+  //   O4. Every write and every cut of the database file by a connection in a WAL mode is a
+  //       checkpoint's (wal/checkpoint_copy.cc: its copy of frames, C5's cut back after a
+  //       full disk, C7's cut past the newest commit, recovery's none: the index is rebuilt
+  //       from the log, the file untouched), made under CKPT. Before its first write or cut
+  //       the checkpointer moves db_epoch to an odd value no reader has seen (BeginDbWrite),
+  //       after its last one returns to the next even one (EndDbWrite); both stores are
+  //       seq_cst and only a CKPT holder makes them. So while db_epoch reads the same even
+  //       value E, nothing wrote the file: a page checked at E is the page a reader at E
+  //       reads (the mapped reader's trust, pager/mapped_pages.h O5..O7). A checkpointer
+  //       that dies while odd leaves it odd (readers then trust nothing) until the next one
+  //       moves past it. Hook points "shm:db_epoch_odd" (after the odd store) and
+  //       "shm:db_epoch_even" (before the even store).
+  uint32_t db_epoch() const;
+  // REQUIRES: CKPT held. Returns the odd value stored, for EndDbWrite.
+  uint32_t BeginDbWrite();
+  void EndDbWrite(uint32_t odd);
   // What the published header held of each log when a log sync failed (W13).
   struct SyncFailure {
     std::array<uint32_t, 2> ckpt_seq{};

@@ -19,6 +19,7 @@ constexpr int kFailureWords = 5;  // the tag, then ckpt_seq and mx_frame of log 
 static_assert(kFailureWords * 4 == kFailureStride);
 
 std::atomic_ref<uint32_t> SyncFloor(uint8_t* r0) { return Word<uint32_t>(r0, kSyncFloorOffset); }
+std::atomic_ref<uint32_t> DbEpoch(uint8_t* r0) { return Word<uint32_t>(r0, kDbEpochOffset); }
 std::atomic_ref<uint32_t> AppendEpoch(uint8_t* r0) {
   return Word<uint32_t>(r0, kAppendEpochOffset);
 }
@@ -36,6 +37,7 @@ int Ring(uint32_t epoch) { return static_cast<int>(epoch % kFailureRecords); }
 void internal::InitializeDurabilityWords(uint8_t* r0) {
   SyncFloor(r0).store(0);
   AppendEpoch(r0).store(0);
+  DbEpoch(r0).store(0);
   for (int r = 0; r < kFailureRecords; ++r) {
     for (int w = 0; w < kFailureWords; ++w) FailureWord(r0, r, w).store(0);
   }
@@ -50,6 +52,25 @@ uint32_t WalIndex::RaiseSyncFloor(uint32_t level) {
   while (seen < level && !floor.compare_exchange_weak(seen, level)) {
   }
   return seen;
+}
+
+// O4 (wal_index.h).
+uint32_t WalIndex::db_epoch() const { return DbEpoch(region0()).load(); }
+
+uint32_t WalIndex::BeginDbWrite() {
+  std::atomic_ref<uint32_t> epoch = DbEpoch(region0());
+  const uint32_t seen = epoch.load();
+  // Odd, and never a value a reader saw before: a writer that died while odd left it odd,
+  // and the next one moves past it.
+  const uint32_t odd = (seen & 1) != 0 ? seen + 2 : seen + 1;
+  epoch.store(odd);
+  Point("shm:db_epoch_odd");
+  return odd;
+}
+
+void WalIndex::EndDbWrite(uint32_t odd) {
+  Point("shm:db_epoch_even");
+  DbEpoch(region0()).store(odd + 1);
 }
 
 uint32_t WalIndex::append_epoch() const { return AppendEpoch(region0()).load(); }

@@ -94,6 +94,7 @@ class PosixFile final : public File {
   ReadMapCounters read_map_counters() const override {
     return read_map_ == nullptr ? ReadMapCounters{} : read_map_->counters();
   }
+  ReadMap* read_map() override { return read_map_.get(); }
   AtomicWriteKind atomic_write_kind() const override { return atomic_.kind; }
   uint64_t atomic_write_block_size() const override { return atomic_.block_size; }
   absl::StatusOr<std::unique_ptr<AtomicBatch>> BeginAtomicBatch() override;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -18,6 +19,57 @@ namespace {
 // E5: set only while this thread is inside GuardedCopy's copy.
 thread_local sigjmp_buf* guard_env = nullptr;
 struct sigaction previous_action;
+
+// O1: the live maps' ranges, read by the SIGBUS handler without a lock. A slot is taken by
+// compare-exchange of its map pointer (null: free), then its range is stored; it is left by
+// clearing the range first, then the pointer, before the map is unmapped.
+constexpr int kRegistrySlots = 256;
+struct RegistrySlot {
+  std::atomic<ReadMap*> map{nullptr};
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+};
+RegistrySlot registry[kRegistrySlots];
+
+int Register(ReadMap* map, const uint8_t* base, uint64_t length) {
+  for (int i = 0; i < kRegistrySlots; ++i) {
+    ReadMap* expected = nullptr;
+    if (registry[i].map.compare_exchange_strong(expected, map)) {
+      registry[i].begin.store(reinterpret_cast<uintptr_t>(base), std::memory_order_release);
+      registry[i].end.store(reinterpret_cast<uintptr_t>(base) + length,
+                            std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;  // no slot: faults on this map's pages handed out keep the default action
+}
+
+void Unregister(int slot) {
+  if (slot < 0) return;
+  registry[slot].end.store(0, std::memory_order_release);
+  registry[slot].begin.store(0, std::memory_order_release);
+  registry[slot].map.store(nullptr, std::memory_order_release);
+}
+
+// O1: zeros over the faulting page of a registered map; false when the address is no map's.
+bool AnswerWithZeros(void* address) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  for (int i = 0; i < kRegistrySlots; ++i) {
+    const uintptr_t begin = registry[i].begin.load(std::memory_order_acquire);
+    if (begin == 0 || a < begin || a >= registry[i].end.load(std::memory_order_acquire)) continue;
+    ReadMap* map = registry[i].map.load(std::memory_order_acquire);
+    if (map == nullptr) continue;
+    const uintptr_t page_size = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    void* page = reinterpret_cast<void*>(a & ~(page_size - 1));
+    if (::mmap(page, page_size, PROT_READ, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+        MAP_FAILED) {
+      return false;
+    }
+    map->NoteDamage();
+    return true;
+  }
+  return false;
+}
 
 void ChainToPrevious(int sig, siginfo_t* info, void* context) {
   if (previous_action.sa_flags & SA_SIGINFO) {
@@ -44,6 +96,8 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
     guard_env = nullptr;
     siglongjmp(*env, 1);
   }
+  // O1: a page handed out of a map; the access is retried on return and reads zeros.
+  if (info != nullptr && info->si_code > 0 && AnswerWithZeros(info->si_addr)) return;
   ChainToPrevious(sig, info, context);
 }
 
@@ -92,10 +146,42 @@ absl::StatusOr<std::unique_ptr<ReadMap>> ReadMap::Create(int fd, uint64_t length
   InstallHandler();
   std::unique_ptr<ReadMap> map(new ReadMap(fd, static_cast<const uint8_t*>(p), length));
   map->RefreshSize();
+  map->registry_slot_ = Register(map.get(), map->base_, length);  // O1
   return map;
 }
 
-ReadMap::~ReadMap() { ::munmap(const_cast<uint8_t*>(base_), length_); }
+ReadMap::~ReadMap() {
+  Unregister(registry_slot_);  // O1: out of the registry before the range is unmapped
+  ::munmap(const_cast<uint8_t*>(base_), length_);
+}
+
+void ReadMap::NoteDamage() {
+  known_size_.store(0, std::memory_order_relaxed);  // O3: fstat at the next Bytes or Copy
+  damage_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void ReadMap::Repair() {
+  // O3: the same range, the same file, in one call: a reader of another page never finds a
+  // hole, and one of a zeroed page reads the file's bytes again, or faults again (O1).
+  void* p = ::mmap(const_cast<uint8_t*>(base_), length_, PROT_READ, MAP_SHARED | MAP_FIXED,
+                   fd_, 0);
+  if (p == MAP_FAILED) return;  // the zero pages stay: their pages fail their checks
+  repairs_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool ReadMap::Below(uint64_t end) {
+#if defined(__SANITIZE_THREAD__)
+  return end <= RefreshSize();  // see Copy
+#else
+  return end <= known_size_.load(std::memory_order_relaxed) || end <= RefreshSize();
+#endif
+}
+
+const uint8_t* ReadMap::Bytes(uint64_t offset, size_t n) {
+  const uint64_t end = offset + n;
+  if (end > length_ || end < offset || !Below(end)) return nullptr;  // E4
+  return base_ + offset;  // counted by the caller (an atomic add per page would be shared)
+}
 
 uint64_t ReadMap::RefreshSize() {
   struct stat st;
@@ -146,6 +232,7 @@ ReadMapCounters ReadMap::counters() const {
   c.copies = copies_.load(std::memory_order_relaxed);
   c.fallbacks = fallbacks_.load(std::memory_order_relaxed);
   c.faults = faults_.load(std::memory_order_relaxed);
+  c.damage = damage_.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -1,4 +1,4 @@
-// Tests of the read map (vfs/read_map.h, E3..E5) on the real kernel: reads through the map
+// Tests of the read map (vfs/read_map.h, E3..E5, O1, O2, O3) on the real kernel: reads through the map
 // equal preads, the file grows under the map, a file cut by another descriptor under the map
 // reads as OutOfRange (a SIGBUS caught, not a crash), and a SIGBUS outside a guarded copy still
 // takes the default action.
@@ -111,6 +111,45 @@ TEST_F(ReadMapTest, AFileCutByAnotherDescriptorFaultsIntoOutOfRange) {
   JKV_ASSERT_OK(file_->Read(6 * kPage, absl::MakeSpan(out)));
   EXPECT_EQ(0, std::memcmp(out.data(), data.data() + 6 * kPage, kPage));
   EXPECT_EQ(file_->read_map_counters().faults, kTsan ? 0u : 1u);
+}
+
+// O1, O2, O3: a page handed out of the map (Bytes) whose file was cut by someone else reads zeros
+// instead of killing the process, and the map counts the damage; Repair maps the file back,
+// and the page reads the file's bytes again once it is whole.
+TEST_F(ReadMapTest, APageHandedOutOfACutFileReadsZerosCountsDamageAndIsRepaired) {
+  const std::vector<uint8_t> data = Pattern(8 * kPage, 11);
+  JKV_ASSERT_OK(file_->Write(0, data));
+  JKV_ASSERT_OK(file_->EnableReadMap(1 << 20));
+  ReadMap* map = file_->read_map();
+  ASSERT_NE(map, nullptr);
+  const uint8_t* page6 = map->Bytes(6 * kPage, kPage);
+  ASSERT_NE(page6, nullptr);
+  EXPECT_EQ(0, std::memcmp(page6, data.data() + 6 * kPage, kPage));
+  EXPECT_EQ(map->Bytes(8 * kPage, kPage), nullptr);      // past the file (E4)
+  EXPECT_EQ(map->Bytes((1 << 20) - 10, kPage), nullptr);  // past the map
+  EXPECT_EQ(map->damage(), 0u);
+  const int fd = ::open(path_.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 2 * kPage), 0);
+  // The access faults (SIGBUS) and reads zeros (O1); the process goes on.
+  volatile const uint8_t* v = page6;
+  uint32_t sum = 0;
+  for (uint64_t i = 0; i < kPage; i += 64) sum += v[i];
+  EXPECT_EQ(sum, 0u);
+  EXPECT_EQ(map->damage(), 1u);
+  EXPECT_EQ(map->counters().damage, 1u);
+  // Known size dropped (O3): nothing is handed out past the cut.
+  EXPECT_EQ(map->Bytes(6 * kPage, kPage), nullptr);
+  ASSERT_NE(map->Bytes(kPage, kPage), nullptr);
+  // Whole again, and repaired: the same address reads the file.
+  ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+  ::close(fd);
+  EXPECT_EQ(0u, map->repairs());
+  map->Repair();
+  EXPECT_EQ(1u, map->repairs());
+  ASSERT_EQ(map->Bytes(6 * kPage, kPage), page6);
+  EXPECT_EQ(0, std::memcmp(page6, data.data() + 6 * kPage, kPage));
+  EXPECT_EQ(map->damage(), 1u);
 }
 
 TEST_F(ReadMapTest, GuardedCopyReportsAFaultAndLeavesTheThreadUsable) {

@@ -226,6 +226,9 @@ class File {
   }
   // The read map's counters (all zero without one).
   virtual ReadMapCounters read_map_counters() const { return {}; }
+  // The read map itself, for reads that take pages out of it without a copy (vfs/read_map.h
+  // O1, O2, O3); nullptr without one. Lives as long as the File.
+  virtual ReadMap* read_map() { return nullptr; }
 
   // How many directory entries name this file (st_nlink). A database with a second name (a
   // hard link) would get a second -wal, -shm and -journal under it, so the pager refuses one.

@@ -123,6 +123,20 @@ absl::StatusOr<bool> CopyFrames(const CheckpointFiles& files, int log_no,
   return true;
 }
 
+// O4 (shm/wal_index.h): the database file is written and cut only while this lives, between
+// the epoch's odd store and its even one. REQUIRES: CKPT held.
+class DbWriteEpoch {
+ public:
+  explicit DbWriteEpoch(shm::WalIndex* index) : index_(index), odd_(index->BeginDbWrite()) {}
+  ~DbWriteEpoch() { index_->EndDbWrite(odd_); }
+  DbWriteEpoch(const DbWriteEpoch&) = delete;
+  DbWriteEpoch& operator=(const DbWriteEpoch&) = delete;
+
+ private:
+  shm::WalIndex* const index_;
+  const uint32_t odd_;
+};
+
 // C7: once the database file holds every commit `header` names (each log's backfill at its
 // mx_frame), the file past the newest commit's size belongs to no snapshot a reader can take,
 // and is cut. The size is the index's, checked against the newest commit frame's own (the
@@ -146,6 +160,7 @@ absl::Status CutPastNewestCommit(const CheckpointFiles& files, const shm::IndexH
   const uint64_t end = uint64_t{header.page_count} * files.page_size;
   if (size <= end) return absl::OkStatus();
   Hook("cut");
+  const DbWriteEpoch epoch(files.index);  // O4: a cut moves the epoch as a write does
   // Unsynced: a power loss that undoes the cut leaves a tail nothing reads.
   return files.db->Truncate(end);
 }
@@ -393,6 +408,8 @@ absl::StatusOr<CheckpointResult> CheckpointLog(const CheckpointFiles& files, Che
       if (synced) ++result.syncs;
     }
     Hook("copy");
+    // O4: odd from before the first page write (and C5's cut) until this block is left.
+    const DbWriteEpoch epoch(files.index);
     files.index->set_written_through(L, EncodeTarget(seq, to));  // C3: before the first write
     JKV_ASSIGN_OR_RETURN(const uint64_t db_size, files.db->Size());
     absl::StatusOr<bool> copy = CopyFrames(files, L, header.logs[L], from, to);

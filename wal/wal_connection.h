@@ -366,6 +366,8 @@ class WalConnection {
   // The append epoch (W13): it moves when a writer drops commits a failed sync left, after
   // which later commits reuse their frames. One load.
   uint32_t append_epoch() const { return index_->append_epoch(); }
+  // The database file's write epoch (shm/wal_index.h O4): odd while a checkpoint writes it.
+  uint32_t db_epoch() const { return index_->db_epoch(); }
   // WAL2's FULL, RESTART and TRUNCATE, in the phases of V4 (wal/checkpoints.h), which the
   // caller runs one step at a time until c.done(), holding its writer role (BeginWrite ...
   // EndWrite) around a step exactly when c.needs_writer(): the switches, never a copy.
