@@ -63,6 +63,13 @@ absl::Status RollbackWriteTxn::WritePages(std::vector<PageNo>& pages) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<const PageBuffer>> RollbackWriteTxn::StartImage(PageNo page_no) {
+  if (!journaled_.contains(page_no.value())) return CleanPage(page_no);
+  auto image = std::make_shared<PageBuffer>(core_->page_size_);
+  JKV_RETURN_IF_ERROR(strategy_->journal_.ReadOriginal(page_no, Whole(*image)));
+  return image;
+}
+
 absl::Status RollbackWriteTxn::SpillPages() {
   if (!exclusive_) {
     JKV_RETURN_IF_ERROR(strategy_->AcquireExclusive());
