@@ -80,6 +80,7 @@ class RollbackWriteTxn final : public WriteTxn {
   DbHeader new_header_;
   Seal seal_;
   std::vector<PageNo> commit_pages_;
+  std::vector<uint8_t> run_buffer_;  // WritePages: a run of consecutive pages, for one write
 };
 
 }  // namespace journalkv::pager
