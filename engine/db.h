@@ -265,7 +265,7 @@ class WriteTransaction {
   // under way; `may_build_` is true until the first operation that is not such a Put.
   std::unique_ptr<btree::TreeBuilder> builder_;
   bool may_build_ = true;
-  double build_fill_;  // TreeBuilder::kDefaultFill; kFullFill for WriteImage (compaction)
+  double build_fill_;  // TreeBuilder::kDefaultFill; kFullFill for WriteImage (Backup --compact)
   absl::Status failed_;
   bool across_ = false;  // part of a WriteAcross (engine/across.h)
   // Recorded (Options::record_path): its begin is in the trace and its end is not yet.

@@ -162,7 +162,9 @@ class WriteTxn : public PageWriter {
   //       page at the writer's start snapshot, never its own frames; ATOMIC: the file, which
   //       the batch leaves alone until the commit), else the committed image. So the old tree
   //       can be read whole, in key order, while the new one overwrites its pages, with no
-  //       second copy of the database (the image Compact wrote before).
+  //       second copy of the database (the image Compact wrote before). (A page that was a
+  //       free leaf at the start kept no original, L7, and had no content worth one: no tree
+  //       page refers to it, and GetAtStart gives whatever it holds now.)
   //   L9. AtStart's reader holds images, never spans into the transaction's dirty pages: a
   //       spill in between (SpillIfNeeded) drops the transaction's buffers but not the images
   //       the reader's PageRefs own, so a cursor over it stays valid across spills.

@@ -11,8 +11,8 @@
 //     raised SIGBUS in the close path, and in every later `get`).
 //   - A database opened on a disk already full: it reads (WAL: through a private index, the
 //     -shm having no blocks) and refuses writes naming the full disk; writes resume after.
-//   - A Compact short of room, at rooms where it fails building its scratch image, writing the
-//     rollback journal, growing the log or the -shm, and then where it fits.
+//   - A Compact short of room, at rooms where it fails writing the rollback journal, growing
+//     the log or the -shm, and then where it fits.
 #include <unistd.h>
 
 #include <chrono>
