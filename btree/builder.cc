@@ -111,6 +111,7 @@ absl::Status TreeBuilder::Add(absl::string_view key, absl::string_view value) {
     // (auto_vacuum can then cut a tail of freed leaves that the root would otherwise end).
     JKV_ASSIGN_OR_RETURN(pager::MutablePage root, pages_.Allocate());
     root_ = root.page_no;
+    pages_.HoldForCommit(root_);  // written again at Finish: kept out of spills (pager L10)
   }
   const auto key_size = static_cast<uint32_t>(key.size());
   const auto value_size = static_cast<uint32_t>(value.size());

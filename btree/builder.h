@@ -5,7 +5,8 @@
 // sorted keys into an empty tree. The pages it writes are the ordinary pages of btree_format.h;
 // once Finish returns, the tree is an ordinary tree that takes Put, Delete and cursors.
 //
-// What it writes (this comment is the specification; L1-L6 are cited in builder.cc):
+// What it writes (this comment is the specification; L1, L2, L3, L4, L5 and L6 are cited in
+// builder.cc; L7 to L10, the pager's side of a rebuild, are in pager/txn.h):
 //   L1. Leaves are filled left to right: a cell goes to the current leaf while the leaf's cells
 //       and pointers stay within fill * CellSpace(U) bytes (and always within CellSpace(U));
 //       a leaf holds at least one cell. The cells are exactly those BTree::Put would write for
@@ -28,7 +29,9 @@
 //   L6. The root's page is the first page allocated (at the first Add, before its overflow
 //       chain), so that it lies before the pages it covers, as a tree grown by Put has its
 //       root early in the file: auto_vacuum's cut of freed tail pages is not stopped by a root
-//       at the very end. The root is written last, and only then stored in meta slot 0; a
+//       at the very end. It is held for the commit (PageWriter::HoldForCommit, pager/txn.h
+//       L10), so a transaction that spills writes it once, at its commit, and WAL rewrites no
+//       frame of it. The root is written last, and only then stored in meta slot 0; a
 //       build that fails part way leaves the slot as it was (0) and its pages allocated: the
 //       caller rolls the transaction back (as after a failed Put).
 //

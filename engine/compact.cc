@@ -3,28 +3,32 @@
 // as the bottom-up builder packs them, need fewer pages than the tree has
 // (TreeBuilder::EstimateRebuild).
 //
-// Under the write lock throughout (no commit lands between the image and the rewrite):
-//   1. The keys, read through the write transaction, are built in key order (bottom-up:
-//      btree/builder.h, through WriteImage) into a new database
-//      PATH.jkv-compact (journal OFF, sync OFF: it is scratch, and a crash leaves it for the
-//      next Compact to remove; only a Compact, holding the write lock, writes that name).
-//   2. StartRewrite(N) for the image's page count N; each page 2..N of the image replaces the
-//      database's page of that number (pager/pager.h: the rollback journal keeps the originals
-//      of the pages in use, the WAL logs the new ones), spilling as any big transaction does;
-//      the meta slots (the B+tree's root) are the image's.
-//   3. The commit: the pages past N are gone (the rollback modes cut the file after its sync,
-//      pager.h I11; WAL and WAL2 when a checkpoint has copied the whole log, wal/checkpoint_copy.h
-//      C7, which Compact then tries).
+// Under the write lock throughout, in one transaction (WriteTxn::StartRebuild, pager/txn.h):
+//   1. StartRebuild: the freelist emptied, the database one page long; the builder's Allocate
+//      then hands out pages 2, 3, ... in order (L7).
+//   2. The old tree is read in key order through the transaction's start (AtStart, L8 and L9:
+//      a page the new tree has already overwritten is read from its original, in memory or
+//      read back from the rollback journal; in WAL from the writer's start snapshot) and built
+//      bottom-up (btree/builder.h, full fill) straight into the transaction's pages, spilling
+//      as any big transaction does: no image, no second copy of the database.
+//   3. The commit when the new tree is smaller (else a rollback): the pages past the new end
+//      are gone (the rollback modes cut the file after its sync, pager.h I11; WAL and WAL2
+//      when a checkpoint has copied the whole log, wal/checkpoint_copy.h C7, which Compact
+//      then tries).
 // The keys are the same before and after, so a crash anywhere leaves every key: the
-// transaction is atomic like any other (tests/compact_test.cc sweeps the power loss).
-#include <algorithm>
-#include <cstring>
+// transaction is atomic like any other (L7; tests/compact_sweep_test.cc sweeps the power loss,
+// tests/builder_sweep_test.cc crashes it and its recovery on the tests/crash_sweep.h driver).
+// Compact before this wrote an image file (PATH.jkv-compact) first; one a crash left behind is
+// removed.
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "btree/btree_format.h"
 #include "btree/builder.h"
+#include "btree/cursor.h"
 #include "engine/db.h"
 #include "pager/db_format.h"
 #include "pager/pager.h"
@@ -33,9 +37,6 @@ namespace journalkv {
 namespace {
 
 constexpr const char* kImageSideSuffixes[] = {"-journal", "-wal", "-wal2", "-shm"};
-
-// Pages read from the image per call, and put into the transaction between spills.
-constexpr uint32_t kPagesPerRead = 64;
 
 absl::StatusOr<uint64_t> SizeOf(vfs::FileSystem& fs, const std::string& path) {
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
@@ -60,6 +61,49 @@ absl::StatusOr<uint64_t> Db::EstimateReclaimableBytes() {
   const uint64_t pages = 1 + e.overflow_pages + e.tree_pages;
   const uint64_t compacted = pages * page_size();
   return file_size > compacted ? file_size - compacted : 0;
+}
+
+absl::Status Db::Rebuild(WriteTransaction& w, uint32_t pages_before, CompactResult* result) {
+  pager::WriteTxn& txn = *w.txn_;
+  // 1. L7: from here the transaction's Allocate hands out pages 2, 3, ... in order.
+  JKV_RETURN_IF_ERROR(txn.StartRebuild());
+  txn.set_meta(btree::kRootMetaSlot, 0);  // the new tree starts empty; the old one is read
+                                          // through AtStart, whose meta slots are the start's
+  // 2. The old tree, read at the start (L8, L9), built into the transaction.
+  std::unique_ptr<pager::PageReader> old = txn.AtStart();
+  auto cursor = std::make_unique<btree::Cursor>(*old);
+  JKV_ASSIGN_OR_RETURN(std::unique_ptr<btree::TreeBuilder> builder,
+                       btree::TreeBuilder::Create(txn, btree::TreeBuilder::kFullFill));
+  absl::Status s = cursor->SeekToFirst();
+  while (s.ok() && cursor->Valid()) {
+    absl::StatusOr<absl::string_view> value = cursor->ValueView();
+    s = value.ok() ? builder->Add(cursor->key(), *value) : value.status();
+    // The rest of the leaf's pairs whose values lie in it, without a copy.
+    if (s.ok()) {
+      cursor->ScanInLeaf([&](absl::string_view key, absl::string_view v) {
+        s = builder->Add(key, v);
+        return s.ok();
+      });
+    }
+    // Between pairs the builder holds no span of the transaction (L5), and the cursor holds
+    // only images of the start (L9): a spill here is safe for both.
+    if (s.ok()) s = txn.SpillIfNeeded();
+    if (s.ok()) s = cursor->Next();
+  }
+  if (s.ok()) s = cursor->status();
+  cursor.reset();  // the start's pages let go of before the commit
+  if (s.ok()) s = builder->Finish().status();
+  built_pairs_.fetch_add(builder->pairs(), std::memory_order_relaxed);
+  JKV_RETURN_IF_ERROR(s);
+  // 3. Only a smaller database is committed.
+  const uint32_t pages = txn.page_count();
+  if (pages >= pages_before) return w.Rollback();
+  result->keys = builder->pairs();
+  // A busy commit (rollback modes: readers of this or another handle outlast the busy
+  // timeout) is rolled back, its error saying so.
+  JKV_RETURN_IF_ERROR(w.CommitOrRollback());
+  result->pages = pages;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CompactResult> Db::Compact() {
@@ -88,66 +132,8 @@ absl::StatusOr<CompactResult> Db::Compact() {
     worth = 1 + e->overflow_pages + e->tree_pages < before.page_count;
   }
   if (worth) {
-    // 1. The image. A leftover one is an interrupted Compact's (only Compact writes the name,
-    // under the write lock this one holds).
-    RemoveImage(*fs_, image);
-    std::unique_ptr<Iterator> it = w->NewIterator();
-    ImageResult built;
-    s = WriteImage(image, before.page_size, *it, &built);
-    it.reset();
-    result.keys = built.keys;
-    // 2. The rewrite, when the image is smaller.
-    std::unique_ptr<vfs::File> file;
-    pager::DbHeader compact;
-    if (s.ok()) {
-      absl::StatusOr<std::unique_ptr<vfs::File>> opened =
-          fs_->Open(image, {vfs::OpenMode::kReadOnly, vfs::FileKind::kOther});
-      s = opened.status();
-      if (s.ok()) file = *std::move(opened);
-    }
-    std::vector<uint8_t> buffer(static_cast<size_t>(kPagesPerRead) * before.page_size);
-    if (s.ok()) {
-      absl::Span<uint8_t> page1(buffer.data(), before.page_size);
-      s = file->Read(0, page1);
-      if (s.ok()) {
-        absl::StatusOr<pager::DbHeader> h = pager::DecodeDbHeader(page1, image);
-        s = h.status();
-        if (s.ok()) compact = *h;
-      }
-    }
-    const bool smaller = s.ok() && compact.page_count < before.page_count;
-    if (s.ok() && !smaller) result.keys = 0;  // the image is no smaller: nothing rewritten
-    if (smaller) s = txn.StartRewrite(compact.page_count);
-    for (uint32_t first = 2; smaller && s.ok() && first <= compact.page_count;
-         first += kPagesPerRead) {
-      const uint32_t last =
-          std::min<uint64_t>(compact.page_count, uint64_t{first} + kPagesPerRead - 1);
-      const size_t len = static_cast<size_t>(last - first + 1) * before.page_size;
-      s = file->Read(uint64_t{first - 1} * before.page_size, absl::MakeSpan(buffer.data(), len));
-      for (uint32_t n = first; s.ok() && n <= last; ++n) {
-        absl::Span<const uint8_t> page(
-            buffer.data() + static_cast<size_t>(n - first) * before.page_size, before.page_size);
-        if (!pager::PageChecksumOk(PageNo(n), page)) {
-          s = absl::DataLossError(absl::StrCat(image, ": page ", n, " fails its checksum"));
-          break;
-        }
-        absl::StatusOr<absl::Span<uint8_t>> dest = txn.RewritePage(PageNo(n));
-        s = dest.status();
-        if (s.ok()) std::memcpy(dest->data(), page.data(), dest->size());
-      }
-      if (s.ok()) s = txn.SpillIfNeeded();
-    }
-    if (smaller && s.ok()) {
-      for (int slot = 0; slot < pager::kNumMetaSlots; ++slot) {
-        txn.set_meta(slot, compact.meta[slot]);
-      }
-      // 3. The commit; a busy one (rollback modes: readers of this or another handle outlast
-      // the busy timeout) is rolled back, its error saying so.
-      s = w->CommitOrRollback();
-      if (s.ok()) result.pages = compact.page_count;
-    }
-    file.reset();
-    RemoveImage(*fs_, image);
+    RemoveImage(*fs_, image);  // an interrupted Compact of an older version left it
+    s = Rebuild(*w, before.page_count, &result);
   }
   if (s.ok() && w->open()) s = w->Rollback();  // nothing to rewrite
   w.reset();

@@ -159,7 +159,8 @@ struct CompactResult {
   CheckpointResult checkpoint;
 };
 
-// Where Db::Compact builds the compacted image: the database's path followed by this.
+// Where Db::Compact built a compacted image before it built straight into its transaction:
+// the database's path followed by this. Compact removes one an interrupted run left.
 inline constexpr char kCompactTempSuffix[] = ".jkv-compact";
 
 // A read transaction: one consistent snapshot of the database.
@@ -306,7 +307,7 @@ class WriteTransaction {
   // under way; `may_build_` is true until the first operation that is not such a Put.
   std::unique_ptr<btree::TreeBuilder> builder_;
   bool may_build_ = true;
-  double build_fill_;  // TreeBuilder::kDefaultFill; kFullFill for WriteImage (compaction)
+  double build_fill_;  // TreeBuilder::kDefaultFill; kFullFill for WriteImage (Backup --compact)
   absl::Status failed_;
   bool across_ = false;  // part of a WriteAcross (engine/across.h)
   // Recorded (Options::record_path): its begin is in the trace and its end is not yet.
@@ -359,9 +360,10 @@ class Db {
                                       const BackupOptions& options = BackupOptions());
 
   // Rewrites the database in place with no free pages, in one write transaction, and gives
-  // the space back to the file system: the keys are rewritten into a compact image
-  // (PATH.jkv-compact, removed after; it needs free disk space about the size of the result),
-  // whose pages then replace the database's pages 2..N, and the file is cut to N pages (the
+  // the space back to the file system: the keys are read in order and the tree built again
+  // bottom-up straight into the database's pages 2..N (the rollback journal keeps the
+  // originals of the pages it overwrites, as any transaction's; the WAL logs the new ones),
+  // and the file is cut to N pages (the
   // rollback modes at commit, after the database sync; WAL and WAL2 at the first checkpoint
   // that copies the whole log, which Compact tries at once). Crash-safe like any transaction:
   // a crash leaves the database as it was or compacted, with the same keys either way.
@@ -410,6 +412,9 @@ class Db {
   };
   absl::Status WriteImage(const std::string& path, uint32_t page_size, Iterator& source,
                           ImageResult* result);
+  // engine/compact.cc: Compact's transaction `w` rebuilt bottom-up straight into its pages
+  // (pager L7-L9), committed when it ends under `pages_before` pages, else rolled back.
+  absl::Status Rebuild(WriteTransaction& w, uint32_t pages_before, CompactResult* result);
   Db(std::string path, const Options& options, std::unique_ptr<vfs::FileSystem> owned_fs,
      std::unique_ptr<pager::Pager> pager);
 

@@ -1,14 +1,14 @@
 // Db::WriteImage: the keys of an iterator written, in key order, into a new database with no
-// free pages. Backup's `compact` copy and Compact's scratch image are both built this way.
+// free pages: Backup's `compact` copy. (Compact builds straight into its own transaction:
+// engine/compact.cc.)
 //
 // The keys arrive in order into an empty tree, so the transaction builds the tree bottom-up
 // (btree/builder.h) at TreeBuilder::kFullFill; the pairs count in this connection's
 // DbStats::built_pairs.
 //
 // The new database is filled without a journal and without a sync: it is scratch until its
-// caller makes it durable (Backup syncs it before its rename, B1) or copies it page by page
-// into a journaled transaction (Compact). A crash leaves a partial file under the temporary
-// name, which the caller's next run refuses (Backup, B3) or removes (Compact).
+// caller makes it durable (Backup syncs it before its rename, B1). A crash leaves a partial
+// file under the temporary name, which the caller's next run refuses (Backup, B3).
 #include <utility>
 
 #include "base/status_macros.h"

@@ -51,6 +51,10 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> AtomicWriteTxn::CleanPage(Page
   return page;
 }
 
+absl::StatusOr<std::shared_ptr<const PageBuffer>> AtomicWriteTxn::StartImage(PageNo page_no) {
+  return strategy_->CleanPage(page_no);
+}
+
 absl::Status AtomicWriteTxn::EnsureBatch() {
   if (batch_ != nullptr) return absl::OkStatus();
   JKV_ASSIGN_OR_RETURN(batch_, core_->db_file_->BeginAtomicBatch());

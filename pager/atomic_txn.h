@@ -58,6 +58,9 @@ class AtomicWriteTxn final : public WriteTxn {
  private:
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
   bool KeepsOriginal(PageNo) const override { return false; }  // a rollback drops the batch
+  // L8: the file is untouched until the batch commits (A1), and the cache never holds a
+  // spilled page (A3).
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> StartImage(PageNo page_no) override;
   bool HasWritten() const override { return !spilled_.empty(); }
   JournalFamily family() const override { return JournalFamily::kAtomic; }
   absl::Status SpillPages() override;

@@ -1,6 +1,7 @@
 #include "pager/journal.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -232,6 +233,8 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   end_offset_ = 0;
   seal_offset_.reset();
   pending_.clear();
+  pending_images_.clear();
+  image_offsets_.clear();
   memory_images_.clear();
 }
 
@@ -249,6 +252,7 @@ void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonc
   std::string record;
   AppendSuperRecord(header_.nonce, super_path, super_nonce, &record);
   pending_ = record + pending_;
+  for (auto& [page, offset] : pending_images_) offset += record.size();
 }
 
 void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
@@ -258,7 +262,35 @@ void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
                                            image.size()));
     return;
   }
+  pending_images_.push_back({page_no.value(), pending_.size() + kRecordPrefixSize});
   AppendRecord(header_.nonce, page_no, image, &pending_);
+}
+
+absl::Status Journal::ReadOriginal(PageNo page_no, absl::Span<uint8_t> image) const {
+  if (image.size() != page_size_) {
+    return absl::InvalidArgumentError(absl::StrCat("journal read of ", image.size(),
+                                                   " bytes, want a page of ", page_size_));
+  }
+  if (in_memory()) {
+    auto it = memory_images_.find(page_no.value());
+    if (it == memory_images_.end()) {
+      return absl::NotFoundError(absl::StrCat(path_, ": no original of page ", page_no.value(),
+                                              " in the in-memory journal"));
+    }
+    std::memcpy(image.data(), it->second.data(), page_size_);
+  } else {
+    auto it = image_offsets_.find(page_no.value());
+    if (it == image_offsets_.end() || file_ == nullptr) {
+      return absl::NotFoundError(absl::StrCat(path_, ": no original of page ", page_no.value(),
+                                              " written by this transaction"));
+    }
+    JKV_RETURN_IF_ERROR(file_->Read(it->second, image));
+  }
+  if (!PageChecksumOk(page_no, image)) {
+    return absl::DataLossError(absl::StrCat(path_, ": the original of page ", page_no.value(),
+                                            " read back fails its checksum"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Journal::OpenForTransaction() {
@@ -346,6 +378,9 @@ absl::Status Journal::Flush(const Seal* seal) {
   const uint64_t write_at = end_offset_ - buffer.size();
   // Recorded before the write: a write that fails may still have put the seal in the file.
   if (seal != nullptr) seal_offset_ = end_offset_ + seal_in_body;
+  const uint64_t body_at = write_at + buffer.size();
+  for (const auto& [page, offset] : pending_images_) image_offsets_[page] = body_at + offset;
+  pending_images_.clear();
   buffer += body;
   JKV_RETURN_IF_ERROR(file_->Write(write_at, AsBytes(buffer)));
   end_offset_ = write_at + buffer.size();
@@ -363,6 +398,8 @@ absl::Status Journal::Flush(const Seal* seal) {
 
 absl::Status Journal::Finish(Outcome committed) {
   pending_.clear();
+  pending_images_.clear();
+  image_offsets_.clear();
   memory_images_.clear();
   if (in_memory() || !written_) return absl::OkStatus();
   written_ = false;
@@ -412,6 +449,7 @@ absl::Status Journal::RollBack(vfs::File* db) {
     return absl::OkStatus();
   }
   pending_.clear();
+  pending_images_.clear();
   if (!written_) return absl::OkStatus();
   if (absl::Status s = RestoreDatabase(db); !s.ok()) {
     UnsealAfterFailedUndo();  // I12

@@ -83,6 +83,13 @@ class Journal {
   // are overwritten with zeros first (pager I12). The error returned is the undo's.
   absl::Status RollBack(vfs::File* db);
 
+  // The original image of `page_no` this transaction journaled (the in-memory journal's, or
+  // the record's in the file, written by a Flush), into `image` (a whole page): a rebuild reads
+  // the old tree's pages it has overwritten back from here (pager L8). NotFound when the
+  // transaction journaled no original of it; DataLoss when the copy read back fails its
+  // checksum.
+  absl::Status ReadOriginal(PageNo page_no, absl::Span<uint8_t> image) const;
+
   // True once this transaction has written to the journal file or the in-memory journal.
   bool touched() const { return written_ || !memory_images_.empty(); }
 
@@ -130,6 +137,10 @@ class Journal {
   // at Begin means another connection has written the journal since.
   std::optional<uint64_t> known_counter_;
   std::string pending_;      // encoded records not yet written
+  // Where each original queued in pending_ starts in it, and, once written, in the file
+  // (ReadOriginal).
+  std::vector<std::pair<uint32_t, uint64_t>> pending_images_;
+  absl::flat_hash_map<uint32_t, uint64_t> image_offsets_;
   absl::flat_hash_map<uint32_t, std::string> memory_images_;  // MEMORY/OFF modes
 };
 

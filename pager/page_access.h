@@ -191,6 +191,12 @@ class PageWriter : public PageReader {
 
   virtual void set_meta(int slot, uint32_t value) = 0;
 
+  // A hint: `page_no`, written in this transaction, will be written again before it ends (the
+  // bottom-up builder's root, written first and last: btree/builder.h L6). A transaction that
+  // spills may keep the page in memory until its commit instead of writing it out twice
+  // (pager/txn.h L10). The default ignores it.
+  virtual void HoldForCommit(PageNo page_no) { (void)page_no; }
+
   // Changes made to the tree in this transaction, counted by the layer above so that its
   // cursors notice a change under them. Not stored: a transaction that changes only pages
   // leaves the header (page 1) alone, which in WAL mode saves a frame per commit.

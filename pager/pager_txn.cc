@@ -159,7 +159,14 @@ absl::StatusOr<MutablePage> WriteTxn::Allocate() {
     --header_.freelist_count;
   } else {
     page_no = PageNo(++header_.page_count);
-    page = AddBlankPage(page_no);
+    if (rebuilding_ && page_no.value() <= start_header_.page_count &&
+        !rewrite_blank_.contains(page_no.value()) && KeepsOriginal(page_no)) {
+      // L7: a page in use at the start, overwritten by a rebuild: its original is kept, and
+      // journaled (durably) before the page reaches the file (I1), as any first write's is.
+      JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+    } else {
+      page = AddBlankPage(page_no);  // new, free at the start (L7), or the WAL: nothing to keep
+    }
   }
   std::memset(page->buffer->bytes.get(), 0, page->buffer->size);
   return MutablePage{page_no, absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size())};
@@ -197,14 +204,26 @@ absl::StatusOr<std::vector<PageNo>> WriteTxn::FreelistPages() {
 
 absl::Status WriteTxn::StartRewrite(uint32_t page_count) {
   JKV_RETURN_IF_ERROR(CheckUsable());
-  if (!dirty_.empty() || HasWritten() || !freed_.empty() || !rewrite_blank_.empty()) {
-    return absl::FailedPreconditionError(
-        "a rewrite must start before the transaction writes any page");
-  }
   if (page_count < 1 || page_count > header_.page_count) {
     return absl::InvalidArgumentError(absl::StrCat("rewrite to ", page_count,
                                                    " pages: out of range [1, ",
                                                    header_.page_count, "]"));
+  }
+  return BeginRewrite(page_count);
+}
+
+absl::Status WriteTxn::StartRebuild() {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  JKV_RETURN_IF_ERROR(BeginRewrite(1));
+  rebuilding_ = true;  // L7
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::BeginRewrite(uint32_t page_count) {
+  if (!dirty_.empty() || HasWritten() || !freed_.empty() || !rewrite_blank_.empty() ||
+      rebuilding_) {
+    return absl::FailedPreconditionError(
+        "a rewrite must start before the transaction writes any page");
   }
   // The leaves: free when the transaction began, so nothing of them is journaled (freelist.h).
   JKV_ASSIGN_OR_RETURN(std::vector<PageNo> free_pages, FreelistPages());
@@ -296,13 +315,62 @@ absl::StatusOr<absl::Span<uint8_t>> WriteTxn::RewritePage(PageNo page_no) {
   return absl::Span<uint8_t>(page->buffer->bytes.get(), usable_size());
 }
 
+namespace {
+
+// L9: the transaction's start as a PageReader; every page an image of its own.
+class StartView final : public PageReader {
+ public:
+  StartView(WriteTxn& txn, const DbHeader& start) : txn_(txn), start_(start) {}
+  absl::StatusOr<PageRef> Get(PageNo page_no) override { return txn_.GetAtStart(page_no); }
+  uint32_t page_count() const override { return start_.page_count; }
+  uint32_t usable_size() const override { return UsableSize(start_.page_size); }
+  uint32_t meta(int slot) const override { return start_.meta[slot]; }
+
+ private:
+  WriteTxn& txn_;
+  const DbHeader start_;
+};
+
+}  // namespace
+
+absl::StatusOr<PageRef> WriteTxn::GetAtStart(PageNo page_no) {
+  JKV_RETURN_IF_ERROR(CheckUsable());
+  if (page_no.value() < 2 || page_no.value() > start_header_.page_count) {
+    return absl::InvalidArgumentError(absl::StrCat("page ", page_no.value(),
+                                                   " out of range [2, ",
+                                                   start_header_.page_count, "] at the start"));
+  }
+  // L8: the original while the page is dirty, else the strategy's start image.
+  std::shared_ptr<const PageBuffer> image;
+  if (auto it = dirty_.find(page_no.value()); it != dirty_.end() && it->second.original) {
+    image = it->second.original;
+  } else {
+    JKV_ASSIGN_OR_RETURN(image, StartImage(page_no));
+  }
+  return PageRef(page_no, std::move(image), UsableSize(start_header_.page_size),
+                 PageRef::Bytes::kFixed);
+}
+
+std::unique_ptr<PageReader> WriteTxn::AtStart() {
+  return std::make_unique<StartView>(*this, start_header_);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Write transactions: spill, commit, rollback
 
 absl::Status WriteTxn::SpillIfNeeded() {
   JKV_RETURN_IF_ERROR(CheckUsable());
   if (dirty_.size() <= core_->options_.cache_pages) return absl::OkStatus();
+  // L10: the held pages sit out the spill, in memory with their originals, and go back into
+  // dirty_ after it whatever it returned (a failed spill fails the transaction anyway).
+  std::vector<std::pair<uint32_t, DirtyPage>> held;
+  for (uint32_t p : held_) {
+    if (auto node = dirty_.extract(p); !node.empty()) {
+      held.emplace_back(p, std::move(node.mapped()));
+    }
+  }
   absl::Status s = SpillPages();
+  for (auto& [p, page] : held) dirty_[p] = std::move(page);
   if (!s.ok()) {
     if (failed_.ok()) failed_ = s;
     return s;

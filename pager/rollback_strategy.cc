@@ -56,11 +56,43 @@ absl::Status RollbackWriteTxn::WritePages(std::vector<PageNo>& pages) {
              (!pages.empty() && pages.front() == PageNo(1) &&
               ChangeCounter(*dirty_.at(1).buffer) == start_header_.change_counter + 1));
   db_writes_ = DbWrites::kUnsynced;
-  for (PageNo page_no : pages) {
-    PageBuffer& buffer = *dirty_[page_no.value()].buffer;
-    JKV_RETURN_IF_ERROR(core_->db_file_->Write(Offset(page_no, buffer.size), Whole(buffer)));
+  // One write per run of consecutive pages (at most kPagesPerWrite), page 1 on its own and
+  // first (I5). The same bytes at the same offsets as a write per page, none synced before
+  // I2's sync, so a crash within or between them leaves what it left before: pages of this
+  // transaction, whole or torn, each with its original in the journal (I1). (A compaction of
+  // 4,700 pages made 4,700 writes.)
+  constexpr size_t kPagesPerWrite = 64;
+  const uint32_t page_size = core_->page_size_;
+  for (size_t i = 0; i < pages.size();) {
+    size_t end = i + 1;
+    if (pages[i] != PageNo(1)) {
+      while (end < pages.size() && end - i < kPagesPerWrite &&
+             pages[end].value() == pages[end - 1].value() + 1) {
+        ++end;
+      }
+    }
+    if (end == i + 1) {
+      PageBuffer& buffer = *dirty_[pages[i].value()].buffer;
+      JKV_RETURN_IF_ERROR(core_->db_file_->Write(Offset(pages[i], buffer.size), Whole(buffer)));
+    } else {
+      run_buffer_.resize((end - i) * page_size);
+      for (size_t k = i; k < end; ++k) {
+        std::memcpy(run_buffer_.data() + (k - i) * page_size,
+                    dirty_[pages[k].value()].buffer->bytes.get(), page_size);
+      }
+      JKV_RETURN_IF_ERROR(core_->db_file_->Write(
+          Offset(pages[i], page_size), absl::MakeConstSpan(run_buffer_.data(), run_buffer_.size())));
+    }
+    i = end;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const PageBuffer>> RollbackWriteTxn::StartImage(PageNo page_no) {
+  if (!journaled_.contains(page_no.value())) return CleanPage(page_no);
+  auto image = std::make_shared<PageBuffer>(core_->page_size_);
+  JKV_RETURN_IF_ERROR(strategy_->journal_.ReadOriginal(page_no, Whole(*image)));
+  return image;
 }
 
 absl::Status RollbackWriteTxn::SpillPages() {

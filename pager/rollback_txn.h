@@ -31,6 +31,9 @@ class RollbackWriteTxn final : public WriteTxn {
     return strategy_->CleanPage(page_no);
   }
   bool KeepsOriginal(PageNo page_no) const override { return !journaled_.contains(page_no.value()); }
+  // L8: a page spilled over its original is read back from the journal; any other page the
+  // file still holds as the start had it (a spill writes only journaled pages, I1).
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> StartImage(PageNo page_no) override;
   bool HasWritten() const override { return spilled_; }
   JournalFamily family() const override { return JournalFamily::kRollback; }
   absl::Status SpillPages() override;
@@ -77,6 +80,7 @@ class RollbackWriteTxn final : public WriteTxn {
   DbHeader new_header_;
   Seal seal_;
   std::vector<PageNo> commit_pages_;
+  std::vector<uint8_t> run_buffer_;  // WritePages: a run of consecutive pages, for one write
 };
 
 }  // namespace journalkv::pager

@@ -180,6 +180,10 @@ class WalWriteTxn final : public WriteTxn {
  private:
   absl::StatusOr<std::shared_ptr<const PageBuffer>> CleanPage(PageNo page_no) override;
   bool KeepsOriginal(PageNo) const override { return false; }  // the log never needs them
+  // L8: the page at the writer's start snapshot, past which its own frames lie unpublished.
+  absl::StatusOr<std::shared_ptr<const PageBuffer>> StartImage(PageNo page_no) override {
+    return strategy_->CleanPage(snapshot_, page_no);
+  }
   bool HasWritten() const override { return !log_frames_.empty(); }
   JournalFamily family() const override { return strategy_->family(); }
   absl::Status SpillPages() override;

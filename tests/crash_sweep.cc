@@ -243,7 +243,8 @@ class Sweep {
     std::map<std::string, int> sites;
     CountSitesInto(&sites);
     vfs::SetSyncObserverForTesting(&CountSite);
-    RunResult clean = RunWorkload(fs, spec_.options, /*record=*/true);
+    RunResult clean = spec_.workload ? spec_.workload->run(fs, /*record=*/true)
+                                     : RunWorkload(fs, spec_.options, /*record=*/true);
     vfs::SetSyncObserverForTesting(nullptr);
     CountSitesInto(nullptr);
     if (clean.acknowledged != spec_.options.transactions) {
@@ -299,7 +300,8 @@ class Sweep {
     w->fs->SetDiskModel(spec_.disk);
     if (spec_.before_run) spec_.before_run(*w);
     w->fs->CrashAfterMutations(point);
-    w->run = RunWorkload(*w->fs, spec_.options, /*record=*/false);
+    w->run = spec_.workload ? spec_.workload->run(*w->fs, /*record=*/false)
+                            : RunWorkload(*w->fs, spec_.options, /*record=*/false);
     if (spec_.after_run) spec_.after_run(*w, point);
     return w;
   }
@@ -315,7 +317,8 @@ class Sweep {
   Recovered Recover(CrashWorld& w, const std::vector<int>& allowed,
                     const ModelState* exact = nullptr) {
     const uint64_t start = w.fs->mutation_count();
-    Recovered r = Verify(*w.fs, spec_.options, history_, allowed, exact);
+    Recovered r = spec_.workload ? spec_.workload->verify(*w.fs, allowed)
+                                 : Verify(*w.fs, spec_.options, history_, allowed, exact);
     r.mutations = w.fs->mutation_count() - start;
     return r;
   }
@@ -368,7 +371,7 @@ class Sweep {
         if (!Check(first, context + " (first recovery)")) return false;
         ModelState expect = first.state;
         bool probed = false;
-        if (seed % 2 == 1) {
+        if (seed % 2 == 1 && !spec_.workload) {
           expect = Probe(*w->fs, spec_.options, first.state, seed, &probed);
           if (!probed) {
             ADD_FAILURE() << context << ": the probe transaction failed";
@@ -418,7 +421,9 @@ class Sweep {
         auto w = RunTo(point);
         first_crash(*w);
         w->fs->CrashAfterMutations(j);  // j more mutations succeed: counted from here
-        {
+        if (spec_.workload) {
+          spec_.workload->recover(*w->fs);  // the crash point stops it
+        } else {
           auto p = pager::Pager::Open(w->fs.get(), kSweepPath, spec_.options.pager);
           if (p.ok()) (*p)->BeginRead().IgnoreError();  // the crash point stops it
         }

@@ -47,6 +47,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,22 @@ struct Guarantees {
   std::vector<int> Outcomes(const RunResult& run, CrashKind kind) const;
 };
 
+// A workload of a test's own in place of the pager workload (tests/pager_workload.h), for
+// layers above the pager (the engine's bottom-up loads and compaction: builder_sweep_test).
+// It must be deterministic, run options.transactions transactions on kSweepPath and return
+// what RunWorkload returns (acknowledged, in_flight, acknowledged_durable; recorded: after[t]
+// for t = 0..transactions, whose contents only the workload reads, and idle_points).
+struct SweepWorkload {
+  std::function<RunResult(vfs::FaultInjectingFileSystem& fs, bool record)> run;
+  // Recovers and checks the database as a new connection does (open, read and check it,
+  // close), and says which transaction it holds, as Verify does; `allowed` empty: any.
+  std::function<Recovered(vfs::FaultInjectingFileSystem& fs, const std::vector<int>& allowed)>
+      verify;
+  // The recovering connection that the sweep crashes after each of its mutations (open and a
+  // read: what a new connection does first).
+  std::function<void(vfs::FaultInjectingFileSystem& fs)> recover;
+};
+
 // One sweep: a configuration, what it promises, and the hooks a test adds.
 struct SweepSpec {
   std::string name;  // printed, and the salt of every random choice
@@ -154,6 +171,11 @@ struct SweepSpec {
   // with the world stopped at `point`.
   std::function<void(CrashWorld& world)> before_run;
   std::function<void(CrashWorld& world, uint64_t point)> after_run;
+  // Set: the sweep runs, verifies and recovers this workload instead of the pager workload
+  // (`options` then only gives options.transactions and the journal mode), and commits no
+  // probe transaction after a first recovery (kCrashThenPowerLoss then asks the second
+  // recovery for the first one's transaction).
+  std::optional<SweepWorkload> workload;
 };
 
 // Runs the sweep, adding a gtest failure for the first state that breaks the guarantees (and

@@ -137,8 +137,9 @@ Commands:
                   no free pages; prints "backup DEST: N pages, N bytes"
   compact         rewrite the database in place with no free pages, in one
                   write transaction (writers wait; WAL readers go on), and cut
-                  the file; needs free space for DBPATH.jkv-compact, its scratch
-                  image; prints "compact: N -> N pages, N -> N bytes"
+                  the file; needs free space for the journal (or the log) of
+                  the pages it rewrites; prints
+                  "compact: N -> N pages, N -> N bytes"
 
 Tokens: keys and values are written as tokens. Bytes 0x21..0x7e except "\"
 stand for themselves; every other byte is written \xHH in lower-case hex (a

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Compaction against SQLite VACUUM, and a sorted load against SQLite's sorted insert.
 
-Usage: run.py JKV_BINARY SCRATCH_DIR [ROUNDS]
+Usage: run.py JKV_BINARY[,JKV_BINARY2] SCRATCH_DIR [ROUNDS] [compact|load|all]
+  (the last argument picks the workloads, all by default; a second binary, for a before/after
+  comparison, runs the journalkv workloads again in each round, named "jkv2 ...")
 Workloads (bench/results-2026-12-05/NOTES.md, "Compaction"):
   compact: 300,000 random 17-byte keys with 100-byte values loaded in one transaction, every
     other key deleted in another, then `jkv x.db compact` timed as a whole process; SQLite
@@ -15,8 +17,10 @@ Rounds are interleaved (journalkv, SQLite, next mode, ...); medians and min-max 
 """
 import os, random, sqlite3, statistics, subprocess, sys, time
 
-jkv, scratch = sys.argv[1], sys.argv[2]
+jkvs, scratch = sys.argv[1].split(","), sys.argv[2]
+jkv = jkvs[0]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+which = sys.argv[4] if len(sys.argv) > 4 else "all"
 os.makedirs(scratch, exist_ok=True)
 rng = random.Random(7)
 keys = sorted({"".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(17))
@@ -104,15 +108,25 @@ def sqlite_load(mode):
 results = {}
 for r in range(rounds):
     for mode in ("delete", "wal"):
-        for name, f in (("jkv compact", jkv_compact), ("sqlite VACUUM", sqlite_vacuum),
-                        ("jkv load sorted 1M", jkv_load), ("sqlite sorted insert 1M", sqlite_load)):
-            results.setdefault((name, mode), []).append(f(mode))
+        for name, f, kind in (("jkv compact", jkv_compact, "compact"),
+                              ("sqlite VACUUM", sqlite_vacuum, "compact"),
+                              ("jkv load sorted 1M", jkv_load, "load"),
+                              ("sqlite sorted insert 1M", sqlite_load, "load")):
+            if which not in ("all", kind):
+                continue
+            for b, binary in enumerate(jkvs if name.startswith("jkv") else jkvs[:1]):
+                jkv = binary
+                label = name if b == 0 else name.replace("jkv", "jkv2", 1)
+                results.setdefault((label, mode), []).append(f(mode))
 for (name, mode), rs in results.items():
     ms = [x[0] for x in rs]
     print(f"{name:26s} {mode:6s} median {statistics.median(ms):7.0f} ms  "
           f"(min {min(ms):.0f}, max {max(ms):.0f})  file {rs[-1][1]/1e6:.1f} MB -> {rs[-1][2]/1e6:.1f} MB")
 for mode in ("delete", "wal"):
-    for a, b in (("jkv compact", "sqlite VACUUM"), ("jkv load sorted 1M", "sqlite sorted insert 1M")):
+    for a, b in (("jkv compact", "sqlite VACUUM"), ("jkv load sorted 1M", "sqlite sorted insert 1M"),
+                 ("jkv2 compact", "sqlite VACUUM"), ("jkv2 load sorted 1M", "sqlite sorted insert 1M")):
+        if (a, mode) not in results:
+            continue
         ja = statistics.median(x[0] for x in results[(a, mode)])
         sb = statistics.median(x[0] for x in results[(b, mode)])
         print(f"{mode}: {a} speed relative to {b}: {sb / ja:.2f}x")
