@@ -194,12 +194,39 @@ TEST_P(MmapTest, AFileCutUnderAReaderFailsItsReadsNotTheProcess) {
   EXPECT_EQ(v->value_or(""), "the cut");
 }
 
+// Lent (the default), the fault layer's map reaches the WAL's pages taken in place: the crash
+// sweeps and the schedule explorer over real files with the map on read as a mapped database
+// does (tests/sweep_base.h). The rollback modes copy out of the map (E2) either way.
+TEST_P(MmapTest, TheFaultInjectingFileSystemLendsItsBasesMapForPagesTakenInPlace) {
+  vfs::PosixFileSystem posix;
+  vfs::FaultInjectingFileSystem fault(&posix);
+  Options o = Opts();
+  o.file_system = &fault;
+  {
+    auto db = MustOpen(o);
+    ASSERT_NE(db, nullptr);
+    Fill(db.get(), 1);  // checkpointed: the pages are in the database file, where the map is
+  }
+  auto db = MustOpen(o);
+  ASSERT_NE(db, nullptr);
+  ExpectAll(db.get(), 1);
+  if (IsWalMode(GetParam())) {
+    EXPECT_GT(db->Stats().map_pages, 0u) << "no page was taken in place through the fault layer";
+  } else {
+    EXPECT_EQ(db->Stats().map_pages, 0u);
+    EXPECT_GT(db->Stats().map_reads, 0u);
+  }
+}
+
 // The fault-injecting file system over real files forwards the map to its base (the crash
 // sweeps' base with the map on, tests/sweep_base.h): reads go through the map, and its
 // injected read errors still reach the reader, and the answers are the same.
 TEST_P(MmapTest, TheFaultInjectingFileSystemMapsItsBaseAndStillFailsReadsAsTold) {
   vfs::PosixFileSystem posix;
   vfs::FaultInjectingFileSystem fault(&posix);
+  // Every page a Read through the fault layer (WAL's pages taken in place would bypass the
+  // injected faults: SetLendReadMap).
+  fault.SetLendReadMap(false);
   Options o = Opts();
   o.file_system = &fault;
   {

@@ -3,7 +3,9 @@
 // on for the whole test process (JOURNALKV_TEST_MMAP_SIZE, pager::DefaultMmapSize() > 0), real
 // files in a fresh folder under $TEST_TMPDIR (vfs/rooted_fs.h, the same absolute paths), since
 // only a file the kernel holds can be mapped: the pager's reads of the database file are then
-// copies out of the map (vfs/read_map.h), under the fault-injecting file system's power losses,
+// copies out of the map (vfs/read_map.h) and, in WAL modes, pages taken in place from it (the
+// fault layer lends its base's map: pager/mapped_pages.h, O5..O8), under the fault-injecting
+// file system's power losses,
 // process crashes and injected errors, which the map sees as it sees another process's writes
 // (E1: a power loss rewrites the base files; a failed sync rewrites what it lost).
 // JKV_SWEEP_REAL_FILES=1 takes the real files without the map (to compare the two).

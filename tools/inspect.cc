@@ -432,6 +432,14 @@ absl::Status InspectShm(vfs::FileSystem& fs, const std::string& path, std::ostre
     const char* levels[] = {"off", "normal", "full", "extra"};
     out << "sync floor " << (floor < 4 ? levels[floor] : "BAD") << ", append epoch " << epoch
         << '\n';
+    // The database file's write epoch (shm/wal_index.h O4): odd while a checkpoint writes the
+    // file, when readers of the memory map trust no page.
+    uint32_t db_epoch = 0;
+    std::memcpy(&db_epoch, s.at(shm::kDbEpochOffset), 4);
+    out << "db_epoch " << db_epoch
+        << (db_epoch % 2 == 1 ? " (odd: a checkpoint is writing the database file, or died doing it)"
+                              : "")
+        << '\n';
     for (int l = 0; l < 2; ++l) {
       uint64_t synced = 0;
       std::memcpy(&synced, s.at(shm::kSyncedThroughOffset + 8 * l), 8);

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "shm/wal_index.h"
 #include "vfs/posix_fs.h"
 
 namespace journalkv::tools {
@@ -122,8 +124,9 @@ TEST_F(InspectTest, TheLogAndTheIndexOfALiveWalDatabaseAndADamagedLog) {
   EXPECT_THAT(out, HasSubstr("5 commits"));
   EXPECT_THAT(out, Not(HasSubstr("BAD")));
   out = Run(db, "shm");
-  EXPECT_THAT(out, HasSubstr("layout_version 0x4a4b5307 ok\n"));
+  EXPECT_THAT(out, HasSubstr(absl::StrFormat("layout_version 0x%08x ok\n", shm::kShmLayoutVersion)));
   EXPECT_THAT(out, HasSubstr("sync floor full, append epoch 0\n"));
+  EXPECT_THAT(out, HasSubstr("db_epoch "));
   EXPECT_THAT(out, ::testing::ContainsRegex("log 0 synced through seq [0-9]+ frame 6\n"));
   EXPECT_THAT(out, HasSubstr("slots claimed in this life: below 1\n"));
   EXPECT_THAT(out, HasSubstr("published copies agree\n"));

@@ -104,6 +104,12 @@ class FaultInjectingFile final : public File {
     return base_->EnableReadMap(max_bytes);
   }
   ReadMapCounters read_map_counters() const override { return base_->read_map_counters(); }
+  // The map itself, for the WAL's pages taken in place (pager/mapped_pages.h), unless the file
+  // system was told not to lend it (SetLendReadMap): over real files the sweeps then read
+  // those pages as a mapped database does. Such reads bypass this layer's liveness check and
+  // injected read faults (a dead File's map still reads the inode it mapped); the model's
+  // power losses and crash states are the base files', which the map sees (E1).
+  ReadMap* read_map() override { return fs_->lends_read_map() ? base_->read_map() : nullptr; }
   AtomicWriteKind atomic_write_kind() const override {
     return read_only_ ? AtomicWriteKind::kNone : AtomicWriteKind::kEmulated;
   }

@@ -110,6 +110,7 @@
 
 #include <array>
 #include <cerrno>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -164,6 +165,13 @@ class FaultInjectingFileSystem : public FileSystem {
   // Whether a dropped sector of a torn write may hold random bytes (default true). With false,
   // every sector of a torn write holds either its old or its new bytes.
   void SetTornSectorGarbage(bool enabled);
+  // Whether this layer's Files lend their base File's read map (File::read_map) to a reader
+  // that takes pages out of it in place (pager/mapped_pages.h; default true, so the sweeps
+  // over real files read as a mapped database does). Pages taken in place bypass this layer:
+  // its liveness checks and injected read faults never reach them. With false every page is
+  // a Read through this layer (a copy out of the map, E2). Set before the database is opened.
+  void SetLendReadMap(bool lend) { lend_read_map_.store(lend, std::memory_order_relaxed); }
+  bool lends_read_map() const { return lend_read_map_.load(std::memory_order_relaxed); }
 
   // Process crash (SIGKILL): every File opened before is dead from now on (each call fails with
   // FailedPrecondition "...: file handle invalidated by simulated process crash"), the crash
@@ -334,6 +342,7 @@ class FaultInjectingFileSystem : public FileSystem {
 
   FileSystem* const base_;
 
+  std::atomic<bool> lend_read_map_{true};  // SetLendReadMap
   mutable base::Mutex mu_;
   // New Files join it; SimulatePowerLoss and SimulateProcessCrash end it and start another.
   std::shared_ptr<Epoch> epoch_ ABSL_GUARDED_BY(mu_);

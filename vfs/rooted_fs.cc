@@ -79,6 +79,7 @@ class RootedFile final : public File {
     return Unrooted(base_->EnableReadMap(max_bytes), *root_);
   }
   ReadMapCounters read_map_counters() const override { return base_->read_map_counters(); }
+  ReadMap* read_map() override { return base_->read_map(); }
   absl::StatusOr<uint64_t> LinkCount() override { return Unrooted(base_->LinkCount(), *root_); }
   absl::StatusOr<std::string> Identity() override { return Unrooted(base_->Identity(), *root_); }
   AtomicWriteKind atomic_write_kind() const override { return base_->atomic_write_kind(); }
