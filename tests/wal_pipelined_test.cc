@@ -9,6 +9,7 @@
 //   - after Wait returned OK, a power cut keeps the commit; Close flushes what is queued;
 //   - a NORMAL connection beside a pipelining FULL one, and the modes whose handles are ready
 //     at once (rollback journals, NORMAL, OFF).
+#include <atomic>
 #include <cerrno>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
@@ -320,6 +322,93 @@ TEST_P(PipelinedTest, CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb) {
   ASSERT_THAT(reopened, IsOk());
   for (int i = 0; i <= 20; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
   EXPECT_TRUE(PendingCommit().Ready());
+}
+
+// N4, the drain itself: the flusher is held before its first flush with three commits
+// queued, and Close runs on another thread. Close must not touch the log (its last-close
+// checkpoint takes the writer role, flushes what is pending and removes the log) while a
+// queued commit's flush has not settled: the closing thread must reach no WAL hook point
+// until the flusher is let go. (Without the drain the pipeline's destructor still settles
+// every promise before Close returns, and CloseLast's own flush publishes the commits, so the
+// end state alone does not show it: CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb passes
+// without the drain. What shows it is the order.)
+struct CloseOrder {
+  absl::Mutex mu;
+  bool flusher_held ABSL_GUARDED_BY(mu) = false;
+  bool released ABSL_GUARDED_BY(mu) = false;
+  std::thread::id closer ABSL_GUARDED_BY(mu);
+  std::vector<std::string> closer_points ABSL_GUARDED_BY(mu);  // reached while held
+};
+CloseOrder* close_order = nullptr;
+void CloseOrderHook(const char* point) {
+  CloseOrder& o = *close_order;
+  absl::MutexLock lock(&o.mu);
+  if (std::string(point) == "pipeline:flushing" && !o.flusher_held) {
+    o.flusher_held = true;
+    o.mu.Await(absl::Condition(&o.released));
+    return;
+  }
+  if (o.flusher_held && !o.released && std::this_thread::get_id() == o.closer) {
+    o.closer_points.push_back(point);
+    o.released = true;  // let the flusher go: the order is already broken
+  }
+}
+
+TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
+  vfs::MemFileSystem fs;
+  Options o = Base(&fs, GetParam(), SyncLevel::kFull);
+  std::atomic<int> hooks{0};
+  o.commit_hook = [&](const CommitInfo&) { hooks.fetch_add(1); };
+  CloseOrder order;
+  close_order = &order;
+  wal::SetWalHookForTesting(&CloseOrderHook);
+  std::vector<PendingCommit> h;
+  absl::Status closed;
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/d.db", o);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Put(Key(0), "v0"), IsOk());
+    h.push_back(PutAsync(**db, 1));
+    {
+      absl::MutexLock lock(&order.mu);
+      ASSERT_TRUE(order.mu.AwaitWithTimeout(absl::Condition(&order.flusher_held),
+                                            absl::Seconds(30)));
+    }
+    h.push_back(PutAsync(**db, 2));  // appended behind the held flush
+    h.push_back(PutAsync(**db, 3));
+    std::atomic<bool> close_returned{false};
+    std::thread closer([&] {
+      {
+        absl::MutexLock lock(&order.mu);
+        order.closer = std::this_thread::get_id();
+      }
+      closed = (*db)->Close();
+      close_returned.store(true);
+    });
+    // The closing thread gets time to run past a missing drain; with the drain it waits.
+    absl::SleepFor(absl::Milliseconds(300));
+    EXPECT_FALSE(close_returned.load()) << "Close returned while a queued commit was unsettled";
+    for (const PendingCommit& p : h) EXPECT_FALSE(p.Ready());
+    {
+      absl::MutexLock lock(&order.mu);
+      order.released = true;
+    }
+    closer.join();
+  }
+  wal::SetWalHookForTesting(nullptr);
+  close_order = nullptr;
+  EXPECT_THAT(closed, IsOk());
+  {
+    absl::MutexLock lock(&order.mu);
+    EXPECT_TRUE(order.closer_points.empty())
+        << "Close reached " << order.closer_points.front()
+        << " while a queued commit's flush had not settled";
+  }
+  for (const PendingCommit& p : h) EXPECT_THAT(p.Wait(), IsOk());
+  EXPECT_EQ(hooks.load(), 4);
+  absl::StatusOr<std::unique_ptr<Db>> reopened = Db::Open("/d.db", o);
+  ASSERT_THAT(reopened, IsOk());
+  for (int i = 0; i <= 3; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
 }
 
 // Bugs live between connections: a NORMAL connection commits while the FULL one's pipelined
