@@ -59,7 +59,7 @@ using Model = std::map<std::string, std::string>;
 
 constexpr int kTransactions = 9;
 constexpr int kWindow = 3;  // commits appended per window before the flusher goes
-constexpr int kKeysPerTxn = 100;
+constexpr int kKeysPerTxn = 60;
 
 std::string Key(int t, int i) { return absl::StrFormat("t%02d_k%03d", t, i); }
 std::string Value(int t, int i, int version) {
@@ -102,9 +102,9 @@ Options DbOptions(vfs::FileSystem* fs, pager::JournalMode mode) {
   o.journal_mode = mode;
   o.sync = SyncLevel::kFull;
   o.page_size = 1024;
-  o.cache_pages = 16;  // every transaction (about 20 KiB of values) spills
+  o.cache_pages = 8;  // every transaction (about 11 KiB of values) spills
   o.checkpoint_policy = "manual";
-  o.wal2_switch_pages = 60;  // WAL2 switches logs within the run (with commits pending)
+  o.wal2_switch_pages = 40;  // WAL2 switches logs within the run (with commits pending)
   o.wal_grow_bytes = kSweepWalGrowBytes;
   o.busy_timeout = absl::Seconds(5);
   return o;
@@ -264,6 +264,7 @@ struct Workload {
     }
     if (record) {
       spills = (*db)->Stats().spills;
+      result.log_switches = (*db)->Stats().log_switches;
       other.reset();
     }
     (void)(*db)->Close();  // the last close checkpoints and removes the log
@@ -361,7 +362,7 @@ TEST_P(PipelinedSpillTest, UnderCrashesAndCrashedRecoveries) {
   spec.guarantees.power_loss = true;
   spec.guarantees.power_loss_durable = true;
   spec.further_points = static_cast<size_t>(TierScaled(60, 10, 400));
-  spec.recovery_crash_states = static_cast<size_t>(TierScaled(6, 2, 250));
+  spec.recovery_crash_states = static_cast<size_t>(TierScaled(6, 1, 250));
   spec.workload = SweepWorkload{
       [workload](vfs::FaultInjectingFileSystem& fs, bool record) {
         return workload->Run(fs, record);
@@ -376,6 +377,9 @@ TEST_P(PipelinedSpillTest, UnderCrashesAndCrashedRecoveries) {
     EXPECT_GT(workload->spills, 0u) << "no transaction spilled: the sweep tests less than it says";
     EXPECT_GT(workload->pending_at_append, 0) << "no commit was appended on a pending one";
     EXPECT_GT(workload->reader_checks, kTransactions);
+    if (workload->mode == pager::JournalMode::kWal2) {
+      EXPECT_GT(clean.log_switches, 0u) << "WAL2 never switched logs with commits pending";
+    }
     std::printf("%s: %llu spills, %d commits appended on a pending one, %d reader checks\n",
                 pager::JournalModeName(workload->mode).data(),
                 static_cast<unsigned long long>(workload->spills), workload->pending_at_append,
