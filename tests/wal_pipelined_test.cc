@@ -11,7 +11,10 @@
 //     at once (rollback journals, NORMAL, OFF).
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -333,24 +336,27 @@ TEST_P(PipelinedTest, CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb) {
 // end state alone does not show it: CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb passes
 // without the drain. What shows it is the order.)
 struct CloseOrder {
-  absl::Mutex mu;
-  bool flusher_held ABSL_GUARDED_BY(mu) = false;
-  bool released ABSL_GUARDED_BY(mu) = false;
-  std::thread::id closer ABSL_GUARDED_BY(mu);
-  std::vector<std::string> closer_points ABSL_GUARDED_BY(mu);  // reached while held
+  std::mutex mu;  // std::mutex: TSan sees through its condition variable's waits
+  std::condition_variable cv;
+  bool flusher_held = false;  // guarded by mu
+  bool released = false;      // guarded by mu
+  std::thread::id closer;     // guarded by mu
+  std::vector<std::string> closer_points;  // guarded by mu; reached while held
 };
 CloseOrder* close_order = nullptr;
 void CloseOrderHook(const char* point) {
   CloseOrder& o = *close_order;
-  absl::MutexLock lock(&o.mu);
+  std::unique_lock<std::mutex> lock(o.mu);
   if (std::string(point) == "pipeline:flushing" && !o.flusher_held) {
     o.flusher_held = true;
-    o.mu.Await(absl::Condition(&o.released));
+    o.cv.notify_all();
+    o.cv.wait(lock, [&] { return o.released; });
     return;
   }
   if (o.flusher_held && !o.released && std::this_thread::get_id() == o.closer) {
     o.closer_points.push_back(point);
     o.released = true;  // let the flusher go: the order is already broken
+    o.cv.notify_all();
   }
 }
 
@@ -370,16 +376,16 @@ TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
     ASSERT_THAT((*db)->Put(Key(0), "v0"), IsOk());
     h.push_back(PutAsync(**db, 1));
     {
-      absl::MutexLock lock(&order.mu);
-      ASSERT_TRUE(order.mu.AwaitWithTimeout(absl::Condition(&order.flusher_held),
-                                            absl::Seconds(30)));
+      std::unique_lock<std::mutex> lock(order.mu);
+      ASSERT_TRUE(order.cv.wait_for(lock, std::chrono::seconds(30),
+                                    [&] { return order.flusher_held; }));
     }
     h.push_back(PutAsync(**db, 2));  // appended behind the held flush
     h.push_back(PutAsync(**db, 3));
     std::atomic<bool> close_returned{false};
     std::thread closer([&] {
       {
-        absl::MutexLock lock(&order.mu);
+        std::lock_guard<std::mutex> lock(order.mu);
         order.closer = std::this_thread::get_id();
       }
       closed = (*db)->Close();
@@ -390,8 +396,9 @@ TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
     EXPECT_FALSE(close_returned.load()) << "Close returned while a queued commit was unsettled";
     for (const PendingCommit& p : h) EXPECT_FALSE(p.Ready());
     {
-      absl::MutexLock lock(&order.mu);
+      std::lock_guard<std::mutex> lock(order.mu);
       order.released = true;
+      order.cv.notify_all();
     }
     closer.join();
   }
@@ -399,7 +406,7 @@ TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
   close_order = nullptr;
   EXPECT_THAT(closed, IsOk());
   {
-    absl::MutexLock lock(&order.mu);
+    std::lock_guard<std::mutex> lock(order.mu);
     EXPECT_TRUE(order.closer_points.empty())
         << "Close reached " << order.closer_points.front()
         << " while a queued commit's flush had not settled";
