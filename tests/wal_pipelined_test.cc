@@ -418,6 +418,52 @@ TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
   for (int i = 0; i <= 3; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
 }
 
+// N3 and N4 at close: the flusher held before its flush with three commits queued, the next
+// sync set to fail, and Close on another thread. The flusher's own flush meets the failure
+// (so the first commit's error names the failed sync, not only "dropped"), every queued commit
+// fails, and after a reopen (no power cut) none of them is there while the commit before them
+// is: each Wait's result agrees with the database. (Without the drain, CloseLast's flush met
+// the failure first and every handle said DataLoss; the data still agreed.)
+TEST_P(PipelinedTest, AQueuedFlushFailingAtCloseFailsItsCommitsAndLeavesThemOut) {
+  vfs::MemFileSystem base;
+  vfs::FaultInjectingFileSystem fs(&base);
+  Options o = Base(&fs, GetParam(), SyncLevel::kFull);
+  std::vector<PendingCommit> h;
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/e.db", o);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Put(Key(0), "v0"), IsOk());
+    ScopedGate gate("pipeline:flushing");
+    h.push_back(PutAsync(**db, 1));
+    ASSERT_TRUE(HookGate::Get().WaitUntilReached());
+    h.push_back(PutAsync(**db, 2));
+    h.push_back(PutAsync(**db, 3));
+    fs.FailNth(FaultOp::kSync, 1, EIO);
+    absl::Status closed;
+    std::thread closer([&] { closed = (*db)->Close(); });
+    absl::SleepFor(absl::Milliseconds(200));  // a Close without the drain runs ahead here
+    HookGate::Get().Release();
+    closer.join();
+    EXPECT_THAT(closed, IsOk());
+  }
+  for (size_t i = 0; i < h.size(); ++i) {
+    const absl::Status s = h[i].Wait();
+    EXPECT_FALSE(s.ok()) << "commit " << i + 1 << " of a failed flush returned OK";
+    if (i == 0) {
+      EXPECT_FALSE(absl::IsDataLoss(s)) << "the first commit's error does not name the failed "
+                                           "sync: " << s;
+    }
+  }
+  fs.ClearFaults();
+  absl::StatusOr<std::unique_ptr<Db>> reopened = Db::Open("/e.db", o);
+  ASSERT_THAT(reopened, IsOk());
+  EXPECT_TRUE(Has(**reopened, 0));
+  for (int i = 1; i <= 3; ++i) EXPECT_FALSE(Has(**reopened, i)) << "failed commit " << i;
+  absl::StatusOr<CheckResult> check = (*reopened)->Check();
+  ASSERT_THAT(check, IsOk());
+  EXPECT_TRUE(check->ok());
+}
+
 // Bugs live between connections: a NORMAL connection commits while the FULL one's pipelined
 // commit waits for its flush (the flusher held). The NORMAL commit finds it pending and
 // publishes both through a flush of its own (W12 b), syncing the log; the FULL handle's
