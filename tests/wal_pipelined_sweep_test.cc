@@ -14,7 +14,10 @@
 //     writes anything crashed again at every mutation of that recovery. Each recovered database
 //     must pass Check() and hold exactly the keys of one commit t, with t from the last commit
 //     whose Wait returned OK up to the last commit appended: acknowledged commits survive and
-//     what survives is a prefix of the commit order.
+//     what survives is a prefix of the commit order. In the second window a TRUNCATE
+//     checkpoint runs with two commits appended and their flush not yet run (it flushes them
+//     as the writer, copies and restarts the log); in WAL2 the writer switches logs with
+//     commits pending (wal2_switch_pages 40).
 //
 // Determinism (the crash harness replays a run up to its k-th mutation): the flusher thread is
 // held at "pipeline:flushing" at the start of each window until the writer has appended the
@@ -63,6 +66,7 @@ using Model = std::map<std::string, std::string>;
 constexpr int kTransactions = 9;
 constexpr int kWindow = 3;  // commits appended per window before the flusher goes
 constexpr int kKeysPerTxn = 60;
+constexpr int kCheckpointAfter = 5;  // appended second in the second window
 
 std::string Key(int t, int i) { return absl::StrFormat("t%02d_k%03d", t, i); }
 std::string Value(int t, int i, int version) {
@@ -210,6 +214,7 @@ struct Workload {
   uint64_t spills = 0;
   int pending_at_append = 0;
   int reader_checks = 0;
+  bool checkpointed_pending = false;
   std::string reader_problem;
 
   RunResult Run(vfs::FaultInjectingFileSystem& fs, bool record) {
@@ -228,6 +233,7 @@ struct Workload {
       result.idle_points.push_back(fs.mutation_count());
     }
     bool failed = false;
+    int checkpointed = 0;
     for (int start = 1; start <= kTransactions && !failed; start += kWindow) {
       std::vector<std::pair<int, PendingCommit>> window;
       FlushGate::Get().Arm();
@@ -247,7 +253,23 @@ struct Workload {
         }
         if (t > start && !window.back().second.Ready()) ++pending_at_append;
         window.emplace_back(t, h);
-        if (record) CheckReaders(**db, *other, result.acknowledged, t - 1);
+        if (t == kCheckpointAfter) {
+          // A checkpoint with commits appended and their flush not yet run (the flusher held):
+          // it flushes them as the writer and copies the log (TRUNCATE: restarts it too).
+          absl::StatusOr<CheckpointResult> c = (*db)->Checkpoint(CheckpointMode::kTruncate);
+          if (!c.ok()) {
+            failed = true;
+            break;
+          }
+          if (record) checkpointed_pending = !window.front().second.Ready();
+          checkpointed = t;  // durable and published by the checkpoint's flush
+        }
+        if (record) {
+          // In WAL2 a writer that switches logs first flushes and publishes the commits
+          // pending before its own (W12 c): up to t - 1 may be visible, never t.
+          const int flushed = mode == pager::JournalMode::kWal2 ? t - 1 : result.acknowledged;
+          CheckReaders(**db, *other, result.acknowledged, std::max(flushed, checkpointed));
+        }
       }
       FlushGate::Get().Release();
       bool wait_failed = false;
@@ -280,12 +302,10 @@ struct Workload {
   }
 
   // While commits after `acknowledged` are appended and the flusher is held, a reader of the
-  // writer's handle and one of another connection see exactly `acknowledged` in WAL. In WAL2
-  // a writer that switches logs first flushes and publishes the commits pending before its
-  // own (W12 c), so they may see up to `flushed` (the commit before the last one appended),
-  // never the last one appended, which nothing has flushed.
+  // writer's handle and one of another connection see a commit from `acknowledged` up to
+  // `flushed`, the last one a flush other than the flusher's made durable and published (a
+  // WAL2 switch's, the checkpoint's), never one nothing has flushed.
   void CheckReaders(Db& db, Db& other, int acknowledged, int flushed) {
-    if (mode != pager::JournalMode::kWal2) flushed = acknowledged;
     for (Db* d : {&db, &other}) {
       absl::StatusOr<std::unique_ptr<ReadTransaction>> r = d->BeginRead();
       if (!r.ok()) {
@@ -385,6 +405,7 @@ TEST_P(PipelinedSpillTest, UnderCrashesAndCrashedRecoveries) {
     EXPECT_GT(workload->spills, 0u) << "no transaction spilled: the sweep tests less than it says";
     EXPECT_GT(workload->pending_at_append, 0) << "no commit was appended on a pending one";
     EXPECT_GT(workload->reader_checks, kTransactions);
+    EXPECT_TRUE(workload->checkpointed_pending) << "the checkpoint found no commit pending";
     if (workload->mode == pager::JournalMode::kWal2) {
       EXPECT_GT(clean.log_switches, 0u) << "WAL2 never switched logs with commits pending";
     }
