@@ -3,10 +3,13 @@
 // of 2 to 8 in flight; commit i writes key a<i>) and, each time a commit's Wait returns OK,
 // writes i to a pipe. The parent kills it at a random moment, or once the child stopped one of
 // its threads at a hook point (the point's n-th visit: the flusher before its flush, after its
-// sync and before the publish, after it settled; the writer after an append), reads every
+// sync and before the publish, after it settled; the writer after an append; every 7th commit
+// is larger than the cache and spills while earlier ones are pending), reads every
 // acknowledgement the pipe still holds, and then opens the database:
 //   - every acknowledged commit is there, with its value, and the keys there are a prefix of
 //     the commit order (a0 .. a<n-1>, nothing after a gap);
+//   - a large commit is there whole with its a-key or not at all (a spilled transaction that
+//     never committed leaves nothing);
 //   - Check() is clean;
 //   - in some rounds two processes open it at once (both recover and check it, concurrently);
 //   - in some rounds a second process commits meanwhile with the synchronous Commit at sync
@@ -34,6 +37,12 @@ std::string AKey(int i) { return absl::StrFormat("a%06d", i); }
 std::string BKey(int i) { return absl::StrFormat("b%06d", i); }
 std::string AValue(int i) { return absl::StrCat("pipelined ", i, std::string(60 + i % 90, 'p')); }
 std::string BValue(int i) { return absl::StrCat("normal ", i, std::string(40 + i % 50, 'n')); }
+// Every kBigEvery-th pipelined commit also writes kBigKeys keys s<i>_<j>: larger than the
+// 8-page cache, so it spills frames into the log while earlier commits are pending.
+constexpr int kBigEvery = 7;
+constexpr int kBigKeys = 40;
+std::string SKey(int i, int j) { return absl::StrFormat("s%06d_%02d", i, j); }
+std::string SValue(int i, int j) { return absl::StrCat(i, "/", j, std::string(200, 's')); }
 
 constexpr int32_t kStopped = -1;  // the child stopped at its hook point
 
@@ -58,6 +67,7 @@ bool WriteInt(int fd, int32_t v) { return write(fd, &v, sizeof(v)) == sizeof(v);
 int PipelinerMain(const std::string& path, JournalMode mode, int fd, int window) {
   Options o = WalOptions(mode, SyncLevel::kFull);
   o.page_size = 1024;
+  o.cache_pages = 8;
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, o);
   if (!db.ok()) return ChildFail(kExitOpenFailed, db.status().ToString());
   std::deque<std::pair<int, PendingCommit>> in_flight;
@@ -65,6 +75,9 @@ int PipelinerMain(const std::string& path, JournalMode mode, int fd, int window)
     absl::StatusOr<std::unique_ptr<WriteTransaction>> w = (*db)->BeginWrite();
     if (!w.ok()) return StatusFail(w.status(), "pipeliner BeginWrite");
     absl::Status s = (*w)->Put(AKey(i), AValue(i));
+    for (int j = 0; s.ok() && i % kBigEvery == 0 && j < kBigKeys; ++j) {
+      s = (*w)->Put(SKey(i, j), SValue(i, j));
+    }
     if (!s.ok()) return StatusFail(s, "pipeliner put");
     in_flight.emplace_back(i, (*w)->CommitAsync());
     while (static_cast<int>(in_flight.size()) >= window) {
@@ -73,6 +86,9 @@ int PipelinerMain(const std::string& path, JournalMode mode, int fd, int window)
       s = h.Wait();
       if (!s.ok()) return StatusFail(s, absl::StrCat("pipelined commit ", k));
       if (!WriteInt(fd, k)) return ChildFail(kExitError, "pipe");
+    }
+    if (i == 3 * kBigEvery && (*db)->Stats().spills == 0) {
+      return ChildFail(kExitNoSpill, "the large commits did not spill");
     }
   }
   return ChildFail(kExitNotKilled, "not killed");
@@ -162,6 +178,28 @@ std::string Verify(const std::string& path, JournalMode mode, int acked_a, int a
   if (!p.empty()) return p;
   p = CheckPrefix(**db, "b", acked_b, BKey, BValue, &found_b);
   if (!p.empty()) return p;
+  // The large commits: all of one there with its a-key, none of one whose a-key is not (a
+  // spilled transaction never committed leaves nothing).
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> r = (*db)->BeginRead();
+  if (!r.ok()) return r.status().ToString();
+  std::unique_ptr<Iterator> it = (*r)->NewIterator();
+  it->Seek("s");
+  for (int i = 0; i < *found_a; i += kBigEvery) {
+    for (int j = 0; j < kBigKeys; ++j, it->Next()) {
+      if (!it->Valid() || it->key() != SKey(i, j)) {
+        return absl::StrCat("commit ", i, " is there without its key ", SKey(i, j));
+      }
+      absl::StatusOr<absl::string_view> v = it->value_view();
+      if (!v.ok() || *v != SValue(i, j)) return absl::StrCat("wrong value of ", SKey(i, j));
+    }
+  }
+  if (it->Valid() && absl::StartsWith(it->key(), "s")) {
+    return absl::StrCat("key ", it->key(), " of a commit that is not there (", *found_a,
+                        " pipelined commits are)");
+  }
+  if (!it->status().ok()) return it->status().ToString();
+  it.reset();
+  r->reset();
   absl::StatusOr<CheckResult> check = (*db)->Check();
   if (!check.ok()) return absl::StrCat("check: ", check.status().ToString());
   if (!check->ok()) return absl::StrCat("check: ", check->problems.front());
