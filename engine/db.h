@@ -262,8 +262,10 @@ class WriteTransaction {
   // transaction builds on this one; the connection's flusher thread syncs the log meanwhile).
   // The handle's Wait reports the outcome (PendingCommit). In the rollback journal modes and
   // at sync NORMAL and OFF the commit completes here and the handle is ready at once.
-  // Visibility: readers, of this Db too, see the commit only once it is durable (its handle
-  // ready), never before; this Db's next write transaction sees it at once.
+  // Visibility: readers, of this Db too, see the commit only once it is durable, never before
+  // (a flush publishes it: by the time its handle is ready, or earlier when another flush, of
+  // a later commit or a WAL2 log switch, synced it first); this Db's next write transaction
+  // sees it at once.
   // Hooks (Options::commit_hook, wal_hook) run once the commit is durable and visible, before
   // its handle becomes ready, in commit order: on the Db's flusher thread for a pipelined
   // commit, on this thread for one completed here.

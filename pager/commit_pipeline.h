@@ -21,8 +21,10 @@
 //       returned OK: W1 durable, W12 visible) and after its on_durable callback (the engine's
 //       commit hooks) returned: hooks fire on the flusher thread, in commit order, before the
 //       commit's Wait returns. Readers, of this handle or another, see the commit only once
-//       that flush published it (hook "pipeline:flushing" before the flusher waits for it,
-//       "pipeline:settled" after it settles).
+//       a flush that synced it published it: its own, or an earlier one of another writer
+//       (W12 b, c: a WAL2 switch flushes what is pending), so possibly before its Wait
+//       returns, never before it is durable (hook "pipeline:flushing" before the flusher
+//       waits for it, "pipeline:settled" after it settles; tests/wal_pipelined_sweep_test).
 //   N3. A failed flush fails every commit it covered and every later one built on it: the
 //       wal layer drops them (W13: AwaitDurable returns the failure, or DataLoss for a commit
 //       appended on top of a dropped one), and the finish step makes the failure the handle's

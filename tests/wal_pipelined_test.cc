@@ -9,8 +9,12 @@
 //   - after Wait returned OK, a power cut keeps the commit; Close flushes what is queued;
 //   - a NORMAL connection beside a pipelining FULL one, and the modes whose handles are ready
 //     at once (rollback journals, NORMAL, OFF).
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
@@ -320,6 +325,143 @@ TEST_P(PipelinedTest, CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb) {
   ASSERT_THAT(reopened, IsOk());
   for (int i = 0; i <= 20; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
   EXPECT_TRUE(PendingCommit().Ready());
+}
+
+// N4, the drain itself: the flusher is held before its first flush with three commits
+// queued, and Close runs on another thread. Close must not touch the log (its last-close
+// checkpoint takes the writer role, flushes what is pending and removes the log) while a
+// queued commit's flush has not settled: the closing thread must reach no WAL hook point
+// until the flusher is let go. (Without the drain the pipeline's destructor still settles
+// every promise before Close returns, and CloseLast's own flush publishes the commits, so the
+// end state alone does not show it: CloseFlushesWhatIsQueuedAndHandlesOutliveTheDb passes
+// without the drain. What shows it is the order.)
+struct CloseOrder {
+  std::mutex mu;  // std::mutex: TSan sees through its condition variable's waits
+  std::condition_variable cv;
+  bool flusher_held = false;  // guarded by mu
+  bool released = false;      // guarded by mu
+  std::thread::id closer;     // guarded by mu
+  std::vector<std::string> closer_points;  // guarded by mu; reached while held
+};
+CloseOrder* close_order = nullptr;
+void CloseOrderHook(const char* point) {
+  CloseOrder& o = *close_order;
+  std::unique_lock<std::mutex> lock(o.mu);
+  if (std::string(point) == "pipeline:flushing" && !o.flusher_held) {
+    o.flusher_held = true;
+    o.cv.notify_all();
+    o.cv.wait(lock, [&] { return o.released; });
+    return;
+  }
+  if (o.flusher_held && !o.released && std::this_thread::get_id() == o.closer) {
+    o.closer_points.push_back(point);
+    o.released = true;  // let the flusher go: the order is already broken
+    o.cv.notify_all();
+  }
+}
+
+TEST_P(PipelinedTest, CloseTouchesNothingWhileAQueuedFlushIsUnsettled) {
+  vfs::MemFileSystem fs;
+  Options o = Base(&fs, GetParam(), SyncLevel::kFull);
+  std::atomic<int> hooks{0};
+  o.commit_hook = [&](const CommitInfo&) { hooks.fetch_add(1); };
+  CloseOrder order;
+  close_order = &order;
+  wal::SetWalHookForTesting(&CloseOrderHook);
+  std::vector<PendingCommit> h;
+  absl::Status closed;
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/d.db", o);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Put(Key(0), "v0"), IsOk());
+    h.push_back(PutAsync(**db, 1));
+    {
+      std::unique_lock<std::mutex> lock(order.mu);
+      ASSERT_TRUE(order.cv.wait_for(lock, std::chrono::seconds(30),
+                                    [&] { return order.flusher_held; }));
+    }
+    h.push_back(PutAsync(**db, 2));  // appended behind the held flush
+    h.push_back(PutAsync(**db, 3));
+    std::atomic<bool> close_returned{false};
+    std::thread closer([&] {
+      {
+        std::lock_guard<std::mutex> lock(order.mu);
+        order.closer = std::this_thread::get_id();
+      }
+      closed = (*db)->Close();
+      close_returned.store(true);
+    });
+    // The closing thread gets time to run past a missing drain; with the drain it waits.
+    absl::SleepFor(absl::Milliseconds(300));
+    EXPECT_FALSE(close_returned.load()) << "Close returned while a queued commit was unsettled";
+    for (const PendingCommit& p : h) EXPECT_FALSE(p.Ready());
+    {
+      std::lock_guard<std::mutex> lock(order.mu);
+      order.released = true;
+      order.cv.notify_all();
+    }
+    closer.join();
+  }
+  wal::SetWalHookForTesting(nullptr);
+  close_order = nullptr;
+  EXPECT_THAT(closed, IsOk());
+  {
+    std::lock_guard<std::mutex> lock(order.mu);
+    EXPECT_TRUE(order.closer_points.empty())
+        << "Close reached " << order.closer_points.front()
+        << " while a queued commit's flush had not settled";
+  }
+  for (const PendingCommit& p : h) EXPECT_THAT(p.Wait(), IsOk());
+  EXPECT_EQ(hooks.load(), 4);
+  absl::StatusOr<std::unique_ptr<Db>> reopened = Db::Open("/d.db", o);
+  ASSERT_THAT(reopened, IsOk());
+  for (int i = 0; i <= 3; ++i) EXPECT_TRUE(Has(**reopened, i)) << i;
+}
+
+// N3 and N4 at close: the flusher held before its flush with three commits queued, the next
+// sync set to fail, and Close on another thread. The flusher's own flush meets the failure
+// (so the first commit's error names the failed sync, not only "dropped"), every queued commit
+// fails, and after a reopen (no power cut) none of them is there while the commit before them
+// is: each Wait's result agrees with the database. (Without the drain, CloseLast's flush met
+// the failure first and every handle said DataLoss; the data still agreed.)
+TEST_P(PipelinedTest, AQueuedFlushFailingAtCloseFailsItsCommitsAndLeavesThemOut) {
+  vfs::MemFileSystem base;
+  vfs::FaultInjectingFileSystem fs(&base);
+  Options o = Base(&fs, GetParam(), SyncLevel::kFull);
+  std::vector<PendingCommit> h;
+  {
+    absl::StatusOr<std::unique_ptr<Db>> db = Db::Open("/e.db", o);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Put(Key(0), "v0"), IsOk());
+    ScopedGate gate("pipeline:flushing");
+    h.push_back(PutAsync(**db, 1));
+    ASSERT_TRUE(HookGate::Get().WaitUntilReached());
+    h.push_back(PutAsync(**db, 2));
+    h.push_back(PutAsync(**db, 3));
+    fs.FailNth(FaultOp::kSync, 1, EIO);
+    absl::Status closed;
+    std::thread closer([&] { closed = (*db)->Close(); });
+    absl::SleepFor(absl::Milliseconds(200));  // a Close without the drain runs ahead here
+    HookGate::Get().Release();
+    closer.join();
+    EXPECT_THAT(closed, IsOk());
+  }
+  for (size_t i = 0; i < h.size(); ++i) {
+    const absl::Status s = h[i].Wait();
+    EXPECT_FALSE(s.ok()) << "commit " << i + 1 << " of a failed flush returned OK";
+    if (i == 0) {
+      EXPECT_FALSE(absl::IsDataLoss(s)) << "the first commit's error does not name the failed "
+                                           "sync: " << s;
+    }
+  }
+  fs.ClearFaults();
+  absl::StatusOr<std::unique_ptr<Db>> reopened = Db::Open("/e.db", o);
+  ASSERT_THAT(reopened, IsOk());
+  EXPECT_TRUE(Has(**reopened, 0));
+  for (int i = 1; i <= 3; ++i) EXPECT_FALSE(Has(**reopened, i)) << "failed commit " << i;
+  absl::StatusOr<CheckResult> check = (*reopened)->Check();
+  ASSERT_THAT(check, IsOk());
+  EXPECT_TRUE(check->ok());
 }
 
 // Bugs live between connections: a NORMAL connection commits while the FULL one's pipelined
