@@ -163,7 +163,15 @@ absl::StatusOr<MutablePage> WriteTxn::Allocate() {
         !rewrite_blank_.contains(page_no.value()) && KeepsOriginal(page_no)) {
       // L7: a page in use at the start, overwritten by a rebuild: its original is kept, and
       // journaled (durably) before the page reaches the file (I1), as any first write's is.
-      JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      // The page's bytes start blank (zeroed below), so they are not copied from the original
+      // as MakeDirty's are.
+      if (dirty_.contains(page_no.value())) {
+        JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      } else {
+        JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(page_no));
+        page = AddBlankPage(page_no);
+        page->original = std::move(clean);
+      }
     } else {
       page = AddBlankPage(page_no);  // new, free at the start (L7), or the WAL: nothing to keep
     }

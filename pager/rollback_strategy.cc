@@ -111,7 +111,9 @@ absl::Status RollbackWriteTxn::SpillPages() {
     page1_marked_ = true;
   }
   Journal& journal = strategy_->journal_;
+  journal.ReserveOriginals(dirty_.size());
   std::vector<PageNo> pages;
+  pages.reserve(dirty_.size());
   for (auto& [n, dirty] : dirty_) {
     if (dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));
@@ -177,6 +179,7 @@ absl::Status RollbackWriteTxn::FlushJournal() {
   seal_ = Seal{};
   seal_.new_pages = new_header_.page_count;
   commit_pages_.clear();
+  if (keep_originals) journal.ReserveOriginals(dirty_.size());
   for (auto& [n, dirty] : dirty_) {
     if (keep_originals && dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));
