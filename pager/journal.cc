@@ -255,6 +255,7 @@ void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonc
   // spilled ones, before the commit's records and seal, so the seal is read only past it.
   std::string record;
   AppendSuperRecord(header_.nonce, super_path, super_nonce, &record);
+  if (pending_.size() < kJournalHeaderSize) pending_.resize(kJournalHeaderSize);
   pending_.insert(kJournalHeaderSize, record);  // first of the records, after the lead
   for (auto& [page, offset] : pending_images_) offset += record.size();
 }
