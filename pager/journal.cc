@@ -232,10 +232,14 @@ void Journal::Begin(uint32_t orig_pages, uint64_t change_counter) {
   synced_since_last_write_ = false;
   end_offset_ = 0;
   seal_offset_.reset();
-  pending_.clear();
-  pending_images_.clear();
+  ClearPending();
   image_offsets_.clear();
   memory_images_.clear();
+}
+
+void Journal::ClearPending() {
+  pending_.resize(kJournalHeaderSize);  // the lead kept for the header; the capacity stays
+  pending_images_.clear();
 }
 
 void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonce) {
@@ -251,7 +255,8 @@ void Journal::NameSuper(const std::string& super_path_given, uint64_t super_nonc
   // spilled ones, before the commit's records and seal, so the seal is read only past it.
   std::string record;
   AppendSuperRecord(header_.nonce, super_path, super_nonce, &record);
-  pending_ = record + pending_;
+  if (pending_.size() < kJournalHeaderSize) pending_.resize(kJournalHeaderSize);
+  pending_.insert(kJournalHeaderSize, record);  // first of the records, after the lead
   for (auto& [page, offset] : pending_images_) offset += record.size();
 }
 
@@ -262,8 +267,17 @@ void Journal::AddOriginal(PageNo page_no, absl::Span<const uint8_t> image) {
                                            image.size()));
     return;
   }
-  pending_images_.push_back({page_no.value(), pending_.size() + kRecordPrefixSize});
+  if (pending_.size() < kJournalHeaderSize) pending_.resize(kJournalHeaderSize);
+  pending_images_.push_back(
+      {page_no.value(), pending_.size() - kJournalHeaderSize + kRecordPrefixSize});
   AppendRecord(header_.nonce, page_no, image, &pending_);
+}
+
+void Journal::ReserveOriginals(size_t count) {
+  if (in_memory()) return;
+  const size_t wanted = std::max<size_t>(pending_.size(), kJournalHeaderSize) +
+                        count * RecordSize(page_size_);
+  if (wanted > pending_.capacity()) pending_.reserve(wanted);
 }
 
 absl::Status Journal::ReadOriginal(PageNo page_no, absl::Span<uint8_t> image) const {
@@ -356,34 +370,43 @@ absl::Status Journal::Flush(const Seal* seal) {
   if (in_memory()) return absl::OkStatus();
   JKV_RETURN_IF_ERROR(OpenForTransaction());
   synced_since_last_write_ = false;
-  std::string body = std::move(pending_);
-  pending_.clear();
-  const uint64_t seal_in_body = body.size();
-  if (seal != nullptr) AppendSeal(header_.nonce, *seal, &body);
-  std::string buffer;
+  if (pending_.size() < kJournalHeaderSize) pending_.resize(kJournalHeaderSize);
+  // pending_ is [lead for the header][records], the seal appended after them; `from` is where
+  // in it this flush's write starts (0 when the header goes with the records).
+  const uint64_t seal_in_body = pending_.size() - kJournalHeaderSize;
+  if (seal != nullptr) AppendSeal(header_.nonce, *seal, &pending_);
+  const uint64_t body_size = pending_.size() - kJournalHeaderSize;
+  size_t from = kJournalHeaderSize;
   if (!written_) {
     // The whole size is known only when this is the transaction's one and only flush.
     header_.records_offset =
-        PlaceRecords(seal != nullptr ? std::optional<uint64_t>(body.size()) : std::nullopt);
+        PlaceRecords(seal != nullptr ? std::optional<uint64_t>(body_size) : std::nullopt);
     end_offset_ = header_.records_offset;
-    buffer.resize(kJournalHeaderSize);
-    EncodeJournalHeader(header_, absl::MakeSpan(reinterpret_cast<uint8_t*>(buffer.data()),
-                                                buffer.size()));
+    const absl::Span<uint8_t> lead(reinterpret_cast<uint8_t*>(pending_.data()),
+                                   kJournalHeaderSize);
+    EncodeJournalHeader(header_, lead);
     if (end_offset_ != kJournalHeaderSize) {
-      JKV_RETURN_IF_ERROR(file_->Write(0, AsBytes(buffer)));
-      buffer.clear();
+      absl::Status s = file_->Write(0, lead);
+      if (!s.ok()) {
+        ClearPending();
+        return s;
+      }
+    } else {
+      from = 0;
     }
     written_ = true;
   }
-  const uint64_t write_at = end_offset_ - buffer.size();
+  const uint64_t write_at = end_offset_ - (kJournalHeaderSize - from);
   // Recorded before the write: a write that fails may still have put the seal in the file.
   if (seal != nullptr) seal_offset_ = end_offset_ + seal_in_body;
-  const uint64_t body_at = write_at + buffer.size();
+  const uint64_t body_at = end_offset_;
   for (const auto& [page, offset] : pending_images_) image_offsets_[page] = body_at + offset;
-  pending_images_.clear();
-  buffer += body;
-  JKV_RETURN_IF_ERROR(file_->Write(write_at, AsBytes(buffer)));
-  end_offset_ = write_at + buffer.size();
+  const absl::Span<const uint8_t> bytes =
+      AsBytes(pending_).subspan(from, pending_.size() - from);
+  absl::Status written = file_->Write(write_at, bytes);
+  ClearPending();
+  JKV_RETURN_IF_ERROR(written);
+  end_offset_ = write_at + bytes.size();
   const std::pair<uint64_t, uint64_t> region{header_.records_offset, end_offset_};
   absl::Status synced = SyncIfNeeded();
   if (synced.ok()) {
@@ -397,8 +420,10 @@ absl::Status Journal::Flush(const Seal* seal) {
 }
 
 absl::Status Journal::Finish(Outcome committed) {
-  pending_.clear();
-  pending_images_.clear();
+  ClearPending();
+  // A buffer a big transaction grew is not kept for the connection's life.
+  constexpr size_t kKeepPendingBytes = size_t{1} << 20;
+  if (pending_.capacity() > kKeepPendingBytes) std::string().swap(pending_);
   image_offsets_.clear();
   memory_images_.clear();
   if (in_memory() || !written_) return absl::OkStatus();
@@ -448,8 +473,7 @@ absl::Status Journal::RollBack(vfs::File* db) {
     if (sync_ != SyncLevel::kOff) JKV_RETURN_IF_ERROR(SyncFile(*db, vfs::SyncKind::kData, "I3 database (rollback)"));
     return absl::OkStatus();
   }
-  pending_.clear();
-  pending_images_.clear();
+  ClearPending();
   if (!written_) return absl::OkStatus();
   if (absl::Status s = RestoreDatabase(db); !s.ok()) {
     UnsealAfterFailedUndo();  // I12

@@ -163,7 +163,23 @@ absl::StatusOr<MutablePage> WriteTxn::Allocate() {
         !rewrite_blank_.contains(page_no.value()) && KeepsOriginal(page_no)) {
       // L7: a page in use at the start, overwritten by a rebuild: its original is kept, and
       // journaled (durably) before the page reaches the file (I1), as any first write's is.
-      JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      // The page's bytes start blank (zeroed below), so they are not copied from the original
+      // as MakeDirty's are.
+      if (dirty_.contains(page_no.value())) {
+        JKV_ASSIGN_OR_RETURN(page, MakeDirty(page_no));
+      } else {
+        if (page_no.value() >= read_ahead_end_) {  // L11: the next run of originals
+          constexpr uint32_t kReadAheadPages = 32;
+          const uint32_t run = std::min<uint32_t>(
+              {kReadAheadPages, std::max<uint32_t>(1, core_->options_.cache_pages / 4),
+               start_header_.page_count - page_no.value() + 1});
+          ReadAheadOriginals(page_no, run);
+          read_ahead_end_ = page_no.value() + run;
+        }
+        JKV_ASSIGN_OR_RETURN(std::shared_ptr<const PageBuffer> clean, CleanPage(page_no));
+        page = AddBlankPage(page_no);
+        page->original = std::move(clean);
+      }
     } else {
       page = AddBlankPage(page_no);  // new, free at the start (L7), or the WAL: nothing to keep
     }

@@ -170,6 +170,59 @@ TEST_P(RebuildTest, StartRebuildOnlyBeforeAnyWriteAndGetAtStartInRange) {
   ASSERT_THAT(txn->Rollback(), IsOk());
 }
 
+// L11, in the modes that keep originals (the rollback journal's): a rebuild's Allocate reads
+// the originals it keeps ahead, a run per read, not one read per page.
+TEST_P(RebuildTest, ReadsTheOriginalsAheadInRuns) {
+  if (!IsRollbackMode(GetParam())) GTEST_SKIP() << "keeps no originals (L7)";
+  PagerOptions options = Options();
+  options.cache_pages = 256;  // runs of 32 (a quarter of the cache at most), no spill
+  {
+    auto pager = *Pager::Open(&fs_, kPath, options);
+    Fill(*pager);
+  }
+  auto pager = *Pager::Open(&fs_, kPath, options);  // an empty cache
+  const std::vector<uint32_t> live = Live(*pager);
+  auto txn = *pager->BeginWrite();
+  ASSERT_THAT(txn->StartRebuild(), IsOk());
+  const uint64_t reads_before = fs_.stats().Snapshot(vfs::FileKind::kDatabase).reads;
+  for (size_t i = 0; i < live.size(); ++i) ASSERT_THAT(txn->Allocate(), IsOk());
+  const uint64_t reads = fs_.stats().Snapshot(vfs::FileKind::kDatabase).reads - reads_before;
+  EXPECT_LE(reads, live.size() / 16) << live.size() << " originals kept";
+  // Every original read ahead is the start's page (what a rollback restores).
+  ASSERT_THAT(txn->Rollback(), IsOk());
+  auto read = *pager->BeginRead();
+  for (uint32_t p : live) EXPECT_EQ(TagOf(read->Get(PageNo(p))->data()), 1000 + p);
+}
+
+// L11: a page whose checksum fails is not read ahead as a good one: keeping its original
+// fails as reading it alone does, naming the page.
+TEST_P(RebuildTest, ADamagedOriginalIsNotReadAheadAsGood) {
+  if (!IsRollbackMode(GetParam())) GTEST_SKIP() << "keeps no originals (L7)";
+  PagerOptions options = Options();
+  options.cache_pages = 256;
+  std::vector<uint32_t> live;
+  {
+    auto pager = *Pager::Open(&fs_, kPath, options);
+    Fill(*pager);
+    live = Live(*pager);
+  }
+  const uint32_t damaged = live[5];  // inside the first run, not its first page
+  ASSERT_GT(damaged, 3u);
+  ASSERT_LT(damaged, 30u);
+  {
+    auto file = *fs_.Open(kPath, {vfs::OpenMode::kReadWrite, vfs::FileKind::kDatabase});
+    const uint8_t junk[4] = {0xde, 0xad, 0xbe, 0xef};
+    ASSERT_THAT(file->Write(uint64_t{damaged - 1} * 1024 + 200, junk), IsOk());
+  }
+  auto pager = *Pager::Open(&fs_, kPath, options);
+  auto txn = *pager->BeginWrite();
+  ASSERT_THAT(txn->StartRebuild(), IsOk());
+  for (uint32_t p = 2; p < damaged; ++p) ASSERT_THAT(txn->Allocate(), IsOk()) << p;
+  EXPECT_THAT(txn->Allocate(), StatusIs(absl::StatusCode::kDataLoss,
+                                        absl::StrCat("page ", damaged, ": checksum mismatch")));
+  ASSERT_THAT(txn->Rollback(), IsOk());
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, RebuildTest,
                          ::testing::Values(JournalMode::kDelete, JournalMode::kTruncate,
                                            JournalMode::kPersist, JournalMode::kMemory,

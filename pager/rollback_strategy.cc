@@ -95,6 +95,35 @@ absl::StatusOr<std::shared_ptr<const PageBuffer>> RollbackWriteTxn::StartImage(P
   return image;
 }
 
+void RollbackWriteTxn::ReadAheadOriginals(PageNo first, uint32_t count) {
+  const uint32_t page_size = core_->page_size_;
+  const uint32_t end = std::min(first.value() + count, start_header_.page_count + 1);
+  // L11: only pages the file holds as the start had them (not journaled, so not written: I1;
+  // not dirty, whose original is in memory), and only those the cache lacks.
+  std::vector<uint32_t> wanted;
+  for (uint32_t p = std::max<uint32_t>(first.value(), 2); p < end; ++p) {
+    if (journaled_.contains(p) || dirty_.contains(p)) continue;
+    if (core_->cache_.Lookup(PageNo(p)) != nullptr) continue;
+    wanted.push_back(p);
+  }
+  if (wanted.size() < 2) return;  // CleanPage's own read does one page as well
+  const uint32_t lo = wanted.front();
+  read_ahead_.resize(size_t{wanted.back() - lo + 1} * page_size);
+  // A failed or short read leaves every page to CleanPage's read, which reports it.
+  if (!core_->db_file_->Read(Offset(PageNo(lo), page_size), absl::MakeSpan(read_ahead_)).ok()) {
+    return;
+  }
+  for (uint32_t p : wanted) {
+    const absl::Span<const uint8_t> bytes(read_ahead_.data() + size_t{p - lo} * page_size,
+                                          page_size);
+    if (!PageChecksumOk(PageNo(p), bytes)) continue;  // L11: CleanPage reports it
+    auto buffer = std::make_shared<PageBuffer>(page_size);
+    std::memcpy(buffer->bytes.get(), bytes.data(), page_size);
+    core_->counters_.Add(base::Counter::kCacheMisses);  // a page read from the file
+    core_->cache_.Insert(PageNo(p), std::move(buffer));
+  }
+}
+
 absl::Status RollbackWriteTxn::SpillPages() {
   if (!exclusive_) {
     JKV_RETURN_IF_ERROR(strategy_->AcquireExclusive());
@@ -111,7 +140,9 @@ absl::Status RollbackWriteTxn::SpillPages() {
     page1_marked_ = true;
   }
   Journal& journal = strategy_->journal_;
+  journal.ReserveOriginals(dirty_.size());
   std::vector<PageNo> pages;
+  pages.reserve(dirty_.size());
   for (auto& [n, dirty] : dirty_) {
     if (dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));
@@ -177,6 +208,7 @@ absl::Status RollbackWriteTxn::FlushJournal() {
   seal_ = Seal{};
   seal_.new_pages = new_header_.page_count;
   commit_pages_.clear();
+  if (keep_originals) journal.ReserveOriginals(dirty_.size());
   for (auto& [n, dirty] : dirty_) {
     if (keep_originals && dirty.original != nullptr) {
       journal.AddOriginal(PageNo(n), Whole(*dirty.original));

@@ -37,6 +37,8 @@ class RollbackWriteTxn final : public WriteTxn {
   bool HasWritten() const override { return spilled_; }
   JournalFamily family() const override { return JournalFamily::kRollback; }
   absl::Status SpillPages() override;
+  // L11: one read of the run from its first page the cache lacks to its last, into the cache.
+  void ReadAheadOriginals(PageNo first, uint32_t count) override;
   absl::Status CommitPages() override;
   absl::Status UndoWrites(bool* clear_cache) override;
   void EndWrite(bool clear_cache) override { strategy_->EndWrite(clear_cache); }
@@ -75,6 +77,7 @@ class RollbackWriteTxn final : public WriteTxn {
   enum class DbWrites { kNone, kUnsynced, kSynced };
   DbWrites db_writes_ = DbWrites::kNone;
   absl::flat_hash_set<uint32_t> journaled_;  // original already in the journal
+  std::vector<uint8_t> read_ahead_;          // ReadAheadOriginals' run (L11)
   absl::flat_hash_map<uint32_t, uint64_t> spilled_trailers_;  // page -> trailer as spilled
   // Between the commit's steps: the header it commits, its seal, the pages it writes.
   DbHeader new_header_;

@@ -190,6 +190,15 @@ class WriteTxn : public PageWriter {
   //       rechain the log from the transaction's first frame (reading and rewriting every
   //       frame header: what a compaction of 4,700 pages spent 8,000 calls on). A spill is
   //       the strategy's as before, of every other dirty page.
+  //   L11. A rebuild reads the originals its Allocate keeps (L7) ahead, in page order, a run
+  //       at a time (ReadAheadOriginals; the rollback journal: one read of up to 32 pages,
+  //       at most a quarter of the cache, into the page cache). What the read-ahead caches is
+  //       only what CleanPage would have read alone: a page of the start (2..its page count)
+  //       the transaction has neither journaled nor dirtied, so the file still holds it as the
+  //       start had it (I1: only journaled pages are written before the commit), and whose
+  //       checksum holds; a page that fails it is left out, for CleanPage's own read to
+  //       report. Nothing is written and nothing journaled by it; a failed read leaves every
+  //       page to be read alone, as before.
   // FailedPrecondition once a page was written.
   absl::Status StartRebuild();
   // L8. InvalidArgument for a page outside [2, the start's page count].
@@ -246,6 +255,10 @@ class WriteTxn : public PageWriter {
   // may have written since and which has no original in dirty_ (spilled, or dirtied again
   // after a spill).
   virtual absl::StatusOr<std::shared_ptr<const PageBuffer>> StartImage(PageNo page_no) = 0;
+  // L11: a rebuild's Allocate is about to keep the originals of pages first..first+count-1
+  // (all within the start), in that order. A strategy that keeps originals may read those it
+  // lacks in one go; the default does nothing.
+  virtual void ReadAheadOriginals(PageNo /*first*/, uint32_t /*count*/) {}
   // Gives up the writer role (the locks, WAL: the WRITE lock), after dirty_ is cleared.
   virtual void EndWrite(bool clear_cache) = 0;
   // The database now ends at `page_count` (ReleaseFreeTail): forget what was spilled of the
@@ -293,6 +306,7 @@ class WriteTxn : public PageWriter {
   // StartRewrite: the freelist's leaves when the transaction began (nothing to keep of them).
   absl::flat_hash_set<uint32_t> rewrite_blank_;
   bool rebuilding_ = false;  // StartRebuild: Allocate hands out pages in order (L7)
+  uint32_t read_ahead_end_ = 0;  // L11: the originals before this page were read ahead
   absl::flat_hash_set<uint32_t> held_;  // HoldForCommit (L10)
   // StartRewrite's and StartRebuild's common part: the free leaves noted, the freelist emptied,
   // the database `page_count` pages long.

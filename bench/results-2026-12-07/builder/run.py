@@ -123,6 +123,14 @@ for (name, mode), rs in results.items():
     print(f"{name:26s} {mode:6s} median {statistics.median(ms):7.0f} ms  "
           f"(min {min(ms):.0f}, max {max(ms):.0f})  file {rs[-1][1]/1e6:.1f} MB -> {rs[-1][2]/1e6:.1f} MB")
 for mode in ("delete", "wal"):
+    for a, b in (("jkv compact", "sqlite VACUUM"), ("jkv2 compact", "sqlite VACUUM")):
+        if (a, mode) not in results:
+            continue
+        # The ratio within each round (the runs of a round are back to back), then its median.
+        per = [s[0] / j[0] for j, s in zip(results[(a, mode)], results[(b, mode)])]
+        print(f"{mode}: {a} speed relative to {b} per round: "
+              + " ".join(f"{x:.2f}x" for x in per) + f" (median {statistics.median(per):.2f}x)")
+for mode in ("delete", "wal"):
     for a, b in (("jkv compact", "sqlite VACUUM"), ("jkv load sorted 1M", "sqlite sorted insert 1M"),
                  ("jkv2 compact", "sqlite VACUUM"), ("jkv2 load sorted 1M", "sqlite sorted insert 1M")):
         if (a, mode) not in results:
