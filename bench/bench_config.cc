@@ -99,6 +99,11 @@ const std::vector<FlagDef>& FlagDefs() {
       {"mmap-mib", "N", nullptr,
        "journalkv: read the database file through a read-only memory map of up to N MiB "
        "(Options::mmap_size; 0, the default, reads with pread)"},
+      {"settle", "checkpoint|none", nullptr,
+       "readrandom and scan: bring the database to rest after the load, outside the measured "
+       "phase (checkpoint, the default: journalkv and SQLite in WAL modes a TRUNCATE checkpoint, "
+       "LMDB mdb_env_sync; the reads then find no log) or read right after the load (none: "
+       "whatever the checkpoint policy left in the log is read from it)"},
       {"seed", "N", nullptr, "seed of keys, values and choices, the same for every engine (301)"},
       {"out", "DIR", nullptr,
        "where results.jsonl, results.csv, writelat_*.csv and plots go (jkvbench-results)"},
@@ -335,6 +340,14 @@ absl::Status Apply(absl::string_view name, absl::string_view value, BenchConfig&
   }
   if (name == "cache-mib") return Number<uint32_t>(name, value, 1, 1 << 20, &p.cache_mib);
   if (name == "mmap-mib") return Number<uint64_t>(name, value, 0, 1 << 24, &p.mmap_mib);
+  if (name == "settle") {
+    if (value == "checkpoint" || value == "none") {
+      p.settle = value == "checkpoint";
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--settle wants checkpoint or none, got \"", value, "\""));
+  }
   if (name == "seed") return Number<uint64_t>(name, value, 0, UINT64_MAX, &p.seed);
   if (name == "seconds") {
     if (!absl::SimpleAtod(value, &p.seconds) || !(p.seconds > 0) || p.seconds > 86400) {

@@ -19,7 +19,7 @@ FIELDS = ["engine", "mode", "sync", "checkpoint", "workload", "ops", "seconds", 
           "frames_copied", "checkpoint_ms", "checkpoint_lock_wait_ms", "blocked_commits",
           "blocked_timeouts", "max_log_frames", "db_writes_per_commit", "write_lock_wait_ms",
           "write_work_ms", "log_zero_bytes_per_op", "checkpoint_calls", "checkpoint_incomplete", "commits_per_sec",
-          "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "commit", "commit_window", "handles", "records",
+          "floor_per_s", "floor_ratio", "reader_ops_per_sec", "writer_keys", "commit", "commit_window", "handles", "settle", "records",
           "operations", "mean_us", "fsyncs_per_commit", "reader_max_us", "items", "fsync_calls",
           "fdatasync_calls", "msync_calls", "write_calls", "bytes_written", "reader_p50_us",
           "reader_p99_us", "fs", "device_bytes_per_op", "device_bytes_per_commit",
@@ -57,13 +57,14 @@ CHECKPOINT_COUNTERS = ["blocked_writer_ms", "checkpoints", "frames_copied", "che
                        "checkpoint_lock_wait_ms", "blocked_commits", "blocked_timeouts",
                        "max_log_frames"]
 WAL_MODES = {"wal", "wal2"}
-TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "commit", "handles", "fs",
+TEXT = {"engine", "mode", "sync", "checkpoint", "workload", "workers", "writer_keys", "commit", "handles", "settle", "fs",
         "spread", "pace", "gap"}
 LISTS = {"writer_ops_each"}  # a JSON array of counts; in CSV the counts joined by ';'
 
 
 def csv_list(cell):
     return [int(x) for x in cell.split(";")] if cell else []
+SETTLING_WORKLOADS = {"readrandom", "scan"}  # --settle (bench/README.md, "The read phase")
 QUICK_WORKLOADS = "smalltxn,bulkload,readrandom,scan,overwrite,contention,writelat"
 ALL_ENGINES = "journalkv,sqlite,lmdb"
 
@@ -180,6 +181,11 @@ def check_rates(r, where):
         fail(f"{where}: commit {r['commit']!r}")
     if (r["commit"] == "async") != (r["commit_window"] > 0):
         fail(f"{where}: commit_window {r['commit_window']} with commit {r['commit']}")
+    # --settle: only the read workloads bring the database to rest after their load.
+    if r["settle"] not in ("checkpoint", "none"):
+        fail(f"{where}: settle {r['settle']!r}")
+    if r["settle"] == "checkpoint" and r["workload"] not in SETTLING_WORKLOADS:
+        fail(f"{where}: settle checkpoint in {r['workload']}, which does not settle")
 
 
 def check_trace(r, where):

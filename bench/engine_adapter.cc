@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+
 namespace journalkv::bench {
 
 const ModeInfo* EngineInfo::FindMode(absl::string_view mode) const {
@@ -65,6 +68,16 @@ uint64_t FileSizeOrZero(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return 0;
   return static_cast<uint64_t>(st.st_size);
+}
+
+absl::Status Session::Settle() {
+  JKV_ASSIGN_OR_RETURN(bool done, Checkpoint("truncate"));
+  if (!done) {
+    return absl::UnavailableError(
+        "settle: the truncate checkpoint after the load did not finish (readers or the busy "
+        "timeout stopped it)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace journalkv::bench

@@ -97,6 +97,13 @@ class Session {
     (void)mode;
     return true;
   }
+  // The read workloads' settle step (--settle=checkpoint, bench/README.md "The read phase"):
+  // brings the database to rest after the load, before the measured reads, so that they read
+  // the database file alone. Engines with a log copy all of it into the database file and
+  // empty it (journalkv and SQLite in WAL modes: a TRUNCATE checkpoint); LMDB, which has no log,
+  // flushes its map (mdb_env_sync); a rollback journal has nothing to do. An error when a
+  // checkpoint could not finish. REQUIRES: no transaction open.
+  virtual absl::Status Settle();
 
   // A session of an adapter opened across N databases (EngineInfo::open_across): its write
   // transaction (BeginWrite .. Commit) is one transaction across all N, and these address

@@ -28,7 +28,7 @@ for bad in --engines=nosuch --modes=nosuch --sync=sometimes --workloads=nosuch -
            --writers=x --ycsb=G --ycsb=A,Z --ycsb= --records=0 --operations=0 --writer-keys=mine \
            --floor-seconds=-1 --floor-seconds=x --fs=btrfs --fs= --puts-per-db=0 \
            --burst=0 --gap=poisson:5 --gap=uniform:9-1 --gap=exp:-1 \
-           --commit=later --commit-window=0 --handles=each \
+           --commit=later --commit-window=0 --handles=each --settle=later --settle= \
            --bogus positional; do
   set +e; "$bench" "$bad" >out.txt 2>err.txt; rc=$?; set -e
   [[ $rc -eq 2 ]] || fail "$bad exited $rc, want 2"
@@ -39,7 +39,7 @@ grep -q -- '--writers wants an integer in \[0, 256\]' err.txt || fail "--writers
 "$bench" --help > help.txt
 for flag in engines modes sync checkpoint workloads num value-size seconds threads seed out \
             plot quick dir cache-mib processes repeat writers ycsb records operations writer-keys \
-            floor-seconds fs puts-per-db burst gap commit commit-window handles; do
+            floor-seconds fs puts-per-db burst gap commit commit-window handles settle; do
   grep -q -- "--$flag" help.txt || fail "--help does not document --$flag"
 done
 grep -q '^  journalkv: .*|wal|wal2|atomic\*$' help.txt || fail "--help does not list journalkv's wal2 and atomic"
@@ -82,6 +82,25 @@ assert got == want, sorted(want - got)
 PY
 # Not a terminal: one line per finished case.
 [[ $(grep -c '^\[' progress.txt) -ge 10 ]] || fail "too few progress lines"
+
+# --settle: the read workloads settle after their load by default (checkpoint), nothing else
+# does; --settle=none reads right after the load.
+python3 - "$work/out/results.jsonl" <<'PY' || fail "the default run's settle field"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    assert r["settle"] == ("checkpoint" if r["workload"] in ("readrandom", "scan") else "none"), r
+PY
+"$bench" --workloads=readrandom,scan --settle=none --sync=off --num=40 --modes=wal,nosync \
+  --out="$work/out_settle" >/dev/null 2>progress_settle.txt \
+  || { cat progress_settle.txt; fail "jkvbench --settle=none failed"; }
+python3 "$checker" "$work/out_settle" --workloads=readrandom,scan
+python3 - "$work/out_settle/results.jsonl" <<'PY' || fail "--settle=none results"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert {r["engine"] for r in rows} == {"journalkv", "sqlite", "lmdb"}, rows
+assert all(r["settle"] == "none" for r in rows), rows
+PY
 
 # The two named scenarios have fixed sizes: run them at sync off to stay fast.
 "$bench" --workloads=speedtest1-1000,suite-562 --sync=off --out="$work/out3" >/dev/null \

@@ -127,6 +127,7 @@ std::vector<Field>* MakeFields() {
       {"writer_keys", [](const CaseResult& r) { return Text(WriterKeysName(r.params)); }},
       {"commit", [](const CaseResult& r) { return Text(r.params.commit_async ? "async" : "sync"); }},
       {"handles", [](const CaseResult& r) { return Text(r.params.own_handles ? "own" : "shared"); }},
+      {"settle", [](const CaseResult& r) { return Text(r.settled ? "checkpoint" : "none"); }},
       {"commit_window", [](const CaseResult& r) {
          return Num(r.params.commit_async ? r.params.commit_window : 0);
        }},

@@ -82,6 +82,12 @@ struct WorkloadParams {
   GapDistribution gap;
   uint32_t cache_mib = 8;  // page cache of journalkv and SQLite (LMDB maps the file)
   uint64_t mmap_mib = 0;   // journalkv's Options::mmap_size in MiB (--mmap-mib; 0: pread)
+  // The read workloads (readrandom, scan) bring the database to rest after their load, before
+  // the measured reads (--settle=checkpoint, the default; Session::Settle): every engine's log
+  // copied into its database file and emptied. false (--settle=none): the reads start right
+  // after the load, with whatever the checkpoint policy left in the log (bench/README.md, "The
+  // read phase").
+  bool settle = true;
   uint64_t seed = 301;
   // --trace: the traces loaded (and checked) before any case runs, each the workload named
   // by its LoadedTrace::workload (trace:<stem>, bench/trace_replay.h); --pace=recorded.
@@ -127,6 +133,7 @@ struct CaseResult {
   // promises (readers or the busy timeout stopped them).
   uint64_t checkpoint_calls = 0;
   uint64_t checkpoint_incomplete = 0;
+  bool settled = false;  // the read workloads: Session::Settle ran after the load (--settle)
   SyscallCounts io;              // during the measured phase
   // The engine's own counters over the measured phase (EngineAdapter::Counters; all 0 but
   // for journalkv). contention --processes adds up the worker processes' connections.

@@ -88,6 +88,15 @@ const KeyHints* HintsFor(const pager::PageRef& ref, const PageView& view) {
 absl::Status ReadNodePage(pager::PageReader& pages, PageNo page_no, PageNo referrer,
                           PinnedPage* out) {
   JKV_ASSIGN_OR_RETURN(out->ref, GetReferencedPage(pages, page_no, referrer));
+  if (out->ref.mapped()) {
+    // A page read in place in the memory map is usually in no CPU cache: its search is a chain
+    // of dependent misses (the header, a cell pointer, that cell's key, the next pointer, ...),
+    // each waiting for the one before. Asking for every line of the page at once lets the
+    // misses overlap (perf of a point read past the cache: PageView::Open and LowerBound, the
+    // first touches, were half of Db::Get; bench/results-2026-12-07/mmap/NOTES.md).
+    const uint8_t* bytes = out->ref.data().data();
+    for (size_t at = 0; at < out->ref.data().size(); at += 64) __builtin_prefetch(bytes + at);
+  }
   JKV_RETURN_IF_ERROR(PageView::Open(page_no, out->ref.data(), &out->view));
   out->view.set_hints(HintsFor(out->ref, out->view));
   if (!out->view.is_leaf()) {

@@ -84,6 +84,18 @@ class WalReadTxn final : public ReadTxn {
       AddHot(page_no, buffer, HotPages::Kind::kAny);
       return PageRef(page_no, std::move(buffer), usable_size(), PageRef::Bytes::kFixed);
     }
+    if (snapshot_.copied) {
+      // O9 (wal/wal_types.h): every frame of this snapshot is in the database file, and stays
+      // there while it is pinned: the page is the file's, with no wal-index lookup. Not for
+      // the page cache (its key for the file's page means "no frame"): a page the map does
+      // not hand out (O7) goes the Locate way below.
+      const uint8_t* bytes = mapped_->Page(page_no, map_.key);
+      JKV_RETURN_IF_ERROR(mapped_->CheckDamage(map_.damage));  // O2
+      if (bytes != nullptr) {
+        ++mapped_pages_;
+        return PageRef::Mapped(page_no, bytes, usable_size());
+      }
+    }
     JKV_ASSIGN_OR_RETURN(wal::PageVersion version, strategy_->wal_->Locate(snapshot_, page_no));
     if (version.frame == 0 && version.cacheable) {
       // The database file's page, in place in the map: checked once per key (O5..O7).

@@ -392,6 +392,8 @@ class WalConnection {
   base::CounterArray Stats();
 
  private:
+  // O9 (wal_types.h): `snap` with `copied` set when every frame of it is in the database file.
+  WalSnapshot MarkCopied(WalSnapshot snap);
   WalConnection(vfs::FileSystem* fs, std::string db_path, vfs::File* db_file, uint32_t page_size,
               const WalOptions& options, base::Mutex* pin_mu);
   absl::Status Join(absl::Time deadline);

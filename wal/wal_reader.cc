@@ -45,7 +45,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
                                                            write_lock_, recover_lock_, flush_));
     }
     CallWalHook("begin_read:header");
-    const WalSnapshot snap = SnapshotOf(h, wal2_);
+    WalSnapshot snap = SnapshotOf(h, wal2_);
     for (int l = 0; l < nlogs_; ++l) {
       if (logs_[l] == nullptr && snap.logs[l].mx > 0) {
         JKV_RETURN_IF_ERROR(private_.OpenLogForReading(l, *pins_.mu()));
@@ -56,7 +56,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
       // An older snapshot of this connection already holds every checkpoint below `pins`.
       pins_.Open(pins);
       CallWalHook("begin_read:done");
-      return snap;
+      return MarkCopied(snap);
     }
     JKV_ASSIGN_OR_RETURN(bool pinned, pins_.Pin(pins));
     if (!pinned) {  // M3: every mark is held at a later snapshot: take a newer one
@@ -84,7 +84,7 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
     if (settled) {
       pins_.Open(pins);
       CallWalHook("begin_read:done");
-      return snap;
+      return MarkCopied(snap);
     }
     // A checkpoint may be copying past this snapshot: take a newer one.
     pins_.Unpin();
@@ -92,6 +92,17 @@ absl::StatusOr<WalSnapshot> WalConnection::BeginRead(absl::Duration timeout, boo
       return absl::UnavailableError("busy: could not pin a snapshot of the log");
     }
   }
+}
+
+// O9 (wal_types.h): after the pin (stored or covered), the backfill, then the generation
+// again (seq_cst loads): a backfill read of the next generation (W8 clears it before that
+// generation is published) is followed by a generation that no longer matches.
+WalSnapshot WalConnection::MarkCopied(WalSnapshot snap) {
+  CallWalHook("begin_read:mark_copied");
+  const WalSnapshot::Log& log = snap.logs[0];
+  snap.copied = nlogs_ == 1 && log.mx > 0 && index_->backfill(0) == log.mx &&
+                index_->GenerationIs(0, log.seq);
+  return snap;
 }
 
 void WalConnection::EndRead(const WalSnapshot& snapshot) {

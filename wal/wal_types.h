@@ -51,6 +51,26 @@ struct WalSnapshot {
   std::array<Log, 2> logs;  // logs[1]: WAL2 only
   int current = 0;          // the log the writer appended to (WAL: 0)
   uint32_t change = 0;      // the index header's change word (identifies the published state)
+  // A read snapshot whose every frame was in the database file when it was pinned (O9); set
+  // by WalConnection::BeginRead only, never part of the snapshot's identity.
+  //   O9. `copied` is true only for a WAL (one log) read snapshot of a shared index with
+  //       mx > 0 whose pin was stored (or covered by an older open pin of the connection) and
+  //       whose log's backfill, read after that, equalled mx, with the generation read equal
+  //       to seq after the backfill. Then the database file holds, for every page, the newest
+  //       version at or below mx (C3: a copy writes each page's newest version <= its safe
+  //       frame, and backfill moves only once those writes are done), and it keeps holding it
+  //       until the pin goes: no checkpoint copies a frame past mx of the generation (the pin,
+  //       W3, C4), a later generation's checkpoints stop at a pin of an older one (W7), and a
+  //       copy made again from a forgotten backfill (C6, W8) writes the same newest versions
+  //       again. So a read of such a snapshot may take any page from the database file without
+  //       looking it up in the wal-index (WalReadTxn::Get), as Locate would for a page with no
+  //       frame. Not for the page cache: its key (seq, 0) names the file's page as a snapshot
+  //       finding no frame of it reads it, which an older snapshot of the generation may have
+  //       cached before the copy; only the map reads it so (pager/mapped_pages.h O8 holds for
+  //       the leaves it enters in the hot-page table: the file's page does not change while
+  //       the identity's snapshots are pinned). WAL2 is left out: its copies and switches would
+  //       need the same argument across two logs.
+  bool copied = false;
   const Log& cur() const { return logs[current]; }
   uint64_t pin(int log) const { return shm::EncodePin(logs[log].seq, logs[log].mx); }
 };
