@@ -136,7 +136,7 @@ absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
                        fs->Open(path, {mode, vfs::FileKind::kWal}));
   // Q1, Q4: before the File is shared. No map (the in-memory file system, no address space
   // left) leaves the reads preads: the same bytes, the same checks.
-  if (map_bytes > 0) (void)file->EnableReadMap(map_bytes);
+  if (map_bytes > 0) (void)file->EnableCopyMap(map_bytes);
   return std::unique_ptr<WalLog>(new WalLog(std::move(file), grow_bytes));
 }
 

@@ -13,11 +13,12 @@
 // the end: a full disk fails only a commit whose own frames do not fit.
 //
 // The map (Options::mmap_size; wal/wal_connection.h Q1..Q5): opened with map_bytes > 0, the
-// file reads through a read map of that many bytes (vfs/read_map.h E1..E5), made once at open
-// and covering frames appended later without a remap (E3); every Read below (frames, the
-// scan, the checkpoint's) is then a guarded copy out of it, and a pread past the map, past the
-// size last seen or after a fault (a file cut by another connection). No pointer into the map
-// leaves this class: a frame's bytes are always copied into the caller's buffer.
+// file reads through a copies-only read map of that many bytes (File::EnableCopyMap;
+// vfs/read_map.h E1..E5), made once at open and covering frames appended later without a
+// remap (E3); every Read below (frames, the scan, the checkpoint's) is then a guarded copy
+// out of it, and a pread past the map, past the size last seen or after a fault (a file cut
+// by another connection). No pointer into the map leaves this class: a frame's bytes are
+// always copied into the caller's buffer.
 //
 // WalLog never syncs: the protocol above it (wal/wal_connection, wal/checkpoint_copy) decides
 // when, and syncs file() through vfs::SyncFile with the reason at the call site.

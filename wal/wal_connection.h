@@ -218,7 +218,9 @@
 // version is a frame used to be a pread of the log; with the map it is a copy out of a
 // read-only shared map of the log file (vfs/read_map.h, the database file's mechanism, E1..E5):
 //   Q1. Each log's File is mapped once, when WalLog::Open opens it (before it is shared), at
-//       log_map_bytes bytes; every read of the log through it (ReadPage, the scans, the
+//       log_map_bytes bytes, as a map only copied from (File::EnableCopyMap: it hands no page
+//       out and takes no slot of the SIGBUS handler's registry, which stays for the database
+//       files' maps, O1); every read of the log through it (ReadPage, the scans, the
 //       checkpoint's reads) is a guarded copy into the caller's buffer, the same buffer pread
 //       would fill, and the page read is checked exactly as a pread page (the page checksum,
 //       PagerCore::CheckLoaded, for every copy). No pointer into a log's map is handed out,
