@@ -100,6 +100,10 @@ enum class CounterScope { kAll, kWal, kWal2, kAtomic };
   X(kWal2LogBytes, wal2_log_bytes, uint64_t, kBytes, kGauge, kWal2, "size of x.db-wal2")           \
   X(kLogSwitches, log_switches, uint64_t, kCount, kTicker, kWal2,                                  \
     "switches from one log to the other by this connection")                                       \
+  X(kLogMapReads, log_map_reads, uint64_t, kCount, kTicker, kWal,                                  \
+    "reads of the log file(s) served by their memory map (Options::mmap_size), not pread")         \
+  X(kLogMapFaults, log_map_faults, uint64_t, kCount, kTicker, kWal,                                \
+    "reads of the log(s) whose copy out of the map faulted (a log cut by another): pread instead") \
   X(kCheckpoints, checkpoints, uint64_t, kCount, kTicker, kWal,                                    \
     "checkpoints run by this connection")                                                          \
   X(kFramesCopied, frames_copied, uint64_t, kFrames, kTicker, kWal,                                \

@@ -81,8 +81,9 @@ struct Options {
   uint32_t cache_pages = 2000;
   // The most bytes of the database file read through a read-only memory map instead of
   // pread; 0: off (the default: see docs/api.md, "mmap_size"). WAL modes read the file's
-  // pages in place in the map, each checked once until a checkpoint writes the file again;
-  // the other modes copy each page into the page cache and check it there. An I/O error or a
+  // pages in place in the map, each checked once until a checkpoint writes the file again,
+  // and copy the log's frames out of a map of each log (as many bytes per log); the other
+  // modes copy each page into the page cache and check it there. An I/O error or a
   // file cut by another process while mapped (SIGBUS) becomes an error of the read
   // transactions open on the handle, not a crash. Has no effect on file systems without a map
   // (the in-memory one, the fault-injecting wrapper).

@@ -129,11 +129,14 @@ absl::StatusOr<bool> V1HoldsACommit(vfs::File& file, uint64_t size, const WalHea
 
 absl::StatusOr<std::unique_ptr<WalLog>> WalLog::Open(vfs::FileSystem* fs,
                                                      const std::string& path, bool read_only,
-                                                     uint64_t grow_bytes) {
+                                                     uint64_t grow_bytes, uint64_t map_bytes) {
   JKV_DCHECK(ValidGrowBytes(grow_bytes));
   const vfs::OpenMode mode = read_only ? vfs::OpenMode::kReadOnly : vfs::OpenMode::kCreate;
   JKV_ASSIGN_OR_RETURN(std::unique_ptr<vfs::File> file,
                        fs->Open(path, {mode, vfs::FileKind::kWal}));
+  // Q1, Q4: before the File is shared. No map (the in-memory file system, no address space
+  // left) leaves the reads preads: the same bytes, the same checks.
+  if (map_bytes > 0) (void)file->EnableCopyMap(map_bytes);
   return std::unique_ptr<WalLog>(new WalLog(std::move(file), grow_bytes));
 }
 

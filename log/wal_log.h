@@ -12,6 +12,14 @@
 // (ResourceExhausted), preallocation gives up for that append, which writes just its frames past
 // the end: a full disk fails only a commit whose own frames do not fit.
 //
+// The map (Options::mmap_size; wal/wal_connection.h Q1..Q5): opened with map_bytes > 0, the
+// file reads through a copies-only read map of that many bytes (File::EnableCopyMap;
+// vfs/read_map.h E1..E5), made once at open and covering frames appended later without a
+// remap (E3); every Read below (frames, the scan, the checkpoint's) is then a guarded copy
+// out of it, and a pread past the map, past the size last seen or after a fault (a file cut
+// by another connection). No pointer into the map leaves this class: a frame's bytes are
+// always copied into the caller's buffer.
+//
 // WalLog never syncs: the protocol above it (wal/wal_connection, wal/checkpoint_copy) decides
 // when, and syncs file() through vfs::SyncFile with the reason at the call site.
 //
@@ -68,10 +76,13 @@ class WalLog {
  public:
   // Opens the log at `path`: created when missing unless `read_only`. NotFound when read-only
   // and missing. The file is not read here. `grow_bytes`: the smallest preallocation step (a
-  // power of two in [kMinGrowBytes, kMaxGrowBytes]).
+  // power of two in [kMinGrowBytes, kMaxGrowBytes]). `map_bytes` > 0: reads go through a read
+  // map of that many bytes (see above); where the file system has none, or the address space
+  // is short, they stay preads (the same bytes).
   static absl::StatusOr<std::unique_ptr<WalLog>> Open(vfs::FileSystem* fs,
                                                       const std::string& path, bool read_only,
-                                                      uint64_t grow_bytes = kGrowBytes);
+                                                      uint64_t grow_bytes = kGrowBytes,
+                                                      uint64_t map_bytes = 0);
 
   // Reads the header and every frame up to the end of the valid prefix. `page_size` is the
   // database's: a header with another page size is treated as an empty log. I/O errors (not a
@@ -148,6 +159,8 @@ class WalLog {
   absl::StatusOr<uint64_t> Size();
 
   vfs::File& file() { return *file_; }
+  // The read map's counters (all zero without one): copies, fallbacks, faults.
+  vfs::ReadMapCounters map_counters() const { return file_->read_map_counters(); }
   // Zero bytes this object wrote preallocating the file (they count in a process's written
   // bytes, but hold no frame).
   uint64_t zero_bytes() const { return zero_bytes_.load(std::memory_order_relaxed); }

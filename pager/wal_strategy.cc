@@ -245,6 +245,7 @@ wal::WalOptions WalOptionsOf(const PagerOptions& options) {
   w.wal2_switch_pages = options.wal2_switch_pages;
   w.size_limit = options.wal_size_limit;
   w.grow_bytes = options.wal_grow_bytes;
+  w.log_map_bytes = options.mmap_size;  // Q1: the logs are mapped with the database file
   w.reader_slots = options.reader_slots;
   w.busy_timeout = options.busy_timeout;
   w.private_reader_byte = kPrivateReaderByte;

@@ -103,6 +103,10 @@ class FaultInjectingFile final : public File {
     JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
     return base_->EnableReadMap(max_bytes);
   }
+  absl::Status EnableCopyMap(uint64_t max_bytes) override {
+    JKV_RETURN_IF_ERROR(fs_->CheckAlive(*this));
+    return base_->EnableCopyMap(max_bytes);
+  }
   ReadMapCounters read_map_counters() const override { return base_->read_map_counters(); }
   // The map itself, for the WAL's pages taken in place (pager/mapped_pages.h), unless the file
   // system was told not to lend it (SetLendReadMap): over real files the sweeps then read

@@ -91,6 +91,7 @@ class PosixFile final : public File {
   absl::StatusOr<bool> CanLock(uint64_t offset, uint64_t length, LockMode mode) override;
   absl::StatusOr<uint8_t*> MapSharedRegion(uint32_t region, size_t region_size) override;
   absl::Status EnableReadMap(uint64_t max_bytes) override;
+  absl::Status EnableCopyMap(uint64_t max_bytes) override;
   ReadMapCounters read_map_counters() const override {
     return read_map_ == nullptr ? ReadMapCounters{} : read_map_->counters();
   }
@@ -152,6 +153,12 @@ PosixFile::~PosixFile() {
 absl::Status PosixFile::EnableReadMap(uint64_t max_bytes) {
   if (read_map_ != nullptr) return absl::OkStatus();
   JKV_ASSIGN_OR_RETURN(read_map_, ReadMap::Create(fd_, max_bytes, path_));
+  return absl::OkStatus();
+}
+
+absl::Status PosixFile::EnableCopyMap(uint64_t max_bytes) {
+  if (read_map_ != nullptr) return absl::OkStatus();
+  JKV_ASSIGN_OR_RETURN(read_map_, ReadMap::Create(fd_, max_bytes, path_, /*in_place=*/false));
   return absl::OkStatus();
 }
 

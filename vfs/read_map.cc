@@ -137,16 +137,18 @@ bool GuardedCopy(void* dst, const void* src, size_t n) {
 }
 
 absl::StatusOr<std::unique_ptr<ReadMap>> ReadMap::Create(int fd, uint64_t length,
-                                                         const std::string& path) {
+                                                         const std::string& path,
+                                                         bool in_place) {
   if (length == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": a map of 0 bytes"));
   void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     return ErrnoToStatus(errno, absl::StrCat(path, ": mmap of ", length, " bytes to read"));
   }
   InstallHandler();
-  std::unique_ptr<ReadMap> map(new ReadMap(fd, static_cast<const uint8_t*>(p), length));
+  std::unique_ptr<ReadMap> map(
+      new ReadMap(fd, static_cast<const uint8_t*>(p), length, in_place));
   map->RefreshSize();
-  map->registry_slot_ = Register(map.get(), map->base_, length);  // O1
+  if (in_place) map->registry_slot_ = Register(map.get(), map->base_, length);  // O1
   return map;
 }
 
@@ -179,6 +181,7 @@ bool ReadMap::Below(uint64_t end) {
 
 const uint8_t* ReadMap::Bytes(uint64_t offset, size_t n) {
   const uint64_t end = offset + n;
+  if (!in_place_) return nullptr;  // a copies-only map hands nothing out (Create)
   if (end > length_ || end < offset || !Below(end)) return nullptr;  // E4
   return base_ + offset;  // counted by the caller (an atomic add per page would be shared)
 }

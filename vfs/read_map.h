@@ -107,8 +107,13 @@ struct ReadMapCounters {
 class ReadMap {
  public:
   // Maps `length` bytes of `fd` (read-only, shared) whatever the file's size now (E3).
+  // `in_place` false: a map only copied from (the WAL's logs, wal/wal_connection.h Q1): it
+  // takes no slot of the handler's registry (O1 is for pages handed out; a fault inside a copy
+  // is the guard's, E5), so the slots stay for the maps that hand pages out, and Bytes hands
+  // out nothing.
   static absl::StatusOr<std::unique_ptr<ReadMap>> Create(int fd, uint64_t length,
-                                                         const std::string& path);
+                                                         const std::string& path,
+                                                         bool in_place = true);
   ~ReadMap();
   ReadMap(const ReadMap&) = delete;
   ReadMap& operator=(const ReadMap&) = delete;
@@ -135,14 +140,15 @@ class ReadMap {
   ReadMapCounters counters() const;
 
  private:
-  ReadMap(int fd, const uint8_t* base, uint64_t length)
-      : fd_(fd), base_(base), length_(length) {}
+  ReadMap(int fd, const uint8_t* base, uint64_t length, bool in_place)
+      : fd_(fd), base_(base), length_(length), in_place_(in_place) {}
   uint64_t RefreshSize();
   bool Below(uint64_t end);  // E4: end within the map and below the file size last seen
 
   const int fd_;
   const uint8_t* const base_;
   const uint64_t length_;
+  const bool in_place_;  // false: copies only, never in the registry (Create)
   std::atomic<uint64_t> known_size_{0};
   std::atomic<uint64_t> copies_{0};
   std::atomic<uint64_t> fallbacks_{0};

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,46 @@ TEST_F(ReadMapTest, APageHandedOutOfACutFileReadsZerosCountsDamageAndIsRepaired)
   ASSERT_EQ(map->Bytes(6 * kPage, kPage), page6);
   EXPECT_EQ(0, std::memcmp(page6, data.data() + 6 * kPage, kPage));
   EXPECT_EQ(map->damage(), 1u);
+}
+
+// A map only copied from (File::EnableCopyMap: the WAL's logs) reads like the other but hands
+// no page out, and takes no slot of the handler's registry: with more such maps alive than the
+// registry has slots, a map that hands pages out still gets its fault answered with zeros (O1)
+// instead of the default action (which would end this test's process).
+TEST_F(ReadMapTest, CopyOnlyMapsHandNothingOutAndLeaveTheRegistryToMapsThatDo) {
+  const std::vector<uint8_t> data = Pattern(8 * kPage, 21);
+  JKV_ASSERT_OK(file_->Write(0, data));
+  std::vector<std::unique_ptr<File>> copiers;
+  std::vector<uint8_t> out(kPage);
+  for (int i = 0; i < 300; ++i) {  // more than read_map.cc's 256 registry slots
+    auto f = fs_.Open(path_, {OpenMode::kReadOnly, FileKind::kWal});
+    JKV_ASSERT_OK(f.status());
+    JKV_ASSERT_OK((*f)->EnableCopyMap(1 << 20));
+    copiers.push_back(std::move(*f));
+  }
+  for (auto& f : copiers) {
+    JKV_ASSERT_OK(f->Read(3 * kPage, absl::MakeSpan(out)));
+    ASSERT_EQ(0, std::memcmp(out.data(), data.data() + 3 * kPage, kPage));
+    ASSERT_EQ(f->read_map_counters().copies, 1u);
+    ASSERT_NE(f->read_map(), nullptr);
+    ASSERT_EQ(f->read_map()->Bytes(3 * kPage, kPage), nullptr);  // nothing handed out
+  }
+  JKV_ASSERT_OK(file_->EnableReadMap(1 << 20));
+  ReadMap* map = file_->read_map();
+  ASSERT_NE(map, nullptr);
+  const uint8_t* page6 = map->Bytes(6 * kPage, kPage);
+  ASSERT_NE(page6, nullptr);
+  const int fd = ::open(path_.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 2 * kPage), 0);
+  ::close(fd);
+  volatile const uint8_t* v = page6;
+  uint32_t sum = 0;
+  for (uint64_t i = 0; i < kPage; i += 64) sum += v[i];
+  EXPECT_EQ(sum, 0u);
+  EXPECT_EQ(map->damage(), 1u);
+  // The copiers' reads past the cut go to pread: OutOfRange, as without a map (E4, E5).
+  EXPECT_TRUE(absl::IsOutOfRange(copiers[0]->Read(3 * kPage, absl::MakeSpan(out))));
 }
 
 TEST_F(ReadMapTest, GuardedCopyReportsAFaultAndLeavesTheThreadUsable) {

@@ -78,6 +78,9 @@ class RootedFile final : public File {
   absl::Status EnableReadMap(uint64_t max_bytes) override {
     return Unrooted(base_->EnableReadMap(max_bytes), *root_);
   }
+  absl::Status EnableCopyMap(uint64_t max_bytes) override {
+    return Unrooted(base_->EnableCopyMap(max_bytes), *root_);
+  }
   ReadMapCounters read_map_counters() const override { return base_->read_map_counters(); }
   ReadMap* read_map() override { return base_->read_map(); }
   absl::StatusOr<uint64_t> LinkCount() override { return Unrooted(base_->LinkCount(), *root_); }

@@ -224,6 +224,13 @@ class File {
     (void)max_bytes;
     return absl::UnimplementedError(absl::StrCat(path(), ": no read map on this file system"));
   }
+  // The same for a file only ever copied from (the WAL's logs): the map hands no page out
+  // (read_map() of such a File returns a map whose Bytes gives nothing) and takes no slot of
+  // the SIGBUS handler's registry (ReadMap::Create's in_place).
+  virtual absl::Status EnableCopyMap(uint64_t max_bytes) {
+    (void)max_bytes;
+    return absl::UnimplementedError(absl::StrCat(path(), ": no read map on this file system"));
+  }
   // The read map's counters (all zero without one).
   virtual ReadMapCounters read_map_counters() const { return {}; }
   // The read map itself, for reads that take pages out of it without a copy (vfs/read_map.h

@@ -62,7 +62,8 @@ absl::Status PrivateIndex::Join(const absl::Status& why, base::Mutex& pin_mu) {
   }
   for (int l = 0; l < env_.nlogs; ++l) {
     absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-        wal::WalLog::Open(env_.fs, (*env_.log_paths)[l], /*read_only=*/true);
+        wal::WalLog::Open(env_.fs, (*env_.log_paths)[l], /*read_only=*/true,
+                          kGrowBytes, env_.options->log_map_bytes);
     if (log.ok()) {
       (*env_.logs)[l] = std::move(*log);
     } else if (!absl::IsNotFound(log.status())) {
@@ -134,7 +135,8 @@ absl::Status PrivateIndex::Refresh(const base::Mutex& pin_mu) {
     if ((*env_.logs)[l] == nullptr && needed) {
       // A connection that opened since created the log.
       absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-          wal::WalLog::Open(env_.fs, (*env_.log_paths)[l], /*read_only=*/true);
+          wal::WalLog::Open(env_.fs, (*env_.log_paths)[l], /*read_only=*/true,
+                          kGrowBytes, env_.options->log_map_bytes);
       if (log.ok()) (*env_.logs)[l] = std::move(*log);
       if (!log.ok() && !absl::IsNotFound(log.status())) return log.status();
     }
@@ -218,7 +220,8 @@ bool PrivateIndex::DiskFull(const absl::Status& s) {
 absl::Status PrivateIndex::OpenLogForReading(int log, const base::Mutex& pin_mu) {
   (void)pin_mu;  // the analysis's: the logs array is read under it
   absl::StatusOr<std::unique_ptr<WalLog>> opened =
-      WalLog::Open(env_.fs, (*env_.log_paths)[log], /*read_only=*/true);
+      WalLog::Open(env_.fs, (*env_.log_paths)[log], /*read_only=*/true, kGrowBytes,
+                   env_.options->log_map_bytes);
   if (!opened.ok()) {
     return absl::Status(opened.status().code(),
                         absl::StrCat("the wal-index publishes frames, but ",

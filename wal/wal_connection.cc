@@ -177,7 +177,8 @@ absl::Status WalConnection::Join(absl::Time deadline) {
     JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
     created |= !log_existed;
     absl::StatusOr<std::unique_ptr<wal::WalLog>> log =
-        wal::WalLog::Open(fs_, log_paths_[l], read_only, options_.grow_bytes);
+        wal::WalLog::Open(fs_, log_paths_[l], read_only, options_.grow_bytes,
+                          options_.log_map_bytes);
     if (read_only && absl::IsNotFound(log.status())) {
       // No log (the last connection removed it): the database file holds every commit. A
       // read-only connection cannot create the log; it opens it at the first snapshot that
@@ -276,7 +277,8 @@ absl::Status WalConnection::JoinExclusive() {
   for (int l = 0; l < nlogs_; ++l) {
     JKV_ASSIGN_OR_RETURN(bool log_existed, fs_->Exists(log_paths_[l]));
     created |= !log_existed;
-    JKV_ASSIGN_OR_RETURN(logs_[l], wal::WalLog::Open(fs_, log_paths_[l], /*read_only=*/false));
+    JKV_ASSIGN_OR_RETURN(logs_[l], wal::WalLog::Open(fs_, log_paths_[l], /*read_only=*/false,
+                                                     kGrowBytes, options_.log_map_bytes));
   }
   if (created && options_.sync != SyncLevel::kOff) {
     JKV_RETURN_IF_ERROR(vfs::SyncDir(*fs_, wal_path_, "W5 log directory"));  // W5
@@ -343,6 +345,7 @@ base::CounterArray WalConnection::Stats() {
   const bool whole = index_->ReadHeader(&h);
   const int current = whole ? CurrentLog(h, wal2_) : 0;
   uint64_t frames[2] = {0, 0}, uncopied[2] = {0, 0}, bytes[2] = {0, 0}, zero_bytes = 0;
+  uint64_t map_reads = 0, map_faults = 0;
   for (int l = 0; l < nlogs_; ++l) {
     if (whole) frames[l] = h.logs[l].mx_frame;
     uncopied[l] = frames[l] - std::min<uint64_t>(index_->backfill(l), frames[l]);
@@ -350,6 +353,9 @@ base::CounterArray WalConnection::Stats() {
     absl::StatusOr<uint64_t> size = logs_[l]->Size();
     if (size.ok()) bytes[l] = *size;
     zero_bytes += logs_[l]->zero_bytes();
+    const vfs::ReadMapCounters map = logs_[l]->map_counters();  // Q1
+    map_reads += map.copies;
+    map_faults += map.faults;
   }
   c.Set(Counter::kWalMode, 1);
   c.Set(Counter::kWal2, wal2_);
@@ -361,6 +367,8 @@ base::CounterArray WalConnection::Stats() {
   c.Set(Counter::kWal2LogUnbackfilled, uncopied[1]);
   c.Set(Counter::kWal2LogBytes, bytes[1]);
   c.Set(Counter::kLogZeroBytes, zero_bytes);
+  c.Set(Counter::kLogMapReads, map_reads);
+  c.Set(Counter::kLogMapFaults, map_faults);
   const shm::PinScanResult pins =
       *shm::OldestLivePin(*index_, current, /*seq=*/0, /*backfill=*/0, /*ceiling=*/0, pins_.Own(),
                           shm::PinScanUse::kView);

@@ -213,6 +213,50 @@
 //       from is synced (unless it is copied already, C1), so that no power loss keeps commits
 //       of the newer log while losing the older log's unsynced tail.
 //
+// The logs read through a map (Options::mmap_size > 0, WalOptions::log_map_bytes; measured in
+// bench/results-2026-12-07/mmap/NOTES.md, "Log frames through the map"). A page whose newest
+// version is a frame used to be a pread of the log; with the map it is a copy out of a
+// read-only shared map of the log file (vfs/read_map.h, the database file's mechanism, E1..E5):
+//   Q1. Each log's File is mapped once, when WalLog::Open opens it (before it is shared), at
+//       log_map_bytes bytes, as a map only copied from (File::EnableCopyMap: it hands no page
+//       out and takes no slot of the SIGBUS handler's registry, which stays for the database
+//       files' maps, O1); every read of the log through it (ReadPage, the scans, the
+//       checkpoint's reads) is a guarded copy into the caller's buffer, the same buffer pread
+//       would fill, and the page read is checked exactly as a pread page (the page checksum,
+//       PagerCore::CheckLoaded, for every copy). No pointer into a log's map is handed out,
+//       and no page of it is trusted past its copy: a restart may overwrite a frame while a
+//       transaction reads it (the writer never waits for readers, W7), so the bytes must be
+//       the reader's own before they are judged.
+//   Q2. Who writes a frame, who reads it, in what order. Frame F of generation G is written
+//       (pwrite) by the one WRITE holder, before its commit publishes it, and never again
+//       within G (W11: a transaction rewrites only its unpublished frames). The next writer of
+//       that place in the file is the next generation's: a restart (W8) publishes the new
+//       generation in the index (WalIndex::WriteHeader, which ends with a release fence) before
+//       any frame of it is written or the file is cut (the new log header first, W4; the size
+//       limit's cut after it, Writer::LimitLogSize; a TRUNCATE checkpoint's cut after the
+//       restart). A reader copies F (published in G, at or below its snapshot's mx), then
+//       checks that the generation is still G (GenerationIs, whose acquire fence keeps the
+//       copy's loads before the generation's): a copy that saw any byte the next generation
+//       wrote, or faulted on a cut, finds the generation moved and reads the database file,
+//       which holds its snapshot's pages (W7); a copy that finds G still current read F as G's
+//       commit wrote it. This is the pread path's order; only the copy's source changed.
+//   Q3. What a reader sees between a restart's writes: the old frame whole, or a mixture of
+//       old and new bytes (a copy out of the map is not atomic, nor is a pread), or zeros past
+//       a cut (a fault, Q4): any of them only while the new generation is already published,
+//       so the check after the copy throws them away. Hook "read:frame_copied" runs between
+//       the copy and that check (and "read:frame" before the copy): a test stops a reader
+//       there while another connection restarts, overwrites or cuts the log.
+//   Q4. The log grows and is cut under the map. Growth needs no remap: the map is made at
+//       log_map_bytes whatever the file's size (E3), and frames appended later are read
+//       through it once fstat has seen them (E4); frames past log_map_bytes are preads. A cut
+//       by this connection (the size limit, TRUNCATE) lowers the size the map trusts (E4); a
+//       cut by another connection faults inside the guarded copy (SIGBUS, E5), and the read is
+//       a pread, whose short read is DataLoss "wal frame ... is missing" unless the generation
+//       moved (Q2), as without the map. Reads past the size last seen go to pread too.
+//   Q5. The map is optional: a file system without one (the in-memory one, the fault layer
+//       over it) or no address space left leaves the log's reads preads (the same bytes, the
+//       same checks), and Stats' log_map_reads / log_map_faults say which reads went where.
+//
 // Thread-safety: BeginRead and EndRead are called with the caller's pin mutex held (the
 // pager's mutex, given at Open: they change this connection's pin; the annotations name it
 // pin_mu()); Locate and ReadPage from any thread; the writer methods by the pager's one
@@ -267,7 +311,8 @@ using vfs::SyncLevel;
 // "await:start" when a commit appended and
 // WRITE let go begins to wait for its flush, "begin_write:restart_through_pending"
 // before a writer flushes and copies pending commits to restart the log (W12 g), "read:frame"
-// and "read:db" before a page is read from the log or from the database file, "wait" before
+// and "read:db" before a page is read from the log or from the database file,
+// "read:frame_copied" after a frame's copy and before its generation check (Q3), "wait" before
 // each sleep waiting for another connection); nullptr: none. Set it while no transaction runs.
 // The pager's checkpoint policy adds "policy:blocked" when a commit starts waiting for the log
 // to be copied and "policy:released" when it stops, "background:stepped" after a background

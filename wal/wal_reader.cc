@@ -143,7 +143,11 @@ absl::Status WalConnection::ReadPage(const WalSnapshot& snapshot, PageNo page_no
   }
   const int l = version->log;
   CallWalHook("read:frame");
+  // Q1, Q4: with the map, a guarded copy out of it (a pread past it, or after a fault).
   absl::Status s = logs_[l]->ReadPage(version->frame, page_size_, out);
+  CallWalHook("read:frame_copied");  // Q3: the copy made, the generation not yet checked
+  // Q2: after the copy (GenerationIs fences it): a copy that saw any byte of the next
+  // generation, or faulted on a cut, sees the new generation here.
   if (index_->GenerationIs(l, snapshot.logs[l].seq)) return s;
   // W7: the frame may have been overwritten (or cut) by the next generation.
   version->frame = 0;

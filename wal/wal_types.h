@@ -36,6 +36,9 @@ struct WalOptions {
   uint64_t size_limit = 64ull << 20;
   // The smallest step by which a log file is preallocated (log/wal_log.h).
   uint64_t grow_bytes = wal::kGrowBytes;
+  // > 0: each log is read through a read map of this many bytes (Options::mmap_size;
+  // wal_connection.h Q1..Q5); 0: with pread.
+  uint64_t log_map_bytes = 0;
   // The byte of the database file that read-only connections with a private index hold
   // shared for their life (PrivateIndex::Join, wal/private_index.h); the database file's lock
   // table owns its place.
