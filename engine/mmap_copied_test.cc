@@ -5,13 +5,12 @@
 // keeps its snapshot while a writer commits and a checkpointer runs past it (paused at the hook
 // point between its pin and its backfill read, and after); two readers of one snapshot
 // identity, one copied and one not, share the hot-page table and both read their snapshot.
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/hook_gate.h"
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
@@ -28,23 +27,9 @@ std::string Value(int i, int round) {
   return absl::StrCat("value-", round, "-", i, std::string(60, 'v'));
 }
 
-// Pauses the first thread that reaches the armed WAL hook point until released.
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string point;
-  bool reached = false;
-  bool released = false;
-};
-Gate gate;
+using testing::HookGate;
 
-void GateHook(const char* point) {
-  std::unique_lock<std::mutex> lock(gate.mu);
-  if (gate.point != point || gate.reached) return;
-  gate.reached = true;
-  gate.cv.notify_all();
-  gate.cv.wait(lock, [] { return gate.released; });
-}
+void GateHook(const char* point) { HookGate::Get().At(point); }
 
 class MmapCopiedTest : public ::testing::Test {
  protected:
@@ -141,11 +126,7 @@ TEST_F(MmapCopiedTest, ACopiedReaderKeepsItsSnapshotWhileTheWriterAndCheckpointe
   ASSERT_NE(reader, nullptr);
   Fill(writer.get(), 1);
   JKV_ASSERT_OK(writer->Checkpoint(CheckpointMode::kPassive).status());
-  {
-    std::lock_guard<std::mutex> lock(gate.mu);
-    gate.point = "begin_read:mark_copied";
-    gate.reached = gate.released = false;
-  }
+  HookGate::Get().Arm("begin_read:mark_copied");
   wal::SetWalHookForTesting(&GateHook);
   std::unique_ptr<ReadTransaction> paused;
   std::thread begin([&] {
@@ -153,20 +134,12 @@ TEST_F(MmapCopiedTest, ACopiedReaderKeepsItsSnapshotWhileTheWriterAndCheckpointe
     EXPECT_TRUE(txn.ok()) << txn.status();
     if (txn.ok()) paused = std::move(*txn);
   });
-  bool reached = false;
-  {
-    std::unique_lock<std::mutex> lock(gate.mu);
-    reached = gate.cv.wait_for(lock, std::chrono::seconds(30), [] { return gate.reached; });
-  }
+  const bool reached = HookGate::Get().WaitUntilReached();
   if (reached) {
     Fill(writer.get(), 2);
     JKV_EXPECT_OK(writer->Checkpoint(CheckpointMode::kPassive).status());
   }
-  {
-    std::lock_guard<std::mutex> lock(gate.mu);
-    gate.released = true;
-    gate.cv.notify_all();
-  }
+  HookGate::Get().Release();
   begin.join();
   wal::SetWalHookForTesting(nullptr);
   ASSERT_TRUE(reached) << "no read reached begin_read:mark_copied";

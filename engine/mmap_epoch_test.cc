@@ -5,19 +5,18 @@
 // page damaged in the file since is found (without the move it would be trusted); a
 // transaction begun while a checkpoint writes (an odd epoch) trusts nothing and checks every
 // page it reads.
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/hook_gate.h"
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
@@ -35,23 +34,9 @@ std::string Value(int i, int round) {
   return absl::StrCat("value-", round, "-", i, std::string(60, 'v'));
 }
 
-// Pauses the first thread that reaches the armed index hook point until released.
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string point;
-  bool reached = false;
-  bool released = false;
-};
-Gate gate;
+using testing::HookGate;
 
-void GateHook(const char* point) {
-  std::unique_lock<std::mutex> lock(gate.mu);
-  if (gate.point != point || gate.reached) return;
-  gate.reached = true;
-  gate.cv.notify_all();
-  gate.cv.wait(lock, [] { return gate.released; });
-}
+void GateHook(const char* point) { HookGate::Get().At(point); }
 
 class MmapEpochTest : public ::testing::TestWithParam<JournalMode> {
  protected:
@@ -162,19 +147,11 @@ TEST_P(MmapEpochTest, AReaderBegunWhileACheckpointWritesChecksEveryPage) {
   ReadAll(reader.get(), 1);
   EXPECT_EQ(ReadAll(reader.get(), 1), 0u);
   JKV_ASSERT_OK(writer->Put("zzzz", "last"));  // a frame for the checkpoint to copy
-  {
-    std::lock_guard<std::mutex> lock(gate.mu);
-    gate.point = "shm:db_epoch_odd";
-    gate.reached = gate.released = false;
-  }
+  HookGate::Get().Arm("shm:db_epoch_odd");
   shm::SetIndexHookForTesting(&GateHook);
   std::thread checkpointer(
       [&] { JKV_EXPECT_OK(writer->Checkpoint(CheckpointMode::kTruncate).status()); });
-  bool reached = false;
-  {
-    std::unique_lock<std::mutex> lock(gate.mu);
-    reached = gate.cv.wait_for(lock, std::chrono::seconds(30), [] { return gate.reached; });
-  }
+  const bool reached = HookGate::Get().WaitUntilReached();
   if (!reached) {
     checkpointer.join();
     shm::SetIndexHookForTesting(nullptr);
@@ -197,11 +174,7 @@ TEST_P(MmapEpochTest, AReaderBegunWhileACheckpointWritesChecksEveryPage) {
   // ~120 leaves once): the same pages are checked again in the second pass (a few leaves are
   // found in the hot-page table instead, O8, and the last commit's pages in the log).
   EXPECT_GT(odd_checks, uint64_t{kKeys / 7});
-  {
-    std::lock_guard<std::mutex> lock(gate.mu);
-    gate.released = true;
-    gate.cv.notify_all();
-  }
+  HookGate::Get().Release();
   checkpointer.join();
   shm::SetIndexHookForTesting(nullptr);
   EXPECT_GT(ReadAll(reader.get(), 1), 0u);   // the new epoch: checked again

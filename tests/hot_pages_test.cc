@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pager/pager.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "vfs/mem_fs.h"
 #include "wal/wal_connection.h"
 

@@ -31,7 +31,7 @@
 #include "engine/db.h"
 #include "gtest/gtest.h"
 #include "shm/wal_index.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "vfs/file_system_testing.h"
 #include "wal/wal_connection.h"
 

@@ -36,7 +36,7 @@
 #include "engine/db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/file_system_testing.h"
 #include "vfs/mem_fs.h"

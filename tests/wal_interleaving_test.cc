@@ -21,7 +21,7 @@
 #include "wal/checkpoint_copy.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "wal/wal_connection.h"
 #include "shm/wal_index.h"
 #include "vfs/mem_fs.h"

@@ -18,7 +18,7 @@
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "vfs/file_system_testing.h"
 #include "wal/wal_connection.h"
 

@@ -26,7 +26,7 @@
 #include "base/status_matchers.h"
 #include "engine/db.h"
 #include "gtest/gtest.h"
-#include "tests/hook_gate.h"
+#include "base/hook_gate.h"
 #include "vfs/fault_injecting_fs.h"
 #include "vfs/mem_fs.h"
 #include "wal/wal_connection.h"

@@ -1,8 +1,9 @@
-// HookGate: pauses the first thread that reaches an armed test hook point (wal::SetWalHookForTesting,
-// wal::SetCheckpointHookForTesting) until the test releases it, so that a test runs two
-// threads' steps in an exact order.
-#ifndef JOURNALKV_TESTS_HOOK_GATE_H_
-#define JOURNALKV_TESTS_HOOK_GATE_H_
+// HookGate: pauses the first thread that reaches an armed test hook point (any layer's hook:
+// wal::SetWalHookForTesting, wal::SetCheckpointHookForTesting, shm::SetIndexHookForTesting)
+// until the test releases it, so that a test runs two threads' steps in an exact order.
+// In base/ so the tests of every layer can use it.
+#ifndef JOURNALKV_BASE_HOOK_GATE_H_
+#define JOURNALKV_BASE_HOOK_GATE_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -57,4 +58,4 @@ class HookGate {
 
 }  // namespace journalkv::testing
 
-#endif  // JOURNALKV_TESTS_HOOK_GATE_H_
+#endif  // JOURNALKV_BASE_HOOK_GATE_H_
